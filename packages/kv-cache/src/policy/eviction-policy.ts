@@ -1,0 +1,40 @@
+import type { Anchors } from '../geometry';
+import type { RandomSource } from './random-source';
+import type { LayerObservation, ObservationNeeds } from './observation';
+
+/** The keep set chosen for one layer: indices into the live entries (see {@link LayerObservation}). */
+export type KeepDecision =
+  /** One keep set shared by every KV head of the layer (NGC); heads must have equal live sets. */
+  | { readonly granularity: 'layer'; readonly keep: Int32Array; readonly logProb?: number }
+  /** One keep set per KV head (GSA, NAMM, per-head heuristics). */
+  | { readonly granularity: 'head'; readonly keep: readonly Int32Array[]; readonly logProb?: number };
+
+/** What a trigger sees when asked whether to run an eviction round for a layer. */
+export interface TriggerContext {
+  /** Layer index. */
+  readonly layer: number;
+  /** Tokens processed so far. */
+  readonly step: number;
+  /** Live entries per KV head of this layer. */
+  readonly liveCounts: Int32Array;
+  /** Tokens processed since this layer's last eviction round (or since the start). */
+  readonly sinceLastRound: number;
+}
+
+/**
+ * An eviction policy decides *when* to evict ({@link EvictionPolicy.shouldEvict}) and *what* to
+ * keep ({@link EvictionPolicy.select}) from an observation of plain typed arrays. Keep decisions
+ * are permanent. Anchors (sinks and recent window) are always kept by the cache.
+ */
+export interface EvictionPolicy {
+  /** Human-readable method name, e.g. `"h2o"`. */
+  readonly name: string;
+  /** Observation fields this policy reads. */
+  readonly needs: ObservationNeeds;
+  /** Anchors the cache must protect for this policy. */
+  readonly anchors: Anchors;
+  /** When: whether to run an eviction round for this layer now. */
+  shouldEvict(context: TriggerContext): boolean;
+  /** What: the entries of this layer to keep. `rng` serves sampled policies. */
+  select(observation: LayerObservation, rng: RandomSource): KeepDecision;
+}
