@@ -1,7 +1,11 @@
 import { LetheError } from './errors';
 
 /** Throws `E_ARG` unless `value` is an integer ≥ `min`. Returns the value for chaining. */
-export function assertInteger(value: number, argument: string, min = Number.NEGATIVE_INFINITY): number {
+export function assertInteger(
+  value: number,
+  argument: string,
+  min = Number.NEGATIVE_INFINITY,
+): number {
   if (!Number.isInteger(value)) {
     throw new LetheError('E_ARG', `must be an integer, got ${value}`, argument);
   }
@@ -16,7 +20,8 @@ export function assertFiniteInRange(
   min = Number.NEGATIVE_INFINITY,
   max = Number.POSITIVE_INFINITY,
 ): number {
-  if (!Number.isFinite(value)) throw new LetheError('E_ARG', `must be finite, got ${value}`, argument);
+  if (!Number.isFinite(value))
+    throw new LetheError('E_ARG', `must be finite, got ${value}`, argument);
   if (value < min || value > max) {
     throw new LetheError('E_ARG', `must be in [${min}, ${max}], got ${value}`, argument);
   }

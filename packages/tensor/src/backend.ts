@@ -1,0 +1,67 @@
+import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-wasm';
+import './register-gradients';
+import './wasm-kernels/register';
+import { LetheError } from './errors';
+import { tf } from './tf';
+import { ensureWebGpu } from './webgpu-node';
+
+/** A tensor backend Lethe can run on. `auto` picks `webgpu` when an adapter exists, else `wasm`. */
+export type BackendName = 'auto' | 'wasm' | 'webgpu' | 'cpu';
+
+const BACKENDS: readonly BackendName[] = ['auto', 'wasm', 'webgpu', 'cpu'];
+
+/**
+ * Selects and readies a tensor backend. Call once before creating tensors.
+ *
+ * - `wasm` (default for `auto` without a GPU): ships its `.wasm` inside the npm package.
+ * - `webgpu`: `navigator.gpu` in browsers; in Node the optional `webgpu` package (Dawn).
+ * - `cpu`: pure JavaScript, slow; the fallback of last resort.
+ *
+ * @returns the name of the backend now active.
+ * @throws LetheError `E_BACKEND` when the requested backend cannot start.
+ * @example
+ * ```ts
+ * import { initBackend, tf } from '@lethe/tensor';
+ * await initBackend('wasm');
+ * tf.sum(tf.ones([4])).print();
+ * ```
+ */
+export async function initBackend(name: BackendName = 'auto'): Promise<string> {
+  if (!BACKENDS.includes(name)) {
+    throw new LetheError(
+      'E_ARG',
+      `unknown backend "${name}"; use one of ${BACKENDS.join(', ')}`,
+      'name',
+    );
+  }
+  if (name === 'auto') {
+    if (await ensureWebGpu({ required: false })) return activate('webgpu');
+    return activate('wasm');
+  }
+  if (name === 'webgpu') await ensureWebGpu({ required: true });
+  return activate(name);
+}
+
+async function activate(name: Exclude<BackendName, 'auto'>): Promise<string> {
+  let ok = false;
+  try {
+    ok = await tf.setBackend(name);
+    await tf.ready();
+  } catch (cause) {
+    throw new LetheError(
+      'E_BACKEND',
+      `backend "${name}" failed to start: ${String(cause)}`,
+      'name',
+    );
+  }
+  if (!ok || tf.getBackend() !== name) {
+    throw new LetheError('E_BACKEND', `backend "${name}" is not available here`, 'name');
+  }
+  return name;
+}
+
+/** Name of the active backend, or undefined before {@link initBackend}. */
+export function activeBackend(): string | undefined {
+  return tf.engine().backendName ?? undefined;
+}

@@ -1,0 +1,7 @@
+import { tf } from '../tf';
+import { unsortedSegmentSumWasm } from './unsorted-segment-sum';
+
+// Kernels tfjs's wasm backend lacks but Lethe's training needs.
+for (const config of [unsortedSegmentSumWasm]) {
+  if (!tf.getKernel(config.kernelName, config.backendName)) tf.registerKernel(config);
+}
