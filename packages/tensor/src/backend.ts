@@ -6,7 +6,10 @@ import { LetheError } from './errors';
 import { tf } from './tf';
 import { ensureWebGpu } from './webgpu-node';
 
-/** A tensor backend Lethe can run on. `auto` picks `webgpu` when an adapter exists, else `wasm`. */
+/**
+ * A tensor backend Lethe can run on. `auto` picks `webgpu` when a hardware adapter exists, else
+ * `wasm`.
+ */
 export type BackendName = 'auto' | 'wasm' | 'webgpu' | 'cpu';
 
 const BACKENDS: readonly BackendName[] = ['auto', 'wasm', 'webgpu', 'cpu'];
@@ -14,8 +17,12 @@ const BACKENDS: readonly BackendName[] = ['auto', 'wasm', 'webgpu', 'cpu'];
 /**
  * Selects and readies a tensor backend. Call once before creating tensors.
  *
- * - `wasm` (default for `auto` without a GPU): ships its `.wasm` inside the npm package.
- * - `webgpu`: `navigator.gpu` in browsers; in Node the optional `webgpu` package (Dawn).
+ * - `auto`: `webgpu` when a hardware adapter exists, else `wasm`. A software adapter
+ *   (SwiftShader, `isFallbackAdapter`) is never chosen here: it is slower than `wasm`.
+ * - `wasm`: ships its `.wasm` inside the npm package.
+ * - `webgpu`: `navigator.gpu` in browsers; in Node the optional `webgpu` package (Dawn), with a
+ *   fallback to SwiftShader from Debian's `chromium` package on Linux without a GPU (see
+ *   {@link ensureWebGpu}). Accepts software adapters.
  * - `cpu`: pure JavaScript, slow; the fallback of last resort.
  *
  * @returns the name of the backend now active.
@@ -36,7 +43,7 @@ export async function initBackend(name: BackendName = 'auto'): Promise<string> {
     );
   }
   if (name === 'auto') {
-    if (await ensureWebGpu({ required: false })) return activate('webgpu');
+    if (await ensureWebGpu({ required: false, allowSoftware: false })) return activate('webgpu');
     return activate('wasm');
   }
   if (name === 'webgpu') await ensureWebGpu({ required: true });

@@ -18,4 +18,4 @@ export {
   assertLength,
   assertNoNaN,
 } from './validate';
-export { ensureWebGpu, SWIFTSHADER_ICD } from './webgpu-node';
+export { type EnsureWebGpuOptions, ensureWebGpu, SWIFTSHADER_ICD } from './webgpu-node';

@@ -1,53 +1,138 @@
 import { LetheError } from './errors';
+import { SWIFTSHADER_ICD, useChromiumSwiftShader } from './swiftshader';
 
-/** Debian's chromium package ships SwiftShader, a Vulkan driver on the CPU that Dawn accepts. */
-export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+export { SWIFTSHADER_ICD };
 
-interface GpuLike {
-  requestAdapter(options?: unknown): Promise<unknown>;
+interface GpuAdapterLike {
+  readonly info?: { readonly isFallbackAdapter?: boolean; readonly description?: string };
+  readonly isFallbackAdapter?: boolean;
 }
 
-let registered = false;
+interface GpuLike {
+  requestAdapter(options?: { powerPreference?: string }): Promise<GpuAdapterLike | null>;
+}
+
+interface DawnModule {
+  create(flags: string[]): GpuLike;
+  globals: Record<string, unknown>;
+}
+
+/** Options of {@link ensureWebGpu}. */
+export interface EnsureWebGpuOptions {
+  /** Throw `E_BACKEND` with the reason instead of returning false. */
+  readonly required: boolean;
+  /**
+   * Accept a software adapter (`isFallbackAdapter`, e.g. SwiftShader). Default true. In Node on
+   * Linux this also permits falling back to Chromium's SwiftShader when no Vulkan driver
+   * answers (see {@link SWIFTSHADER_ICD}).
+   */
+  readonly allowSoftware?: boolean;
+}
+
+// tfjs's webgpu backend asks for this preference; ask for the same adapter it will get.
+const ADAPTER_OPTIONS = { powerPreference: 'high-performance' };
+
+/** The optional peer dependency that brings Dawn (WebGPU) to Node. */
+const DAWN_PACKAGE = 'webgpu';
+
+let dawnModule: Promise<DawnModule> | undefined;
+let tfjsWebGpu: Promise<unknown> | undefined;
 
 /**
  * Makes `navigator.gpu` available and registers tfjs's webgpu backend.
  *
  * In a browser `navigator.gpu` already exists. In Node the optional `webgpu` package (Dawn) is
- * loaded; on a machine without a GPU set `VK_ICD_FILENAMES` to a Vulkan driver such as
- * {@link SWIFTSHADER_ICD} before the process starts (Dawn reads it when it loads).
+ * loaded and installed as `globalThis.navigator.gpu` (with Dawn's `GPU*` globals) once an
+ * adapter is found. If none is found on Linux and software adapters are allowed, it falls back
+ * to the SwiftShader driver of Debian's `chromium` package (see {@link SWIFTSHADER_ICD}) unless
+ * `VK_ICD_FILENAMES` or `VK_DRIVER_FILES` is set, in which case the user's choice stands.
  *
- * @returns whether a WebGPU adapter is available. With `required`, throws `E_BACKEND` instead of
- * returning false.
+ * @returns whether a usable WebGPU adapter exists. With `required`, throws `E_BACKEND` naming the
+ * reason instead of returning false.
  */
-export async function ensureWebGpu(options: { required: boolean }): Promise<boolean> {
+export async function ensureWebGpu(options: EnsureWebGpuOptions): Promise<boolean> {
+  const allowSoftware = options.allowSoftware ?? true;
   const fail = (why: string): false => {
     if (options.required) throw new LetheError('E_BACKEND', why, 'webgpu');
     return false;
   };
-  const g = globalThis as { navigator?: { gpu?: GpuLike; userAgent?: string } };
-  if (!g.navigator?.gpu) {
-    const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined;
-    if (!isNode) return fail('this browser has no navigator.gpu');
-    let dawn: { create(flags: string[]): GpuLike; globals: Record<string, unknown> };
+  const nav = (globalThis as { navigator?: { gpu?: GpuLike } }).navigator;
+  let adapter: GpuAdapterLike | null;
+  if (nav?.gpu) {
+    adapter = await requestAdapter(nav.gpu);
+  } else {
+    if (typeof process === 'undefined' || process.versions?.node === undefined) {
+      return fail('this JavaScript runtime has no navigator.gpu');
+    }
+    let dawn: DawnModule;
     try {
-      dawn = (await import('webgpu')) as unknown as typeof dawn;
+      // Node-only optional peer: keep browser bundlers from trying to resolve it.
+      dawnModule ??= import(
+        /* webpackIgnore: true */ /* @vite-ignore */ DAWN_PACKAGE
+      ) as Promise<DawnModule>;
+      dawn = await dawnModule;
     } catch (cause) {
+      dawnModule = undefined;
       return fail(`the optional "webgpu" package could not be loaded (${String(cause)})`);
     }
-    Object.assign(globalThis, dawn.globals);
-    const gpu = dawn.create(['backend=vulkan']);
-    // Node 20 has no global navigator; Node ≥ 21 has a read-only one, so define the property.
-    Object.defineProperty(globalThis, 'navigator', {
-      value: { ...(g.navigator ?? {}), gpu, userAgent: g.navigator?.userAgent ?? 'node' },
-      configurable: true,
-      writable: true,
-    });
+    let gpu = dawn.create(dawnFlags());
+    adapter = await requestAdapter(gpu);
+    if (!adapter && allowSoftware && useChromiumSwiftShader()) {
+      gpu = dawn.create(dawnFlags());
+      adapter = await requestAdapter(gpu);
+    }
+    if (adapter && (allowSoftware || !isSoftware(adapter))) installNavigatorGpu(gpu, dawn.globals);
   }
-  const adapter = await (g.navigator as { gpu: GpuLike }).gpu.requestAdapter().catch(() => null);
-  if (!adapter) return fail('no WebGPU adapter found (in Node, is VK_ICD_FILENAMES set?)');
-  if (!registered) {
-    await import('@tensorflow/tfjs-backend-webgpu');
-    registered = true;
+  if (!adapter) return fail(`no WebGPU adapter found${nodeHint()}`);
+  if (!allowSoftware && isSoftware(adapter)) {
+    const name = adapter.info?.description ?? 'fallback adapter';
+    return fail(
+      `only a software WebGPU adapter is available (${name}); ask for 'webgpu' explicitly to use it`,
+    );
+  }
+  try {
+    tfjsWebGpu ??= import('@tensorflow/tfjs-backend-webgpu');
+    await tfjsWebGpu;
+  } catch (cause) {
+    tfjsWebGpu = undefined;
+    return fail(`@tensorflow/tfjs-backend-webgpu could not be loaded (${String(cause)})`);
   }
   return true;
+}
+
+/** What to check when Node finds no adapter. */
+function nodeHint(): string {
+  if (typeof process === 'undefined' || process.versions?.node === undefined) return '';
+  const chosen = process.env.VK_ICD_FILENAMES ?? process.env.VK_DRIVER_FILES;
+  if (chosen)
+    return ` with the Vulkan driver manifest(s) ${chosen} (VK_ICD_FILENAMES / VK_DRIVER_FILES)`;
+  return (
+    ' (Node needs a Vulkan driver; without a GPU, on Linux, install the chromium package ' +
+    `for SwiftShader: ${SWIFTSHADER_ICD})`
+  );
+}
+
+/** Whether `adapter` is a software (CPU) implementation such as SwiftShader. */
+function isSoftware(adapter: GpuAdapterLike): boolean {
+  return adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false;
+}
+
+async function requestAdapter(gpu: GpuLike): Promise<GpuAdapterLike | null> {
+  return gpu.requestAdapter(ADAPTER_OPTIONS).catch(() => null);
+}
+
+/** Vulkan is Dawn's only full WebGPU backend on Linux; elsewhere Dawn's default is right. */
+function dawnFlags(): string[] {
+  return process.platform === 'linux' ? ['backend=vulkan'] : [];
+}
+
+function installNavigatorGpu(gpu: GpuLike, globals: Record<string, unknown>): void {
+  // tfjs's webgpu backend uses the GPUBufferUsage / GPUMapMode / ... globals.
+  Object.assign(globalThis, globals);
+  const g = globalThis as { navigator?: object };
+  const property = { value: gpu, configurable: true, writable: true };
+  // Node >= 21 has a global navigator (whose getters live on its prototype): add `gpu` to it.
+  // Node 20 has none: create one.
+  if (g.navigator) Object.defineProperty(g.navigator, 'gpu', property);
+  else g.navigator = Object.defineProperty({ userAgent: 'node' }, 'gpu', property);
 }

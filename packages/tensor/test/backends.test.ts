@@ -1,20 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend';
-import { Rng } from '../src/rng';
-import { tf } from '../src/tf';
-import { OP_SUITE } from './op-suite';
-
-/** Runs every suite op on `backend` with the same seeds and returns the values. */
-async function runSuite(backend: 'wasm' | 'cpu'): Promise<Map<string, Float32Array>> {
-  await initBackend(backend);
-  const out = new Map<string, Float32Array>();
-  for (const [i, op] of OP_SUITE.entries()) {
-    const values = tf.tidy(() => op.run(new Rng(1000 + i)));
-    out.set(op.name, (await values.data()) as Float32Array);
-    values.dispose();
-  }
-  return out;
-}
+import { OP_SUITE, runSuite } from './op-suite';
 
 describe('cross-backend op suite (wasm vs cpu)', () => {
   let wasm: Map<string, Float32Array>;

@@ -1,4 +1,5 @@
-import type { Rng } from '../src/rng';
+import { type BackendName, initBackend } from '../src/backend';
+import { Rng } from '../src/rng';
 import { tf } from '../src/tf';
 
 /** One op of the cross-backend suite: builds inputs from a seeded Rng and returns a tensor. */
@@ -75,3 +76,29 @@ export const OP_SUITE: readonly SuiteOp[] = [
     },
   },
 ];
+
+/** Runs every suite op on `backend` with the same seeds and returns the values by op name. */
+export async function runSuite(
+  backend: Exclude<BackendName, 'auto'>,
+): Promise<Map<string, Float32Array>> {
+  await initBackend(backend);
+  const out = new Map<string, Float32Array>();
+  for (const [i, op] of OP_SUITE.entries()) {
+    const values = tf.tidy(() => op.run(new Rng(1000 + i)));
+    out.set(op.name, (await values.data()) as Float32Array);
+    values.dispose();
+  }
+  return out;
+}
+
+/** Largest `|a - b| / (1 + |b|)` over two equally long arrays (Infinity if lengths differ). */
+export function maxScaledDifference(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return Number.POSITIVE_INFINITY;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i]! - b[i]!) / (1 + Math.abs(b[i]!));
+    if (Number.isNaN(d)) return Number.NaN;
+    if (d > worst) worst = d;
+  }
+  return worst;
+}
