@@ -1,13 +1,17 @@
 import type { Anchors } from '../geometry';
-import type { RandomSource } from './random-source';
 import type { LayerObservation, ObservationNeeds } from './observation';
+import type { RandomSource } from './random-source';
 
 /** The keep set chosen for one layer: indices into the live entries (see {@link LayerObservation}). */
 export type KeepDecision =
   /** One keep set shared by every KV head of the layer (NGC); heads must have equal live sets. */
   | { readonly granularity: 'layer'; readonly keep: Int32Array; readonly logProb?: number }
   /** One keep set per KV head (GSA, NAMM, per-head heuristics). */
-  | { readonly granularity: 'head'; readonly keep: readonly Int32Array[]; readonly logProb?: number };
+  | {
+      readonly granularity: 'head';
+      readonly keep: readonly Int32Array[];
+      readonly logProb?: number;
+    };
 
 /** What a trigger sees when asked whether to run an eviction round for a layer. */
 export interface TriggerContext {

@@ -1,0 +1,108 @@
+import { assertInteger, LetheError } from '@lethe/tensor';
+import type { Anchors, CacheGeometry } from '../geometry';
+
+/** Slots per page when a geometry omits `pageSize`. */
+export const DEFAULT_PAGE_SIZE = 16;
+
+/** A geometry whose `pageSize` may be omitted (it defaults to {@link DEFAULT_PAGE_SIZE}). */
+export interface CacheGeometryInput {
+  /** Number of transformer layers. */
+  readonly layers: number;
+  /** Number of KV heads per layer. */
+  readonly kvHeads: number;
+  /** Width of one key (and one value) vector. */
+  readonly headDim: number;
+  /** Slots per storage page (default 16). */
+  readonly pageSize?: number;
+}
+
+/** Options of a {@link KVCache}. Only `geometry` and `queryHeads` are required. */
+export interface KVCacheOptions {
+  /** Layers, KV heads, head width and page size (see {@link cacheGeometry} for the default page size). */
+  readonly geometry: CacheGeometryInput;
+  /** Number of query heads: a positive multiple of `geometry.kvHeads` (grouped-query attention). */
+  readonly queryHeads: number;
+  /** Entries that are never evicted. Default `{ sinks: 0, window: 0 }`. */
+  readonly anchors?: Anchors;
+  /** Store value vectors (default true). Without them `view().values` is absent. */
+  readonly storeValues?: boolean;
+  /** Store one gate per entry and KV head (default false); then `append()` requires `gates`. */
+  readonly storeGates?: boolean;
+  /** How many of the most recent recorded queries to keep per layer (default 0). */
+  readonly queryWindow?: number;
+  /** Accumulate the attention every recorded query pays to each live entry (default false). */
+  readonly trackAttention?: boolean;
+  /** Record visibility intervals so that {@link KVCache.replayMask} works (default true). */
+  readonly trace?: boolean;
+}
+
+/** {@link KVCacheOptions} with every default filled in and every field validated. */
+export interface ResolvedCacheOptions {
+  readonly geometry: CacheGeometry;
+  readonly queryHeads: number;
+  readonly anchors: Anchors;
+  readonly storeValues: boolean;
+  readonly storeGates: boolean;
+  readonly queryWindow: number;
+  readonly trackAttention: boolean;
+  readonly trace: boolean;
+}
+
+/**
+ * Validates a geometry and fills `pageSize` (default {@link DEFAULT_PAGE_SIZE}). Every field must
+ * be a positive integer; otherwise throws `E_ARG` naming the field (e.g. `geometry.headDim`).
+ *
+ * @example
+ * ```ts
+ * const geometry = cacheGeometry({ layers: 2, kvHeads: 2, headDim: 64 }); // pageSize 16
+ * ```
+ */
+export function cacheGeometry(partial: CacheGeometryInput): CacheGeometry {
+  if (typeof partial !== 'object' || partial === null) {
+    throw new LetheError('E_ARG', 'must be an object', 'geometry');
+  }
+  const pageSize = partial.pageSize === undefined ? DEFAULT_PAGE_SIZE : partial.pageSize;
+  return Object.freeze({
+    layers: assertInteger(partial.layers, 'geometry.layers', 1),
+    kvHeads: assertInteger(partial.kvHeads, 'geometry.kvHeads', 1),
+    headDim: assertInteger(partial.headDim, 'geometry.headDim', 1),
+    pageSize: assertInteger(pageSize, 'geometry.pageSize', 1),
+  });
+}
+
+function booleanOption(value: boolean | undefined, fallback: boolean, argument: string): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean')
+    throw new LetheError('E_ARG', `must be a boolean, got ${value}`, argument);
+  return value;
+}
+
+/** Validates `options` and fills defaults. Throws `E_ARG` naming the first bad field. */
+export function resolveCacheOptions(options: KVCacheOptions): ResolvedCacheOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new LetheError('E_ARG', 'must be an object', 'options');
+  }
+  const geometry = cacheGeometry(options.geometry);
+  const queryHeads = assertInteger(options.queryHeads, 'queryHeads', 1);
+  if (queryHeads % geometry.kvHeads !== 0) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a multiple of geometry.kvHeads (${geometry.kvHeads}), got ${queryHeads}`,
+      'queryHeads',
+    );
+  }
+  const anchors = options.anchors ?? { sinks: 0, window: 0 };
+  return Object.freeze({
+    geometry,
+    queryHeads,
+    anchors: Object.freeze({
+      sinks: assertInteger(anchors.sinks, 'anchors.sinks', 0),
+      window: assertInteger(anchors.window, 'anchors.window', 0),
+    }),
+    storeValues: booleanOption(options.storeValues, true, 'storeValues'),
+    storeGates: booleanOption(options.storeGates, false, 'storeGates'),
+    queryWindow: assertInteger(options.queryWindow ?? 0, 'queryWindow', 0),
+    trackAttention: booleanOption(options.trackAttention, false, 'trackAttention'),
+    trace: booleanOption(options.trace, true, 'trace'),
+  });
+}

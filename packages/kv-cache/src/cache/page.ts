@@ -1,0 +1,89 @@
+/** What every slot of a page stores; fixed for the lifetime of a cache. */
+export interface SlotLayout {
+  /** Slots per page. */
+  readonly pageSize: number;
+  /** Floats per key (and per value). */
+  readonly headDim: number;
+  /** Whether slots hold a value vector. */
+  readonly storeValues: boolean;
+  /** Whether slots hold a gate. */
+  readonly storeGates: boolean;
+  /** Whether slots hold accumulated attention and a count of the queries that saw them. */
+  readonly trackAttention: boolean;
+}
+
+/**
+ * One fixed-size block of `pageSize` slots of one (layer, KV head). Each field is a separate
+ * typed array (structure of arrays) so a run of slots of one field is one contiguous range.
+ */
+export class Page {
+  /** Keys, `[pageSize, headDim]`. */
+  readonly keys: Float32Array;
+  /** Values, `[pageSize, headDim]`, when stored. */
+  readonly values: Float32Array | undefined;
+  /** Gates, `[pageSize]`, when stored. */
+  readonly gates: Float32Array | undefined;
+  /** Original token position of each slot. */
+  readonly positions: Int32Array;
+  /** Layer length right after the slot's token was appended (its stream index + 1). */
+  readonly createdAt: Int32Array;
+  /** Attention accumulated over every recorded query that saw the slot, when tracked. */
+  readonly attention: Float64Array | undefined;
+  /** Number of recorded queries (tokens) that saw the slot, when tracked. */
+  readonly attentionCounts: Int32Array | undefined;
+
+  constructor(layout: SlotLayout) {
+    const { pageSize, headDim } = layout;
+    this.keys = new Float32Array(pageSize * headDim);
+    this.values = layout.storeValues ? new Float32Array(pageSize * headDim) : undefined;
+    this.gates = layout.storeGates ? new Float32Array(pageSize) : undefined;
+    this.positions = new Int32Array(pageSize);
+    this.createdAt = new Int32Array(pageSize);
+    this.attention = layout.trackAttention ? new Float64Array(pageSize) : undefined;
+    this.attentionCounts = layout.trackAttention ? new Int32Array(pageSize) : undefined;
+  }
+
+  /** A deep copy of this page. */
+  clone(layout: SlotLayout): Page {
+    const copy = new Page(layout);
+    copy.keys.set(this.keys);
+    copy.values?.set(this.values!);
+    copy.gates?.set(this.gates!);
+    copy.positions.set(this.positions);
+    copy.createdAt.set(this.createdAt);
+    copy.attention?.set(this.attention!);
+    copy.attentionCounts?.set(this.attentionCounts!);
+    return copy;
+  }
+}
+
+/** Bytes held by the typed arrays of one page with this layout. */
+export function pageByteLength(layout: SlotLayout): number {
+  const vector = layout.pageSize * layout.headDim * Float32Array.BYTES_PER_ELEMENT;
+  const scalar = layout.pageSize * 4;
+  let bytes = vector + 2 * scalar; // keys, positions, createdAt
+  if (layout.storeValues) bytes += vector;
+  if (layout.storeGates) bytes += scalar;
+  if (layout.trackAttention) bytes += layout.pageSize * Float64Array.BYTES_PER_ELEMENT + scalar;
+  return bytes;
+}
+
+/** Copies slot `from` of page `source` into slot `to` of page `target` (all fields). */
+export function copySlot(
+  source: Page,
+  from: number,
+  target: Page,
+  to: number,
+  headDim: number,
+): void {
+  const src = from * headDim;
+  target.keys.set(source.keys.subarray(src, src + headDim), to * headDim);
+  if (target.values) target.values.set(source.values!.subarray(src, src + headDim), to * headDim);
+  if (target.gates) target.gates[to] = source.gates![from];
+  target.positions[to] = source.positions[from];
+  target.createdAt[to] = source.createdAt[from];
+  if (target.attention) {
+    target.attention[to] = source.attention![from];
+    target.attentionCounts![to] = source.attentionCounts![from];
+  }
+}

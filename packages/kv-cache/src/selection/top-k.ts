@@ -1,0 +1,94 @@
+import { assertInteger, assertLength, assertNoNaN } from '@lethe/tensor';
+import type { Anchors } from '../geometry';
+import { anchorMask } from './anchors';
+import { ranksBefore } from './ranking';
+
+/**
+ * Indices of the entries kept by a top-k choice that must include every `required` entry: all
+ * required entries, plus the best `k − (number required)` of the others by score (higher first,
+ * ties to the lower index, see {@link ranksBefore}). The result is sorted ascending and has
+ * `min(n, max(k, number required))` elements.
+ *
+ * Runs in O(n log k) with a bounded heap of the current best candidates.
+ *
+ * @param scores One score per entry; higher means more important.
+ * @param required 0/1 per entry, same length as `scores`.
+ * @param k Target number of kept entries, a non-negative integer.
+ * @throws LetheError `E_ARG` for NaN scores or a bad `k`, `E_SHAPE` for a length mismatch.
+ */
+export function selectTopKRequired(
+  scores: Float32Array,
+  required: Uint8Array,
+  k: number,
+): Int32Array {
+  assertInteger(k, 'k', 0);
+  assertLength(required, scores.length, 'required');
+  assertNoNaN(scores, 'scores');
+  let requiredCount = 0;
+  for (const flag of required) requiredCount += flag === 0 ? 0 : 1;
+  const extra = Math.max(0, Math.min(k, scores.length) - requiredCount);
+
+  // Min-heap on rank: heap[0] is the worst of the best `extra` candidates seen so far.
+  const heap = new Int32Array(extra);
+  let size = 0;
+  const worse = (a: number, b: number): boolean => ranksBefore(scores, b, a);
+  const siftUp = (at: number): void => {
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!worse(heap[at], heap[parent])) return;
+      [heap[at], heap[parent]] = [heap[parent], heap[at]];
+      at = parent;
+    }
+  };
+  const siftDown = (at: number): void => {
+    for (;;) {
+      const left = 2 * at + 1;
+      const right = left + 1;
+      let worst = at;
+      if (left < size && worse(heap[left], heap[worst])) worst = left;
+      if (right < size && worse(heap[right], heap[worst])) worst = right;
+      if (worst === at) return;
+      [heap[at], heap[worst]] = [heap[worst], heap[at]];
+      at = worst;
+    }
+  };
+  if (extra > 0) {
+    for (let i = 0; i < scores.length; i++) {
+      if (required[i] !== 0) continue;
+      if (size < extra) {
+        heap[size] = i;
+        size += 1;
+        siftUp(size - 1);
+      } else if (ranksBefore(scores, i, heap[0])) {
+        heap[0] = i;
+        siftDown(0);
+      }
+    }
+  }
+
+  const kept = new Int32Array(requiredCount + size);
+  let at = 0;
+  for (let i = 0; i < required.length; i++) if (required[i] !== 0) kept[at++] = i;
+  kept.set(heap.subarray(0, size), at);
+  return kept.sort();
+}
+
+/**
+ * Top-k with anchors for one KV head: keeps the anchored entries (token position below
+ * `anchors.sinks`, or among the `anchors.window` most recent) and fills up to `k` with the
+ * highest-scoring other entries, ties to the lower index. Returns sorted live-entry indices, of
+ * count `min(live, max(k, number anchored))`.
+ *
+ * @param scores Scores of the live entries of one head, `[live]`; higher is more important.
+ * @param positions Token positions of the same entries, `[live]`, increasing.
+ * @throws LetheError `E_ARG` for NaN in `scores` or a bad `k`, `E_SHAPE` for a length mismatch.
+ */
+export function selectTopK(
+  scores: Float32Array,
+  positions: Int32Array,
+  anchors: Anchors,
+  k: number,
+): Int32Array {
+  assertLength(positions, scores.length, 'positions');
+  return selectTopKRequired(scores, anchorMask(positions, anchors), k);
+}

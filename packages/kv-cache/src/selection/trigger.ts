@@ -1,0 +1,47 @@
+import { assertInteger, LetheError } from '@lethe/tensor';
+import type { TriggerContext } from '../policy/eviction-policy';
+
+/**
+ * When an eviction round runs for a layer.
+ *
+ * - `{ every }`: a cadence — every `every` tokens (δ), counted by `TriggerContext.sinceLastRound`.
+ * - `{ whenLiveExceeds, slack }`: a capacity trigger — when some KV head of the layer holds more
+ *   than `whenLiveExceeds + slack` live entries. With a `{ capacity }` budget equal to
+ *   `whenLiveExceeds`, a positive `slack` amortises rounds: the cache grows to capacity + slack,
+ *   then one round shrinks it back to capacity. `slack` defaults to 0.
+ */
+export type Trigger =
+  | { readonly every: number }
+  | { readonly whenLiveExceeds: number; readonly slack?: number };
+
+/** Throws `E_ARG` unless `trigger` is one {@link Trigger} form with positive integer values (slack ≥ 0). */
+export function validateTrigger(trigger: Trigger, argument = 'trigger'): Trigger {
+  const hasEvery = 'every' in trigger;
+  const hasCapacity = 'whenLiveExceeds' in trigger;
+  if (hasEvery === hasCapacity) {
+    throw new LetheError(
+      'E_ARG',
+      'must have exactly one of `every` or `whenLiveExceeds`',
+      argument,
+    );
+  }
+  if ('every' in trigger) {
+    assertInteger(trigger.every, `${argument}.every`, 1);
+  } else {
+    assertInteger(trigger.whenLiveExceeds, `${argument}.whenLiveExceeds`, 1);
+    if (trigger.slack !== undefined) assertInteger(trigger.slack, `${argument}.slack`, 0);
+  }
+  return trigger;
+}
+
+/**
+ * Whether `trigger` fires for the layer described by `context`: for a cadence, when at least
+ * `every` tokens have passed since the layer's last round; for a capacity trigger, when the
+ * largest per-head live count exceeds `whenLiveExceeds + slack`.
+ */
+export function shouldTrigger(trigger: Trigger, context: TriggerContext): boolean {
+  if ('every' in trigger) return context.sinceLastRound >= trigger.every;
+  let maxLive = 0;
+  for (const live of context.liveCounts) maxLive = Math.max(maxLive, live);
+  return maxLive > trigger.whenLiveExceeds + (trigger.slack ?? 0);
+}

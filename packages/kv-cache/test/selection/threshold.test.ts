@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { selectAboveThreshold } from '../../src/selection/index';
+import { anchorsArbitrary, expectLetheError, isAnchored, rowArbitrary } from './helpers';
+
+describe('selectAboveThreshold', () => {
+  it('keeps exactly the anchors and the entries scoring at least the threshold', () => {
+    fc.assert(
+      fc.property(
+        rowArbitrary(),
+        anchorsArbitrary,
+        fc.integer({ min: -5, max: 5 }),
+        (row, anchors, t) => {
+          const threshold = t / 4;
+          const kept = selectAboveThreshold(row.scores, row.positions, anchors, threshold);
+          const want = [...row.scores.keys()].filter(
+            (i) => row.scores[i] >= threshold || isAnchored(row.positions, i, anchors),
+          );
+          expect([...kept]).toEqual(want);
+        },
+      ),
+    );
+  });
+
+  it('keeps a score equal to the threshold (NAMM keeps score ≥ 0)', () => {
+    const kept = selectAboveThreshold(
+      Float32Array.from([-0.5, 0, 0.25, -1]),
+      Int32Array.from([0, 1, 2, 3]),
+      { sinks: 0, window: 1 },
+      0,
+    );
+    expect([...kept]).toEqual([1, 2, 3]);
+  });
+
+  it('rejects NaN scores and a non-finite threshold with E_ARG', () => {
+    const positions = Int32Array.from([0, 1]);
+    const anchors = { sinks: 0, window: 0 };
+    expectLetheError(
+      () => selectAboveThreshold(Float32Array.from([0, Number.NaN]), positions, anchors, 0),
+      'E_ARG',
+      'scores',
+    );
+    expectLetheError(
+      () => selectAboveThreshold(new Float32Array(2), positions, anchors, Number.NaN),
+      'E_ARG',
+      'threshold',
+    );
+  });
+});

@@ -1,0 +1,139 @@
+import {
+  type LayerObservation,
+  NO_NEEDS,
+  type ObservationNeeds,
+  selectTopKRequired,
+} from '@lethe/kv-cache';
+import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/tensor';
+import { groupSize, requireField } from './observation-fields';
+import { pageKeyBounds, pageUpperBounds } from './quest-pages';
+import type { ReadSelector } from './read-selector';
+
+/** How the page scores of the query heads sharing one KV head combine. */
+export type QuestGroupReduce = 'max' | 'sum';
+
+/** Options of {@link QuestSelector}. */
+export interface QuestOptions {
+  /** Tokens read per KV head per step (Quest's `token_budget`); a positive integer. */
+  readonly tokenBudget: number;
+  /** Live entries per page; must equal the cache's `pageSize`. Default 16. */
+  readonly pageSize?: number;
+  /** Fewest pages read per head. Default 3 (Quest reads `max(3, budget // page)` pages). */
+  readonly minPages?: number;
+  /** Leading layers that always read densely. Default 2 (Quest skips the first two layers). */
+  readonly denseLayers?: number;
+  /**
+   * GQA: `'max'` (default) scores a page by its highest bound over the group's query heads —
+   * still an upper bound of every head's `q·k`, so no head's best page is ranked below a page it
+   * cannot prefer; `'sum'` adds the bounds (the group's total criticality). Quest itself was
+   * defined for multi-head attention, where both are the same.
+   */
+  readonly groupReduce?: QuestGroupReduce;
+}
+
+/**
+ * Quest (Tang et al. 2024) query-aware page selection: per KV head and page of `pageSize` live
+ * entries it uses the channel-wise min and max of the keys ({@link pageKeyBounds}), scores each
+ * page by the upper bound `Σ_c max(q_c·max_c, q_c·min_c)` for the current query
+ * ({@link pageUpperBounds}), and reads `max(minPages, floor(tokenBudget / pageSize))` pages:
+ * the newest page always (its metadata is still filling up; Quest's page budget includes it),
+ * plus the best-scoring others (ties to the older page). Layers below `denseLayers` read densely,
+ * and so does a layer where every head has no more pages than the page budget (`undefined`).
+ *
+ * Page bounds are recomputed from `observation.keys` on each call: eviction may compact the
+ * pages, so per-page metadata kept across steps would go stale; a runtime that never evicts may
+ * cache them.
+ */
+export class QuestSelector implements ReadSelector {
+  readonly name = 'quest';
+  readonly needs: ObservationNeeds = Object.freeze({ ...NO_NEEDS, keys: true });
+  /** Tokens read per head. */
+  readonly tokenBudget: number;
+  /** Live entries per page. */
+  readonly pageSize: number;
+  /** Fewest pages read per head. */
+  readonly minPages: number;
+  /** Leading layers read densely. */
+  readonly denseLayers: number;
+  /** GQA reduction of page scores. */
+  readonly groupReduce: QuestGroupReduce;
+
+  /** @throws LetheError `E_BUDGET` for a bad `tokenBudget`, `E_ARG` for any other bad option. */
+  constructor(options: QuestOptions) {
+    if (!(Number.isInteger(options.tokenBudget) && options.tokenBudget > 0)) {
+      throw new LetheError(
+        'E_BUDGET',
+        `must be a positive integer, got ${options.tokenBudget}`,
+        'tokenBudget',
+      );
+    }
+    this.tokenBudget = options.tokenBudget;
+    this.pageSize = assertInteger(options.pageSize ?? 16, 'pageSize', 1);
+    this.minPages = assertInteger(options.minPages ?? 3, 'minPages', 1);
+    this.denseLayers = assertInteger(options.denseLayers ?? 2, 'denseLayers', 0);
+    this.groupReduce = options.groupReduce ?? 'max';
+    if (this.groupReduce !== 'max' && this.groupReduce !== 'sum') {
+      throw new LetheError(
+        'E_ARG',
+        `must be "max" or "sum", got "${this.groupReduce}"`,
+        'groupReduce',
+      );
+    }
+  }
+
+  /** Pages read per head when a head has more pages than that. */
+  get pageBudget(): number {
+    return Math.max(this.minPages, Math.floor(this.tokenBudget / this.pageSize));
+  }
+
+  /**
+   * Page scores of one KV head for the current query: per page, the upper bound for each query
+   * head of the group, reduced by `groupReduce`.
+   *
+   * @returns `[pages]`.
+   */
+  pageScores(observation: LayerObservation, query: Float32Array, head: number): Float32Array {
+    const { kvHeads, maxLive, headDim, liveCounts, queryHeads } = observation;
+    const keys = requireField(observation, 'keys', kvHeads * maxLive * headDim);
+    assertLength(query, queryHeads * headDim, 'query');
+    assertNoNaN(query, 'query');
+    const group = groupSize(observation);
+    const start = head * maxLive * headDim;
+    const bounds = pageKeyBounds(
+      keys.subarray(start, start + liveCounts[head] * headDim),
+      headDim,
+      this.pageSize,
+    );
+    const scores = new Float32Array(bounds.pages).fill(
+      this.groupReduce === 'max' ? Number.NEGATIVE_INFINITY : 0,
+    );
+    for (let q = head * group; q < (head + 1) * group; q++) {
+      const upper = pageUpperBounds(bounds, query.subarray(q * headDim, (q + 1) * headDim));
+      for (let p = 0; p < bounds.pages; p++) {
+        scores[p] =
+          this.groupReduce === 'max' ? Math.max(scores[p], upper[p]) : scores[p] + upper[p];
+      }
+    }
+    return scores;
+  }
+
+  /** Pages to read per KV head, or `undefined` for a dense read (see the class description). */
+  selectPages(
+    observation: LayerObservation,
+    query: Float32Array,
+  ): readonly Int32Array[] | undefined {
+    if (observation.layer < this.denseLayers) return undefined;
+    const budget = this.pageBudget;
+    const pagesPerHead = Array.from(observation.liveCounts, (live) =>
+      Math.ceil(live / this.pageSize),
+    );
+    if (pagesPerHead.every((pages) => pages <= budget)) return undefined;
+    return pagesPerHead.map((pages, head) => {
+      if (pages <= budget) return Int32Array.from({ length: pages }, (_, p) => p);
+      const scores = this.pageScores(observation, query, head);
+      const newest = new Uint8Array(pages);
+      newest[pages - 1] = 1;
+      return selectTopKRequired(scores, newest, budget);
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import type { LayerObservation, ObservationNeeds } from '@lethe/kv-cache';
+
+/**
+ * A read-time page selector (Quest-style query-aware sparsity). Unlike an eviction policy it
+ * removes nothing: for one decode step it picks, per KV head, which pages of the live entries the
+ * attention of the current token reads. The result is meant for `LayerControls.readPages`.
+ *
+ * A runtime calls it inside each layer, after computing the current token's query and before
+ * attention: `readPages = selector.selectPages(cache.observe(layer, selector.needs), query)`.
+ * Page `p` of KV head `h` holds that head's live entries `[p·pageSize, (p+1)·pageSize)`, so
+ * `pageSize` must equal the cache geometry's `pageSize`.
+ */
+export interface ReadSelector {
+  /** Human-readable method name, e.g. `"quest"`. */
+  readonly name: string;
+  /** Observation fields the selector reads. */
+  readonly needs: ObservationNeeds;
+  /** Live entries per page; must match the cache's `pageSize`. */
+  readonly pageSize: number;
+  /**
+   * Pages to read for the current token, one sorted `Int32Array` of page indices per KV head,
+   * or `undefined` for a dense read of every live entry.
+   *
+   * @param observation The layer's observation (with the fields in `needs`).
+   * @param query The current token's query after RoPE, `[queryHeads, headDim]`.
+   */
+  selectPages(
+    observation: LayerObservation,
+    query: Float32Array,
+  ): readonly Int32Array[] | undefined;
+}

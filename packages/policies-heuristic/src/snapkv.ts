@@ -1,0 +1,96 @@
+import {
+  type Anchors,
+  type LayerObservation,
+  NO_NEEDS,
+  type ObservationNeeds,
+  ScorerPolicy,
+  type ScorerPolicyOptions,
+} from '@lethe/kv-cache';
+import { assertInteger, LetheError } from '@lethe/tensor';
+import { groupSize, requireAttention } from './observation-fields';
+
+/** SnapKV's observation window: the last 64 queries (kvpress `window_size`). */
+export const SNAPKV_DEFAULT_WINDOW = 64;
+/** SnapKV's average-pooling kernel along keys (kvpress `kernel_size`). */
+export const SNAPKV_DEFAULT_KERNEL = 5;
+
+/** Options of {@link SnapKVPolicy}. */
+export interface SnapKVOptions extends ScorerPolicyOptions {
+  /** Number of recent queries whose attention is observed. Default 64. */
+  readonly windowSize?: number;
+  /** Odd width of the average pooling along keys. Default 5. */
+  readonly kernelSize?: number;
+}
+
+/**
+ * SnapKV (Li et al. 2024, as in kvpress): each entry's score is the attention it receives from
+ * the last `windowSize` queries, averaged over those queries, smoothed by a 1-D average pool of
+ * width `kernelSize` along the live entries (zero padding, divisor always `kernelSize`, like
+ * PyTorch's `avg_pool1d`), and averaged over the query heads of the GQA group.
+ *
+ * The observation window's own entries (tokens at positions ≥ step − window) are not pooled and
+ * are always kept: the policy's anchor window is widened to at least `windowSize`, and their
+ * score is set to the head's highest pooled score (kvpress pads them with the maximum).
+ */
+export class SnapKVPolicy extends ScorerPolicy {
+  readonly name = 'snapkv';
+  readonly needs: ObservationNeeds;
+  /** Observed queries. */
+  readonly windowSize: number;
+  /** Pooling width. */
+  readonly kernelSize: number;
+
+  constructor(options: SnapKVOptions) {
+    const windowSize = assertInteger(options.windowSize ?? SNAPKV_DEFAULT_WINDOW, 'windowSize', 1);
+    const anchors: Anchors = options.anchors ?? { sinks: 0, window: 0 };
+    super({
+      ...options,
+      anchors: { sinks: anchors.sinks, window: Math.max(anchors.window, windowSize) },
+    });
+    this.windowSize = windowSize;
+    this.kernelSize = assertInteger(options.kernelSize ?? SNAPKV_DEFAULT_KERNEL, 'kernelSize', 1);
+    if (this.kernelSize % 2 === 0) {
+      throw new LetheError('E_ARG', `must be odd, got ${this.kernelSize}`, 'kernelSize');
+    }
+    this.needs = Object.freeze({ ...NO_NEEDS, attentionWindow: windowSize });
+  }
+
+  /** Window-averaged, pooled, group-averaged attention per entry; window entries get the row maximum. */
+  score(observation: LayerObservation): Float32Array {
+    const attention = requireAttention(observation);
+    const { kvHeads, queryHeads, maxLive, liveCounts, positions, step, window } = observation;
+    const group = groupSize(observation);
+    const radius = (this.kernelSize - 1) / 2;
+    const scores = new Float32Array(kvHeads * maxLive);
+    const averaged = new Float64Array(maxLive);
+    const pooledOverGroup = new Float64Array(maxLive);
+    for (let h = 0; h < kvHeads; h++) {
+      const row = h * maxLive;
+      // Entries older than the observation window are scored; the window's own entries are not.
+      let prefix = 0;
+      while (prefix < liveCounts[h] && positions[row + prefix] < step - window) prefix++;
+      pooledOverGroup.fill(0);
+      for (let q = h * group; q < (h + 1) * group; q++) {
+        averaged.fill(0);
+        for (let w = 0; w < window; w++) {
+          const offset = (w * queryHeads + q) * maxLive;
+          for (let i = 0; i < prefix; i++) averaged[i] += attention[offset + i] / window;
+        }
+        for (let i = 0; i < prefix; i++) {
+          let pooled = 0;
+          for (let j = Math.max(0, i - radius); j <= Math.min(prefix - 1, i + radius); j++) {
+            pooled += averaged[j];
+          }
+          pooledOverGroup[i] += pooled / this.kernelSize / group;
+        }
+      }
+      let best = 0;
+      for (let i = 0; i < prefix; i++) {
+        scores[row + i] = pooledOverGroup[i];
+        best = Math.max(best, scores[row + i]);
+      }
+      scores.fill(best, row + prefix, row + liveCounts[h]);
+    }
+    return scores;
+  }
+}

@@ -1,0 +1,32 @@
+import {
+  type Anchors,
+  type LayerObservation,
+  NO_NEEDS,
+  ScorerPolicy,
+  type ScorerPolicyOptions,
+} from '@lethe/kv-cache';
+
+/** Attention sinks StreamingLLM keeps by default (Xiao et al. 2024; kvpress `n_sink = 4`). */
+export const STREAMING_LLM_DEFAULT_ANCHORS: Anchors = Object.freeze({ sinks: 4, window: 0 });
+
+/** Options of {@link StreamingLLMPolicy}: the shared options; anchors default to 4 sinks. */
+export type StreamingLLMOptions = ScorerPolicyOptions;
+
+/**
+ * StreamingLLM: keep the attention sinks (first 4 positions) and the most recent tokens. The
+ * score of an entry is its token position, so the budget left after the sinks goes to the
+ * newest entries: the recent window is exactly `budget − sinks` wide.
+ */
+export class StreamingLLMPolicy extends ScorerPolicy {
+  readonly name = 'streaming-llm';
+  readonly needs = NO_NEEDS;
+
+  constructor(options: StreamingLLMOptions) {
+    super({ ...options, anchors: options.anchors ?? STREAMING_LLM_DEFAULT_ANCHORS });
+  }
+
+  /** Token position of each entry (newer is more important). */
+  score(observation: LayerObservation): Float32Array {
+    return Float32Array.from(observation.positions);
+  }
+}

@@ -1,0 +1,82 @@
+import { KVCache, type ScorerPolicy } from '@lethe/kv-cache';
+import { Rng } from '@lethe/tensor';
+import { describe, expect, it } from 'vitest';
+import { createHeuristic, HEURISTIC_NAMES, QuestSelector } from '../src/index';
+
+const GEOMETRY = { layers: 1, kvHeads: 2, headDim: 8, pageSize: 16 };
+const QUERY_HEADS = 4;
+const CAPACITY = 24;
+const STEPS = 120;
+
+/** Runs a decode-style loop: append, record the query, evict when the policy's trigger fires. */
+function run(policy: ScorerPolicy, seed: number) {
+  const cache = new KVCache({
+    geometry: GEOMETRY,
+    queryHeads: QUERY_HEADS,
+    anchors: policy.anchors,
+    queryWindow: policy.needs.attentionWindow,
+    trackAttention: policy.needs.accumulatedAttention,
+  });
+  const rng = new Rng(seed);
+  const width = GEOMETRY.kvHeads * GEOMETRY.headDim;
+  let sinceLastRound = 0;
+  let rounds = 0;
+  for (let t = 0; t < STEPS; t++) {
+    const positions = Int32Array.of(t);
+    cache.append(0, rng.normal(width), rng.normal(width), positions);
+    cache.recordQueries(0, rng.normal(QUERY_HEADS * GEOMETRY.headDim), positions);
+    sinceLastRound += 1;
+    const context = { layer: 0, step: t + 1, liveCounts: cache.liveCounts(0), sinceLastRound };
+    if (policy.shouldEvict(context)) {
+      cache.keep(0, policy.select(cache.observe(0, policy.needs), rng));
+      sinceLastRound = 0;
+      rounds += 1;
+    }
+    for (const live of cache.liveCounts(0)) expect(live).toBeLessThanOrEqual(CAPACITY);
+  }
+  const observation = cache.observe(0, {
+    ...policy.needs,
+    attentionWindow: 0,
+    accumulatedAttention: false,
+  });
+  return { rounds, positions: [...observation.positions], liveCounts: [...observation.liveCounts] };
+}
+
+describe('heuristics driving a KVCache', () => {
+  it.each(HEURISTIC_NAMES)(
+    '%s stays within capacity, keeps its anchors and is deterministic',
+    (name) => {
+      const policy = createHeuristic(name, {
+        budget: { capacity: CAPACITY },
+        ...(name === 'snapkv' ? { windowSize: 8 } : {}),
+      });
+      const first = run(policy, 3);
+      expect(first.rounds).toBe(STEPS - CAPACITY);
+      expect(first.liveCounts).toEqual([CAPACITY, CAPACITY]);
+      const maxLive = CAPACITY;
+      for (let h = 0; h < GEOMETRY.kvHeads; h++) {
+        const row = first.positions.slice(h * maxLive, (h + 1) * maxLive);
+        for (let p = 0; p < policy.anchors.sinks; p++) expect(row).toContain(p);
+        for (let p = STEPS - policy.anchors.window; p < STEPS; p++) expect(row).toContain(p);
+        if (name === 'streaming-llm')
+          expect(row).toEqual([0, 1, 2, 3, ...Array.from({ length: 20 }, (_, i) => 100 + i)]);
+      }
+      expect(run(policy, 3)).toEqual(first);
+    },
+  );
+
+  it('Quest selects pages from a live cache', () => {
+    const cache = new KVCache({ geometry: GEOMETRY, queryHeads: QUERY_HEADS });
+    const rng = new Rng(9);
+    const width = GEOMETRY.kvHeads * GEOMETRY.headDim;
+    for (let t = 0; t < 100; t++)
+      cache.append(0, rng.normal(width), rng.normal(width), Int32Array.of(t));
+    const quest = new QuestSelector({ tokenBudget: 48, denseLayers: 0 });
+    const pages = quest.selectPages(
+      cache.observe(0, quest.needs),
+      rng.normal(QUERY_HEADS * GEOMETRY.headDim),
+    );
+    expect(pages?.map((p) => p.length)).toEqual([3, 3]);
+    for (const p of pages ?? []) expect(p[p.length - 1]).toBe(6);
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { pageKeyBounds, pageUpperBounds, QuestSelector } from '../src/index';
+import { expectLetheError, lcg, observation, perEntry, range } from './observation';
+
+const DIM = 4;
+
+function randomKeys(live: number, seed: number, scale = 1): number[][] {
+  const random = lcg(seed);
+  return range(live).map(() => range(DIM).map(() => (random() * 2 - 1) * scale));
+}
+
+function dot(a: number[], b: number[]): number {
+  return a.reduce((s, x, c) => s + x * b[c], 0);
+}
+
+/** One-layer observation of `heads` KV heads (keys given per head) at `layer`. */
+function questObservation(keys: number[][][], queryHeads: number, layer = 2) {
+  const live = Math.max(...keys.map((k) => k.length));
+  const rows = keys.map((k) => range(k.length));
+  return {
+    ...observation(rows, { headDim: DIM, queryHeads, layer }),
+    keys: perEntry(keys, live, DIM),
+  };
+}
+
+describe('Quest page scores', () => {
+  it('equal the brute-force bound Σ_c max_i q_c·k_ic and bound every q·k of the page', () => {
+    const keys = randomKeys(50, 1);
+    const query = [0.7, -1.2, 0.1, 2];
+    const bounds = pageKeyBounds(Float32Array.from(keys.flat()), DIM, 16);
+    expect(bounds.pages).toBe(4);
+    const scores = pageUpperBounds(bounds, Float32Array.from(query));
+    for (let p = 0; p < 4; p++) {
+      const page = keys.slice(p * 16, (p + 1) * 16);
+      const brute = range(DIM).reduce(
+        (s, c) => s + Math.max(...page.map((k) => query[c] * k[c])),
+        0,
+      );
+      expect(scores[p]).toBeCloseTo(brute, 5);
+      for (const k of page) expect(scores[p]).toBeGreaterThanOrEqual(dot(query, k) - 1e-5);
+    }
+  });
+
+  it('reduces the bounds of a GQA group by max (default) or sum', () => {
+    const keys = [randomKeys(64, 2)];
+    const query = Float32Array.from([1, 0, 0, 0, 0, 0, -1, 0.5]);
+    const obs = questObservation(keys, 2);
+    const bounds = pageKeyBounds(obs.keys.subarray(0, 64 * DIM), DIM, 16);
+    const first = pageUpperBounds(bounds, query.subarray(0, DIM));
+    const second = pageUpperBounds(bounds, query.subarray(DIM));
+    const max = new QuestSelector({ tokenBudget: 48 }).pageScores(obs, query, 0);
+    const sum = new QuestSelector({ tokenBudget: 48, groupReduce: 'sum' }).pageScores(
+      obs,
+      query,
+      0,
+    );
+    for (let p = 0; p < 4; p++) {
+      expect(max[p]).toBeCloseTo(Math.max(first[p], second[p]), 6);
+      expect(sum[p]).toBeCloseTo(first[p] + second[p], 5);
+    }
+  });
+});
+
+describe('QuestSelector', () => {
+  it('reads the page holding the true top-attention key, plus the newest page', () => {
+    const keys = randomKeys(100, 4, 0.1);
+    const query = [0.5, -0.5, 1, 0.25];
+    keys[37] = query.map((x) => 3 * x); // the key the query attends to most, in page 2
+    const obs = questObservation([keys], 1);
+    const topKey = range(100).reduce(
+      (best, i) => (dot(query, keys[i]) > dot(query, keys[best]) ? i : best),
+      0,
+    );
+    expect(topKey).toBe(37);
+    const selector = new QuestSelector({ tokenBudget: 48 });
+    expect(selector.pageBudget).toBe(3);
+    const pages = selector.selectPages(obs, Float32Array.from(query));
+    expect(pages).toBeDefined();
+    const chosen = [...pages![0]];
+    expect(chosen.length).toBe(3);
+    expect(chosen).toContain(Math.floor(topKey / 16));
+    expect(chosen).toContain(6); // newest (partial) page
+    // The third page is the best remaining bound.
+    const scores = selector.pageScores(obs, Float32Array.from(query), 0);
+    const rest = [0, 1, 3, 4, 5].sort((a, b) => scores[b] - scores[a]);
+    expect(chosen).toEqual([2, rest[0], 6].sort((a, b) => a - b));
+  });
+
+  it('reads max(3, budget // 16) pages, densely in the first two layers and for short heads', () => {
+    expect(new QuestSelector({ tokenBudget: 16 }).pageBudget).toBe(3);
+    expect(new QuestSelector({ tokenBudget: 130 }).pageBudget).toBe(8);
+    const selector = new QuestSelector({ tokenBudget: 64 });
+    const query = Float32Array.from([1, 1, 1, 1, 1, 1, 1, 1]);
+    const long = [randomKeys(200, 5), randomKeys(40, 6)];
+    expect(selector.selectPages(questObservation(long, 2, 0), query)).toBeUndefined();
+    expect(selector.selectPages(questObservation(long, 2, 1), query)).toBeUndefined();
+    const pages = selector.selectPages(questObservation(long, 2, 2), query)!;
+    expect(pages[0].length).toBe(4);
+    expect([...pages[1]]).toEqual([0, 1, 2]); // 40 entries: 3 pages ≤ budget, all read
+    expect(
+      selector.selectPages(questObservation([randomKeys(64, 7)], 1, 5), query.subarray(0, DIM)),
+    ).toBeUndefined();
+  });
+
+  it('validates its options and inputs', () => {
+    expectLetheError(() => new QuestSelector({ tokenBudget: 0 }), 'E_BUDGET', 'tokenBudget');
+    expectLetheError(() => new QuestSelector({ tokenBudget: 12.5 }), 'E_BUDGET', 'tokenBudget');
+    expectLetheError(
+      () => new QuestSelector({ tokenBudget: 64, pageSize: 0 }),
+      'E_ARG',
+      'pageSize',
+    );
+    expectLetheError(
+      () => new QuestSelector({ tokenBudget: 64, groupReduce: 'mean' as 'max' }),
+      'E_ARG',
+      'groupReduce',
+    );
+    const selector = new QuestSelector({ tokenBudget: 48 });
+    const obs = questObservation([randomKeys(100, 8)], 1);
+    expectLetheError(() => selector.selectPages(obs, new Float32Array(3)), 'E_SHAPE', 'query');
+    expectLetheError(
+      () => selector.selectPages(obs, Float32Array.from([1, Number.NaN, 0, 0])),
+      'E_ARG',
+      'query',
+    );
+    const { keys: _, ...withoutKeys } = obs;
+    expectLetheError(
+      () => selector.selectPages(withoutKeys, new Float32Array(DIM)),
+      'E_ARG',
+      'observation.keys',
+    );
+  });
+});
