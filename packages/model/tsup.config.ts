@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts' }));
+// Two entries: the browser-safe package and the Node-only file I/O (`@lethe/model/node`).
+export default defineConfig(packageBuild({ index: 'src/index.ts', node: 'src/node.ts' }));

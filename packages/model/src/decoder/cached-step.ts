@@ -1,0 +1,195 @@
+import type { KVCache } from '@lethe/kv-cache';
+import { LetheError, tf } from '@lethe/tensor';
+import type { ModelConfig } from '../io/index';
+import { groupedQueryAttention } from './attention';
+import { batchCachedLayer } from './cache-batch';
+import { type AttendFunction, decoderLayer } from './decoder-layer';
+import { checkKeyBias } from './forward-checks';
+import { linear } from './linear';
+import { paddedCausalVisibility, visibilityToLogitBias } from './masks';
+import { rmsNorm } from './rms-norm';
+import { ropeInverseFrequencies, ropeTables } from './rope';
+import type { BatchControls, KeyBiasHook, StepResult } from './types';
+import type { DecoderWeights } from './weights';
+
+/** Inputs of {@link cachedStep}; validated by the caller (`checkStepInputs`). */
+export interface CachedStepRequest {
+  /** One cache per sequence. */
+  readonly caches: readonly KVCache[];
+  /** New tokens per sequence (ragged), appended at positions `cache.length(0) + t`. */
+  readonly chunks: readonly Int32Array[];
+  /** `controls[b][layer]`. */
+  readonly controls?: BatchControls;
+  /** Gate hook (caches store gates). */
+  readonly keyBias?: KeyBiasHook;
+}
+
+/**
+ * Runs a chunk of new tokens per sequence against each sequence's cache, batched: the chunks
+ * are right-padded to the longest, and in each layer the new tokens attend to the cached live
+ * entries (restricted and biased by the controls) and causally to the chunk itself. Then the
+ * new keys, values (and gates) are appended to every layer of every cache, and the queries are
+ * recorded where the cache keeps a query window or tracks attention. One device read-back per
+ * call. Prefill is a chunk per prompt on empty caches; decode is a chunk of one token.
+ *
+ * @returns logits and final hidden state of the last token of every chunk.
+ */
+export function cachedStep(
+  weights: DecoderWeights,
+  config: ModelConfig,
+  request: CachedStepRequest,
+): StepResult {
+  const { caches, chunks, controls, keyBias } = request;
+  const batch = caches.length;
+  const lengths = Int32Array.from(chunks, (chunk) => chunk.length);
+  const width = Math.max(...lengths);
+  const ids = new Int32Array(batch * width);
+  const positions = new Int32Array(batch * width);
+  caches.forEach((cache, b) => {
+    ids.set(chunks[b]!, b * width);
+    const start = cache.length(0);
+    for (let t = 0; t < width; t++) positions[b * width + t] = start + t;
+  });
+  const recordQueries = caches.map((cache) => cache.queryWindow > 0 || cache.trackAttention);
+  const anyRecord = recordQueries.includes(true);
+  const { num_key_value_heads: kvHeads, rms_norm_eps: eps } = config;
+
+  const { logits, hidden, outgoing } = tf.tidy(() => {
+    const inverseFrequencies = tf.tensor1d(
+      ropeInverseFrequencies(config.head_dim, config.rope_theta),
+    );
+    const rope = ropeTables(tf.tensor2d(positions, [batch, width], 'int32'), inverseFrequencies);
+    const chunkVisibility = tf.tensor4d(paddedCausalVisibility(lengths, width), [
+      batch,
+      1,
+      width,
+      width,
+    ]);
+    const chunkBias = visibilityToLogitBias(chunkVisibility);
+    const downloads: tf.Tensor[] = [];
+    let x = tf.gather(weights.embedding, tf.tensor2d(ids, [batch, width], 'int32'));
+    weights.layers.forEach((layer, l) => {
+      const layerControls = controls?.map((perLayer) => perLayer?.[l]);
+      const attend: AttendFunction = (heads, normed) => {
+        const newKeyBias = keyBias?.(l, normed);
+        if (keyBias !== undefined) {
+          if (newKeyBias === undefined) throw missingGates(l);
+          checkKeyBias(newKeyBias, batch, kvHeads, width, `keyBias(${l})`);
+        }
+        downloads.push(tokenMajor(heads.keys), tokenMajor(heads.values));
+        if (anyRecord) downloads.push(tokenMajor(heads.queries));
+        let ownBias = chunkBias;
+        if (newKeyBias !== undefined) {
+          ownBias = tf.add(chunkBias, tf.expandDims(newKeyBias, 2));
+          const gates = tf.exp(tf.broadcastTo(newKeyBias, [batch, kvHeads, width]));
+          downloads.push(tf.transpose(gates, [0, 2, 1]));
+        }
+        const cached = batchCachedLayer(caches, l, layerControls, keyBias !== undefined);
+        if (cached === undefined) {
+          return groupedQueryAttention(heads.queries, heads.keys, heads.values, ownBias).output;
+        }
+        return groupedQueryAttention(
+          heads.queries,
+          tf.concat([cached.keys, heads.keys], 2),
+          tf.concat([cached.values, heads.values], 2),
+          joinBiases(cached.logitBias, ownBias, width),
+        ).output;
+      };
+      x = decoderLayer(x, layer, config, rope, attend, layerControls);
+    });
+    const final = rmsNorm(x, weights.finalNorm, eps);
+    const lastRows = Int32Array.from(lengths, (length, b) => b * width + length - 1);
+    const hidden = tf.gather(
+      tf.reshape(final, [batch * width, config.hidden_size]),
+      tf.tensor1d(lastRows, 'int32'),
+    );
+    const flat = downloads.map((t) => tf.reshape(t, [-1]));
+    return {
+      logits: linear(hidden, weights.lmHead) as tf.Tensor2D,
+      hidden: hidden as tf.Tensor2D,
+      outgoing: tf.concat(flat).dataSync() as Float32Array,
+    };
+  });
+
+  appendToCaches(config, request, {
+    lengths,
+    width,
+    positions,
+    outgoing,
+    recordQueries,
+    anyRecord,
+  });
+  return { logits, hidden };
+}
+
+/** Cached-entry bias `[B, Hkv, S]` and chunk bias `[B, Hkv|1, T, T]` → `[B, Hkv, T, S + T]`. */
+function joinBiases(cachedBias: tf.Tensor, ownBias: tf.Tensor, width: number): tf.Tensor {
+  const [batch, kvHeads, slots] = cachedBias.shape as [number, number, number];
+  return tf.concat(
+    [
+      tf.broadcastTo(tf.expandDims(cachedBias, 2), [batch, kvHeads, width, slots]),
+      tf.broadcastTo(ownBias, [batch, kvHeads, width, width]),
+    ],
+    3,
+  );
+}
+
+/** `[B, H, T, hd]` → `[B, T, H, hd]`: the cache's `[T, heads, headDim]` layout per sequence. */
+function tokenMajor(x: tf.Tensor): tf.Tensor {
+  return tf.transpose(x, [0, 2, 1, 3]);
+}
+
+function missingGates(layer: number): LetheError {
+  return new LetheError(
+    'E_STATE',
+    `returned nothing for layer ${layer}; gated caches need a gate for every key`,
+    'keyBias',
+  );
+}
+
+interface Outgoing {
+  readonly lengths: Int32Array;
+  readonly width: number;
+  readonly positions: Int32Array;
+  readonly outgoing: Float32Array;
+  readonly recordQueries: readonly boolean[];
+  readonly anyRecord: boolean;
+}
+
+/** Appends the downloaded keys/values/gates of every layer to every cache and records queries. */
+function appendToCaches(config: ModelConfig, request: CachedStepRequest, data: Outgoing): void {
+  const { lengths, width, positions, outgoing, recordQueries, anyRecord } = data;
+  const {
+    num_key_value_heads: kvHeads,
+    num_attention_heads: queryHeads,
+    head_dim: headDim,
+  } = config;
+  const batch = lengths.length;
+  const kvSize = kvHeads * headDim;
+  const querySize = queryHeads * headDim;
+  let offset = 0;
+  const take = (perToken: number): Float32Array => {
+    const block = outgoing.subarray(offset, offset + batch * width * perToken);
+    offset += block.length;
+    return block;
+  };
+  for (let l = 0; l < config.num_hidden_layers; l++) {
+    const keys = take(kvSize);
+    const values = take(kvSize);
+    const queries = anyRecord ? take(querySize) : undefined;
+    const gates = request.keyBias !== undefined ? take(kvHeads) : undefined;
+    request.caches.forEach((cache, b) => {
+      const rows = (perToken: number, block: Float32Array) =>
+        block.subarray(b * width * perToken, (b * width + lengths[b]!) * perToken);
+      const tokenPositions = positions.subarray(b * width, b * width + lengths[b]!);
+      cache.append(
+        l,
+        rows(kvSize, keys),
+        rows(kvSize, values),
+        tokenPositions,
+        gates && rows(kvHeads, gates),
+      );
+      if (recordQueries[b]) cache.recordQueries(l, rows(querySize, queries!), tokenPositions);
+    });
+  }
+}

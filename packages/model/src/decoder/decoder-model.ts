@@ -1,0 +1,199 @@
+import type { KVCache } from '@lethe/kv-cache';
+import { LetheError, tf } from '@lethe/tensor';
+import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/index';
+import { collectCheckpointProblems, throwCheckpointProblems } from '../io/validate-checkpoint';
+import { cachedStep } from './cached-step';
+import { parallelForward } from './parallel-forward';
+import { checkStepInputs } from './step-checks';
+import type {
+  BatchControls,
+  ForwardOptions,
+  ForwardResult,
+  StepOptions,
+  StepResult,
+} from './types';
+import { type DecoderWeights, groupWeights, initialTensors } from './weights';
+
+/**
+ * A Llama / Qwen2 decoder-only transformer in tfjs with Hugging Face tensor names: RMSNorm,
+ * RoPE (`rotate_half`), grouped-query attention, SwiGLU MLP, tied or untied LM head, q/k/v bias
+ * for qwen2.
+ *
+ * Three ways to run it:
+ * - {@link DecoderModel.forward}: parallel over whole sequences (training, scoring, replay with
+ *   per-layer masks and key biases), differentiable with respect to {@link DecoderModel.parameters};
+ * - {@link DecoderModel.prefill}: appends prompts (ragged batch) to one `KVCache` per sequence;
+ * - {@link DecoderModel.decodeStep}: one token per sequence against its cache, with per-sequence,
+ *   per-layer `LayerControls` (attention bias, page reads, MLP channel keep, activation bits).
+ *
+ * @example
+ * ```ts
+ * const model = DecoderModel.random(defaultConfig({ vocab_size: 64, hidden_size: 32,
+ *   intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 }), 1);
+ * const cache = new KVCache({ geometry: cacheGeometry({ layers: 2, kvHeads: 2, headDim: 8 }), queryHeads: 4 });
+ * const first = model.prefill([cache], [Int32Array.of(1, 2, 3)]);
+ * const next = model.decodeStep([cache], Int32Array.of(4));
+ * ```
+ */
+export class DecoderModel {
+  /** The validated, complete configuration. */
+  readonly config: ModelConfig;
+  /** Trainable parameters by HF tensor name (`lm_head.weight` absent when tied). */
+  readonly parameters: Map<string, tf.Variable>;
+  private readonly weights: DecoderWeights;
+  private disposed = false;
+
+  private constructor(config: ModelConfig, parameters: Map<string, tf.Variable>) {
+    this.config = config;
+    this.parameters = parameters;
+    this.weights = groupWeights(config, parameters);
+  }
+
+  /** Width of one attention head (`config.head_dim`), e.g. for a cache geometry. */
+  get headDim(): number {
+    return this.config.head_dim;
+  }
+
+  /**
+   * A randomly initialised model: matrices normal(0, 0.02), norms 1, biases 0; each tensor from
+   * its own stream of `new Rng(seed)` (see `initialTensors`). Same seed, same weights.
+   *
+   * @throws LetheError `E_ARG` for an invalid config or seed.
+   */
+  static random(config: ModelConfig, seed: number): DecoderModel {
+    const resolved = parseModelConfig(config);
+    return DecoderModel.fromTensors(resolved, initialTensors(resolved, seed));
+  }
+
+  /**
+   * A model from named float32 tensors in the HF layout (e.g. a decoded checkpoint). The data
+   * is copied.
+   *
+   * @throws LetheError `E_CHECKPOINT` listing missing, extra or mis-shaped tensors; `E_ARG` for
+   *   an invalid config.
+   */
+  static fromTensors(config: ModelConfig, tensors: Record<string, Float32Tensor>): DecoderModel {
+    const resolved = parseModelConfig(config);
+    throwCheckpointProblems(
+      collectCheckpointProblems(tensors, resolved, (tensor) => {
+        if (!(tensor.data instanceof Float32Array)) return 'data must be a Float32Array';
+        if (!Array.isArray(tensor.shape)) return undefined; // reported as a shape problem
+        const count = tensor.shape.reduce((a, b) => a * b, 1);
+        return tensor.data.length === count
+          ? undefined
+          : `data has ${tensor.data.length} elements, shape needs ${count}`;
+      }),
+    );
+    const parameters = new Map<string, tf.Variable>();
+    for (const [name, tensor] of Object.entries(tensors)) {
+      parameters.set(
+        name,
+        tf.tidy(() => tf.variable(tf.tensor(tensor.data, [...tensor.shape], 'float32'), true)),
+      );
+    }
+    return new DecoderModel(resolved, parameters);
+  }
+
+  /** Copies of every parameter as named float32 tensors (HF names), for checkpoints. */
+  toTensors(): Record<string, Float32Tensor> {
+    this.checkLive();
+    const out: Record<string, Float32Tensor> = {};
+    for (const [name, variable] of this.parameters) {
+      out[name] = {
+        shape: [...variable.shape],
+        data: Float32Array.from(variable.dataSync() as Float32Array),
+      };
+    }
+    return out;
+  }
+
+  /**
+   * Parallel forward over whole sequences (prefill, training, replay). Differentiable with
+   * respect to {@link DecoderModel.parameters} on every backend (`tf.gather`'s gradient needs the
+   * `UnsortedSegmentSum` kernel that `@lethe/tensor` registers for wasm).
+   *
+   * @param inputIds int32 `[B, T]`.
+   * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` for bad inputs or options.
+   */
+  forward(inputIds: tf.Tensor2D, options: ForwardOptions = {}): ForwardResult {
+    this.checkLive();
+    return parallelForward(this.weights, this.config, inputIds, options);
+  }
+
+  /**
+   * Runs a batch of prompts (ragged lengths; padded and masked inside the batch) and appends
+   * their keys/values to each sequence's cache at positions `cache.length(0) + t` — so a
+   * non-empty cache continues (chunked prefill). Queries are recorded where the cache keeps a
+   * query window or tracks attention.
+   *
+   * @param caches one cache per prompt, geometry matching the model.
+   * @param prompts non-empty token ids per sequence.
+   * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
+   * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token.
+   * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input; no cache is
+   *   modified when validation fails.
+   */
+  prefill(
+    caches: KVCache[],
+    prompts: Int32Array[],
+    options: StepOptions & { readonly controls?: BatchControls } = {},
+  ): StepResult {
+    return this.step(caches, prompts, options.controls, options, 'prompts');
+  }
+
+  /**
+   * One decode step: token `tokens[b]` at position `caches[b].length(0)` attends to the live
+   * entries of its own cache (each layer) and to itself; its keys/values are then appended.
+   *
+   * @param controls `controls[b][layer]`: `attentionBias` `[Hkv, maxLive]` over the cache view
+   *   before this step (the new token's own key gets no bias), `readPages` (pages of `pageSize`
+   *   live entries per KV head; the new token always sees itself), `mlpKeep`, `activationBits`.
+   * @returns logits `[B, V]` and final hidden `[B, D]`.
+   */
+  decodeStep(
+    caches: KVCache[],
+    tokens: Int32Array,
+    controls?: BatchControls,
+    options: StepOptions = {},
+  ): StepResult {
+    if (!(tokens instanceof Int32Array))
+      throw new LetheError('E_ARG', 'must be an Int32Array', 'tokens');
+    const chunks = Array.from(tokens, (token) => Int32Array.of(token));
+    return this.step(caches, chunks, controls, options, 'tokens');
+  }
+
+  /** Releases the parameters. The model cannot be used afterwards. */
+  dispose(): void {
+    if (this.disposed) return;
+    for (const variable of this.parameters.values()) variable.dispose();
+    this.disposed = true;
+  }
+
+  private step(
+    caches: KVCache[],
+    chunks: Int32Array[],
+    controls: BatchControls | undefined,
+    options: StepOptions,
+    chunkArgument: string,
+  ): StepResult {
+    this.checkLive();
+    checkStepInputs(
+      this.config,
+      caches,
+      chunks,
+      controls,
+      options.keyBias !== undefined,
+      chunkArgument,
+    );
+    return cachedStep(this.weights, this.config, {
+      caches,
+      chunks,
+      ...(controls !== undefined ? { controls } : {}),
+      ...(options.keyBias !== undefined ? { keyBias: options.keyBias } : {}),
+    });
+  }
+
+  private checkLive(): void {
+    if (this.disposed) throw new LetheError('E_STATE', 'the model was disposed', 'model');
+  }
+}

@@ -1,0 +1,31 @@
+export { type AttentionResult, groupedQueryAttention } from './attention';
+export { type ChannelKeep, channelKeepMask } from './channel-keep';
+export { DecoderModel } from './decoder-model';
+export { ACTIVATION_BITS_RANGE, fakeQuantizeRows, quantizationLevels } from './fake-quant';
+export { linear } from './linear';
+export {
+  causalVisibility,
+  HIDDEN_LOGIT,
+  paddedCausalVisibility,
+  visibilityToLogitBias,
+} from './masks';
+export { type MlpWeights, swiGluMlp } from './mlp';
+export { rmsNorm } from './rms-norm';
+export { applyRope, type RopeTables, ropeInverseFrequencies, ropeTables } from './rope';
+export type {
+  BatchControls,
+  ForwardCapture,
+  ForwardOptions,
+  ForwardResult,
+  KeyBiasHook,
+  StepOptions,
+  StepResult,
+} from './types';
+export {
+  type DecoderWeights,
+  groupWeights,
+  INIT_STD,
+  initialTensors,
+  type LayerWeights,
+  layerTensorName,
+} from './weights';

@@ -1,0 +1,44 @@
+import { tf } from '@lethe/tensor';
+
+/** The `save` callback tfjs passes to a `customGrad` function. */
+type SaveTensors = (tensors: tf.Tensor[]) => void;
+
+/**
+ * `x·Wᵀ` for 2-D `x` `[M, in]` and `W` `[out, in]`, computed as `(W·xᵀ)ᵀ` with a custom
+ * gradient (`dx = dy·W`, `dW = dyᵀ·x`) so that neither pass multiplies with a transposed
+ * operand: tfjs's wasm backend runs transposed or batched matmuls on a slow generic path
+ * (~10–50× slower here) and only `[M, K]·[K, N]` products on XNNPACK.
+ */
+const matMulTransposedWeight = tf.customGrad((x, weight, save) => {
+  const input = x as tf.Tensor2D;
+  const w = weight as tf.Tensor2D;
+  (save as SaveTensors)([input, w]);
+  return {
+    value: tf.transpose(tf.matMul(w, tf.transpose(input))),
+    gradFunc: (dy, saved) => {
+      const [savedInput, savedWeight] = saved as [tf.Tensor2D, tf.Tensor2D];
+      const grad = dy as tf.Tensor2D;
+      return [tf.matMul(grad, savedWeight), tf.matMul(tf.transpose(grad), savedInput)];
+    },
+  };
+});
+
+/**
+ * A PyTorch-convention linear layer: `y = x · Wᵀ + b` with `W` stored `[out, in]` as in HF
+ * checkpoints.
+ *
+ * @param x input `[..., in]`.
+ * @param weight `[out, in]`.
+ * @param bias optional `[out]`.
+ * @returns `[..., out]`.
+ */
+export function linear(x: tf.Tensor, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => {
+    const inFeatures = x.shape[x.shape.length - 1]!;
+    const outFeatures = weight.shape[0]!;
+    const flat = tf.reshape(x, [-1, inFeatures]);
+    let y = matMulTransposedWeight(flat, weight) as tf.Tensor;
+    if (bias !== undefined) y = tf.add(y, bias);
+    return tf.reshape(y, [...x.shape.slice(0, -1), outFeatures]);
+  });
+}

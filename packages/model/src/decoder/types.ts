@@ -1,0 +1,80 @@
+import type { LayerControls } from '@lethe/kv-cache';
+import type { tf } from '@lethe/tensor';
+
+/**
+ * Computes an additive attention-logit bias per key from a layer's attention input — the hook
+ * through which a gate network (Octopus / GSA: `log σ(gate(x))`) acts inside the forward pass.
+ *
+ * @param layer layer index.
+ * @param attentionInput the layer's attention input `[B, T, D]` (after `input_layernorm`).
+ * @returns `[B, Hkv, T]` bias of each of the T tokens' keys (added to the logits of every query
+ *   that sees them), or undefined for no bias at this layer. Tensors it returns are disposed by
+ *   the model.
+ */
+export type KeyBiasHook = (layer: number, attentionInput: tf.Tensor) => tf.Tensor | undefined;
+
+/** What {@link ForwardOptions.capture} asks the parallel forward to return. */
+export interface ForwardCapture {
+  /** Per-layer attention probabilities `[B, Hq, T, T]`. */
+  readonly attention?: boolean;
+  /** Final hidden state (after the final RMSNorm, the LM head's input) `[B, T, D]`. */
+  readonly hidden?: boolean;
+  /** Per-layer keys after RoPE `[B, Hkv, T, headDim]`. */
+  readonly keys?: boolean;
+}
+
+/** Options of the parallel forward (training, prefill-style scoring, replay). */
+export interface ForwardOptions {
+  /** int32 `[B, T]` token positions for RoPE; default `0 … T−1` in every row. */
+  readonly positions?: tf.Tensor;
+  /**
+   * Per-layer key visibility `[B|1, 1|Hkv, T, T]` (nonzero = visible), ANDed with the causal
+   * mask — e.g. the cache's replay masks. Length `num_hidden_layers`; undefined entries: causal.
+   */
+  readonly masks?: readonly (tf.Tensor | undefined)[];
+  /**
+   * Additive logit bias per key: per layer `[B|1, Hkv|1, T]` tensors (length
+   * `num_hidden_layers`, undefined entries: none), or a {@link KeyBiasHook}. Differentiable.
+   */
+  readonly keyBias?: readonly (tf.Tensor | undefined)[] | KeyBiasHook;
+  /**
+   * Per-layer MLP controls applied to every token (`mlpKeep`, `activationBits`); attention
+   * controls have no meaning without a cache (use `masks` / `keyBias`) and are rejected.
+   */
+  readonly controls?: readonly (LayerControls | undefined)[];
+  /** Extra outputs to return. */
+  readonly capture?: ForwardCapture;
+}
+
+/** Result of the parallel forward. The caller owns (and disposes) every tensor. */
+export interface ForwardResult {
+  /** Next-token logits `[B, T, V]`. */
+  readonly logits: tf.Tensor3D;
+  /** Per-layer attention probabilities `[B, Hq, T, T]` when captured. */
+  readonly attention?: tf.Tensor4D[];
+  /** Final hidden state `[B, T, D]` when captured. */
+  readonly hidden?: tf.Tensor3D;
+  /** Per-layer keys after RoPE `[B, Hkv, T, headDim]` when captured. */
+  readonly keys?: tf.Tensor4D[];
+}
+
+/** Per-sequence, per-layer controls of a cached step: `controls[b][layer]`. */
+export type BatchControls = readonly (readonly (LayerControls | undefined)[] | undefined)[];
+
+/** Options of {@link DecoderModel.prefill} and {@link DecoderModel.decodeStep}. */
+export interface StepOptions {
+  /**
+   * Gate hook (GSA): its output is each new key's log-gate. The gate `exp(bias)` is stored with
+   * the entry (the caches must be created with `storeGates: true`), and every query adds
+   * `log(gate)` of every key it reads. Required exactly when the caches store gates.
+   */
+  readonly keyBias?: KeyBiasHook;
+}
+
+/** Result of a cached step: the newest token of every sequence. The caller owns the tensors. */
+export interface StepResult {
+  /** Next-token logits `[B, V]`. */
+  readonly logits: tf.Tensor2D;
+  /** Final hidden state (after the final RMSNorm) `[B, D]`. */
+  readonly hidden: tf.Tensor2D;
+}

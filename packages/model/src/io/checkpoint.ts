@@ -1,0 +1,126 @@
+import { LetheError } from '@lethe/tensor';
+import { elementCount } from './element-count';
+import { type FloatStorageDtype, fromFloat32, toFloat32 } from './float32-conversion';
+import { configToJson, type ModelConfig, parseModelConfig } from './model-config';
+import { parseSafetensors } from './parse-safetensors';
+import type { SafetensorsTensor } from './safetensors-types';
+import { serializeSafetensors } from './serialize-safetensors';
+import {
+  collectCheckpointProblems,
+  throwCheckpointProblems,
+  validateCheckpoint,
+} from './validate-checkpoint';
+
+/** A float32 tensor: row-major `shape` and its elements. */
+export interface Float32Tensor {
+  shape: readonly number[];
+  data: Float32Array;
+}
+
+/** Model weights (HF names, see {@link checkpointLayout}) with the config they belong to. */
+export interface Checkpoint {
+  config: ModelConfig;
+  tensors: Record<string, Float32Tensor>;
+}
+
+/** The two files of a checkpoint, ready to write or just read. */
+export interface CheckpointFiles {
+  /** Contents of `config.json`. */
+  config: string;
+  /** Contents of `model.safetensors`. */
+  weights: Uint8Array;
+}
+
+/** File name of the config in a checkpoint directory (as HF). */
+export const CONFIG_FILE = 'config.json';
+/** File name of the weights in a checkpoint directory (as HF, single shard). */
+export const WEIGHTS_FILE = 'model.safetensors';
+/** Version of the checkpoint files Lethe writes, stored in the safetensors metadata. */
+export const CHECKPOINT_FORMAT_VERSION = '1';
+/** Metadata key holding {@link CHECKPOINT_FORMAT_VERSION}. */
+export const FORMAT_VERSION_KEY = 'lethe_format_version';
+
+const TORCH_DTYPE_NAMES: Record<FloatStorageDtype, string> = {
+  F32: 'float32',
+  F16: 'float16',
+  BF16: 'bfloat16',
+};
+
+/**
+ * Encodes a checkpoint as HF-compatible `config.json` text and `model.safetensors` bytes.
+ * Tensors are validated against the config first (names, shapes, `Float32Array` data of the
+ * right length) and stored as `dtype` (default F32, bit-exact); the config's `torch_dtype`
+ * is set to match and the safetensors metadata is `{format: "pt", lethe_format_version}`.
+ *
+ * @throws LetheError `E_CHECKPOINT` listing every mismatch, `E_ARG` for an invalid config or
+ *   a value that overflows F16/BF16, `E_DTYPE` for an unsupported storage dtype.
+ */
+export function encodeCheckpoint(
+  checkpoint: Checkpoint,
+  dtype: FloatStorageDtype = 'F32',
+): CheckpointFiles {
+  if (!Object.hasOwn(TORCH_DTYPE_NAMES, dtype)) {
+    throw new LetheError('E_DTYPE', `must be F32, F16 or BF16, got ${String(dtype)}`, 'dtype');
+  }
+  if (typeof checkpoint?.tensors !== 'object' || checkpoint.tensors === null) {
+    throw new LetheError('E_ARG', 'must be an object of Float32 tensors', 'tensors');
+  }
+  const config = parseModelConfig({ ...checkpoint.config, torch_dtype: TORCH_DTYPE_NAMES[dtype] });
+  throwCheckpointProblems(
+    collectCheckpointProblems(checkpoint.tensors, config, (tensor) => {
+      if (!(tensor.data instanceof Float32Array)) return 'data must be a Float32Array';
+      const count = Array.isArray(tensor.shape) ? elementCount(tensor.shape) : undefined;
+      return count === undefined || tensor.data.length === count
+        ? undefined
+        : `data has ${tensor.data.length} elements, shape needs ${count}`;
+    }),
+  );
+  const stored: Record<string, SafetensorsTensor> = {};
+  for (const [name, tensor] of Object.entries(checkpoint.tensors)) {
+    stored[name] = fromFloat32(tensor.data, tensor.shape, dtype, name);
+  }
+  return {
+    config: configToJson(config),
+    weights: serializeSafetensors(stored, {
+      format: 'pt',
+      [FORMAT_VERSION_KEY]: CHECKPOINT_FORMAT_VERSION,
+    }),
+  };
+}
+
+/**
+ * Decodes and validates a checkpoint from its two files (as read from disk or fetched).
+ * Any float dtype is accepted and widened to float32; files from HF (no Lethe version in
+ * the metadata) load too. F32 tensors are views into `files.weights` where aligned.
+ *
+ * @throws LetheError `E_FORMAT` (config not JSON, malformed safetensors, unknown Lethe
+ *   format version), `E_ARG` (invalid config), `E_CHECKPOINT` (tensors do not match).
+ */
+export function decodeCheckpoint(files: CheckpointFiles): Checkpoint {
+  let json: unknown;
+  try {
+    json = JSON.parse(files.config);
+  } catch (error) {
+    throw new LetheError(
+      'E_FORMAT',
+      `is not valid JSON (${(error as Error).message})`,
+      CONFIG_FILE,
+    );
+  }
+  const config = parseModelConfig(json);
+  const file = parseSafetensors(files.weights);
+  const version = file.metadata?.[FORMAT_VERSION_KEY];
+  if (version !== undefined && version !== CHECKPOINT_FORMAT_VERSION) {
+    throw new LetheError(
+      'E_FORMAT',
+      `format version ${version} is not supported (expected ${CHECKPOINT_FORMAT_VERSION})`,
+      WEIGHTS_FILE,
+    );
+  }
+  validateCheckpoint(file, config);
+  const tensors: Record<string, Float32Tensor> = {};
+  for (const [name, tensor] of Object.entries(file.tensors)) {
+    tensors[name] = { shape: tensor.shape, data: toFloat32(tensor) };
+  }
+  return { config, tensors };
+}

@@ -1,0 +1,9 @@
+// Node-only file I/O (imports node:fs, node:path, node:crypto). Keep out of browser bundles.
+
+export { loadCheckpoint, type SaveCheckpointOptions, saveCheckpoint } from './checkpoint-files';
+export {
+  readFileBytes,
+  readSafetensorsFile,
+  writeFileAtomic,
+  writeSafetensorsFile,
+} from './node-fs';

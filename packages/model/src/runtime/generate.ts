@@ -1,0 +1,122 @@
+import { LetheError, Rng } from '@lethe/tensor';
+import { collectStats, type GenerationStats } from './generation-stats';
+import { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
+import { GenerationSession, type SessionOptions } from './session';
+import {
+  type FinishReason,
+  type StopConditions,
+  stopReason,
+  validateStop,
+} from './stop-conditions';
+
+/** One generated token, as passed to the streaming callback. */
+export interface TokenEvent {
+  /** Index of the sequence in the batch. */
+  readonly sequence: number;
+  /** The token id. */
+  readonly token: number;
+  /** Its log-probability under the sampling distribution. */
+  readonly logProb: number;
+  /** 0-based index of this token among the sequence's generated tokens. */
+  readonly index: number;
+}
+
+/** Options of {@link generate}. */
+export interface GenerateOptions extends SessionOptions {
+  /** Prompts, one per sequence (token ids). */
+  readonly prompts: readonly Int32Array[];
+  /** Upper bound on generated tokens per sequence. */
+  readonly maxNewTokens: number;
+  /** Temperature / top-k / top-p (default: temperature 1, no filtering). */
+  readonly sampling?: SamplingOptions;
+  /** Seed of the sampling streams (default: `seed`). */
+  readonly samplingSeed?: number;
+  /** EOS ids and stop sequences. */
+  readonly stop?: StopConditions;
+  /** Called for every token as it is generated; return `false` to stop that sequence. */
+  readonly onToken?: (event: TokenEvent) => boolean | undefined;
+}
+
+/** Output of {@link generate}. */
+export interface GenerationResult {
+  /** Generated tokens per sequence (the prompt is not included). */
+  readonly tokens: Int32Array[];
+  /** Log-probability of each generated token. */
+  readonly logProbs: Float32Array[];
+  /** Why each sequence stopped. */
+  readonly finishReasons: FinishReason[];
+  /** Throughput, timings and KV-cache accounting. */
+  readonly stats: GenerationStats;
+}
+
+/**
+ * Runs prefill + decode for a batch of prompts under an optional eviction policy and compute
+ * policy, sampling with a seed, and returns the tokens with throughput and KV statistics.
+ *
+ * @example
+ * ```ts
+ * const result = await generate({
+ *   model, prompts: [tokenizer.encode('Once upon')], maxNewTokens: 64,
+ *   eviction: new StreamingLLM({ budget: { capacity: 32 } }), sampling: { temperature: 0.8 }, seed: 1,
+ * });
+ * console.log(tokenizer.decode(result.tokens[0]), result.stats.tokensPerSecond);
+ * ```
+ */
+export async function generate(options: GenerateOptions): Promise<GenerationResult> {
+  const { prompts, maxNewTokens, sampling = {}, stop = {}, onToken } = options;
+  if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a positive integer, got ${maxNewTokens}`,
+      'maxNewTokens',
+    );
+  }
+  validateSampling(sampling);
+  validateStop(stop, options.model.config.vocab_size);
+  const session = new GenerationSession(options);
+  const ids = options.streamIds ?? prompts.map((_, b) => b);
+  const root = new Rng(options.samplingSeed ?? options.seed ?? 0);
+  const samplers = ids.map((id) => root.fork(`sample-${id}`));
+  const tokens: number[][] = prompts.map(() => []);
+  const logProbs: number[][] = prompts.map(() => []);
+  const finish: (FinishReason | undefined)[] = prompts.map(() => undefined);
+
+  const t0 = performance.now();
+  let out = await session.prefill(prompts);
+  const t1 = performance.now();
+  let active = prompts.map((_, b) => b);
+  while (active.length > 0) {
+    const next = new Int32Array(active.length);
+    active.forEach((b, i) => {
+      const drawn: SampledToken = sampleToken(out.logits[i]!, sampling, samplers[b]!);
+      next[i] = drawn.token;
+      tokens[b]!.push(drawn.token);
+      logProbs[b]!.push(drawn.logProb);
+      const index = tokens[b]!.length - 1;
+      if (onToken?.({ sequence: b, token: drawn.token, logProb: drawn.logProb, index }) === false) {
+        finish[b] = 'callback';
+      } else {
+        finish[b] =
+          stopReason(tokens[b]!, stop) ?? (index + 1 >= maxNewTokens ? 'length' : undefined);
+      }
+    });
+    const still = active.filter((b) => finish[b] === undefined);
+    if (still.length === 0) break;
+    const feed = Int32Array.from(still, (b) => next[active.indexOf(b)]!);
+    out = await session.step(still, feed);
+    active = still;
+  }
+  const t2 = performance.now();
+  const generated = tokens.reduce((s, t) => s + t.length, 0);
+  return {
+    tokens: tokens.map((t) => Int32Array.from(t)),
+    logProbs: logProbs.map((l) => Float32Array.from(l)),
+    finishReasons: finish.map((f) => f ?? 'length'),
+    stats: collectStats(session.caches, {
+      promptTokens: prompts.reduce((s, p) => s + p.length, 0),
+      generatedTokens: generated,
+      prefillMs: t1 - t0,
+      decodeMs: t2 - t1,
+    }),
+  };
+}

@@ -1,0 +1,10 @@
+export { type GenerateOptions, type GenerationResult, generate, type TokenEvent } from './generate';
+export { collectStats, type GenerationStats } from './generation-stats';
+export { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
+export { GenerationSession, type SessionOptions, type StepOutput } from './session';
+export {
+  type FinishReason,
+  type StopConditions,
+  stopReason,
+  validateStop,
+} from './stop-conditions';

@@ -1,0 +1,222 @@
+import {
+  type ComputePolicy,
+  type EvictionPolicy,
+  KVCache,
+  type LayerControls,
+} from '@lethe/kv-cache';
+import { LetheError, Rng, type tf } from '@lethe/tensor';
+import type { DecoderModel } from '../decoder/index';
+
+/** Options of a {@link GenerationSession}. */
+export interface SessionOptions {
+  /** The model to run. */
+  readonly model: DecoderModel;
+  /** Eviction policy applied after prefill and after every decode step (default: full cache). */
+  readonly eviction?: EvictionPolicy;
+  /** Compute policy giving per-step controls (attention pages, MLP keep, bits). */
+  readonly compute?: ComputePolicy;
+  /** Slots per KV-cache page (default 16). */
+  readonly pageSize?: number;
+  /** Seed of the eviction and compute policies' random streams (default 0). */
+  readonly seed?: number;
+  /**
+   * Random-stream id of each sequence (default 0..B-1). A sequence run alone with stream id s
+   * behaves exactly as the same sequence inside a batch with stream id s.
+   */
+  readonly streamIds?: readonly number[];
+}
+
+/** Last-position outputs of a prefill or a decode step, one row per sequence. */
+export interface StepOutput {
+  /** Logits of the next token, `[vocab]` per sequence. */
+  readonly logits: Float32Array[];
+  /** Final hidden state of the last token, `[hidden]` per sequence. */
+  readonly hidden: Float32Array[];
+}
+
+/**
+ * Prefill + decode of a batch of sequences, each with its own KV cache and its own evictions.
+ * The eviction policy is asked after prefill and after every step, per sequence and layer,
+ * whether to run a round (`shouldEvict`), then what to keep (`select`). Steps may run on any
+ * subset of the sequences (finished ones drop out).
+ *
+ * @example
+ * ```ts
+ * const session = new GenerationSession({ model, eviction: new H2O({ budget: { capacity: 64 } }) });
+ * const first = await session.prefill([prompt]);
+ * const next = await session.step([0], new Int32Array([token]));
+ * ```
+ */
+export class GenerationSession {
+  /** One cache per sequence, created by {@link GenerationSession.prefill}. */
+  caches: KVCache[] = [];
+  private readonly model: DecoderModel;
+  private readonly eviction: EvictionPolicy | undefined;
+  private readonly compute: ComputePolicy | undefined;
+  private readonly pageSize: number;
+  private readonly seed: number;
+  private readonly streamIds: readonly number[] | undefined;
+  private evictionRngs: Rng[] = [];
+  private computeRngs: Rng[] = [];
+  private sinceRound: Int32Array[] = [];
+  private lastHidden: Float32Array[] = [];
+
+  constructor(options: SessionOptions) {
+    this.model = options.model;
+    this.eviction = options.eviction;
+    this.compute = options.compute;
+    this.pageSize = options.pageSize ?? 16;
+    this.seed = options.seed ?? 0;
+    this.streamIds = options.streamIds;
+  }
+
+  /** Number of sequences. */
+  get batchSize(): number {
+    return this.caches.length;
+  }
+
+  /** Creates one cache per prompt, runs the batched prefill, then an eviction check. */
+  async prefill(prompts: readonly Int32Array[]): Promise<StepOutput> {
+    if (prompts.length === 0)
+      throw new LetheError('E_ARG', 'must hold at least one prompt', 'prompts');
+    prompts.forEach((p, b) => {
+      if (p.length === 0) throw new LetheError('E_ARG', `prompt ${b} is empty`, 'prompts');
+    });
+    const ids = this.streamIds ?? prompts.map((_, b) => b);
+    if (ids.length !== prompts.length) {
+      throw new LetheError(
+        'E_SHAPE',
+        `needs one id per prompt (${prompts.length}), got ${ids.length}`,
+        'streamIds',
+      );
+    }
+    const config = this.model.config;
+    const needs = this.eviction?.needs;
+    this.caches = prompts.map(
+      () =>
+        new KVCache({
+          geometry: {
+            layers: config.num_hidden_layers,
+            kvHeads: config.num_key_value_heads,
+            headDim: this.model.headDim,
+            pageSize: this.pageSize,
+          },
+          queryHeads: config.num_attention_heads,
+          anchors: this.eviction?.anchors,
+          queryWindow: needs?.attentionWindow ?? 0,
+          trackAttention: needs?.accumulatedAttention ?? false,
+        }),
+    );
+    const root = new Rng(this.seed);
+    this.evictionRngs = ids.map((id) => root.fork(`evict-${id}`));
+    this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
+    this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
+    const all = prompts.map((_, b) => b);
+    const out = this.model.prefill(this.caches, prompts as Int32Array[]);
+    const result = await this.download(
+      out,
+      prompts.map((p) => p.length),
+      all,
+    );
+    this.lastHidden = result.hidden;
+    return result;
+  }
+
+  /**
+   * Decodes one token for each sequence in `sequences` (indices into the batch), then runs the
+   * eviction checks for those sequences.
+   */
+  async step(sequences: readonly number[], tokens: Int32Array): Promise<StepOutput> {
+    if (tokens.length !== sequences.length) {
+      throw new LetheError(
+        'E_SHAPE',
+        `needs one token per sequence (${sequences.length}), got ${tokens.length}`,
+        'tokens',
+      );
+    }
+    for (const b of sequences) {
+      if (!(Number.isInteger(b) && b >= 0 && b < this.caches.length)) {
+        throw new LetheError(
+          'E_ARG',
+          `no sequence ${b} in a batch of ${this.caches.length}`,
+          'sequences',
+        );
+      }
+    }
+    const caches = sequences.map((b) => this.caches[b]!);
+    const controls = this.compute ? sequences.map((b) => this.controlsFor(b)) : undefined;
+    const out = this.model.decodeStep(caches, tokens, controls);
+    const result = await this.download(
+      out,
+      sequences.map(() => 1),
+      sequences,
+    );
+    sequences.forEach((b, i) => {
+      this.lastHidden[b] = result.hidden[i]!;
+    });
+    return result;
+  }
+
+  private controlsFor(b: number): readonly (LayerControls | undefined)[] {
+    const cache = this.caches[b]!;
+    const layers = this.model.config.num_hidden_layers;
+    const livePerLayer = new Int32Array(layers);
+    for (let l = 0; l < layers; l++) livePerLayer[l] = sumOf(cache.liveCounts(l));
+    return this.compute!.controls(
+      { step: cache.length(0), hidden: this.lastHidden[b]!, livePerLayer },
+      this.computeRngs[b]!,
+    );
+  }
+
+  /** Reads the step outputs to the host, frees them, and runs eviction rounds where due. */
+  private async download(
+    out: { logits: tf.Tensor2D; hidden: tf.Tensor2D },
+    advanced: readonly number[],
+    sequences: readonly number[],
+  ): Promise<StepOutput> {
+    const [logitsFlat, hiddenFlat] = await Promise.all([out.logits.data(), out.hidden.data()]);
+    const vocab = out.logits.shape[1];
+    const width = out.hidden.shape[1];
+    out.logits.dispose();
+    out.hidden.dispose();
+    const logits = sequences.map((_, i) =>
+      (logitsFlat as Float32Array).slice(i * vocab, (i + 1) * vocab),
+    );
+    const hidden = sequences.map((_, i) =>
+      (hiddenFlat as Float32Array).slice(i * width, (i + 1) * width),
+    );
+    sequences.forEach((b, i) => this.evictIfDue(b, advanced[i]!, hidden[i]!));
+    return { logits, hidden };
+  }
+
+  private evictIfDue(b: number, advanced: number, hidden: Float32Array): void {
+    const policy = this.eviction;
+    if (!policy) return;
+    const cache = this.caches[b]!;
+    const since = this.sinceRound[b]!;
+    for (let layer = 0; layer < since.length; layer++) {
+      since[layer]! += advanced;
+      const liveCounts = cache.liveCounts(layer);
+      const due = policy.shouldEvict({
+        layer,
+        step: cache.length(layer),
+        liveCounts,
+        sinceLastRound: since[layer]!,
+      });
+      if (!due) continue;
+      const observation = cache.observe(
+        layer,
+        policy.needs,
+        policy.needs.hidden ? hidden : undefined,
+      );
+      cache.keep(layer, policy.select(observation, this.evictionRngs[b]!));
+      since[layer] = 0;
+    }
+  }
+}
+
+function sumOf(values: Int32Array): number {
+  let s = 0;
+  for (const v of values) s += v;
+  return s;
+}

@@ -1,0 +1,58 @@
+import { initBackend, Rng, tf } from '@lethe/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { batchMatMul, SPLIT_THRESHOLD } from '../../src/decoder/batch-matmul';
+import { linear } from '../../src/decoder/linear';
+import { maxAbsDiff } from './helpers';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+const rng = new Rng(77);
+const normal = (shape: number[]) => rng.normalTensor(shape);
+
+describe('batchMatMul', () => {
+  for (const transposeB of [false, true]) {
+    it(`split products (transposeB ${transposeB}) equal tf.matMul, values and gradients`, () => {
+      const [rows, inner, columns] = [128, 32, 256];
+      expect(rows * inner * columns).toBeGreaterThanOrEqual(SPLIT_THRESHOLD);
+      const a = normal([2, 3, rows, inner]);
+      const b = normal(transposeB ? [2, 3, columns, inner] : [2, 3, inner, columns]);
+      const weight = normal([2, 3, rows, columns]);
+      const loss = (f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) => (x: tf.Tensor, y: tf.Tensor) =>
+        tf.sum(tf.mul(f(x, y), weight));
+      const ours = tf.grads(loss((x, y) => batchMatMul(x, y, transposeB)));
+      const theirs = tf.grads(loss((x, y) => tf.matMul(x, y, false, transposeB)));
+      const [da, db] = ours([a, b]);
+      const [ea, eb] = theirs([a, b]);
+      const value = batchMatMul(a, b, transposeB);
+      const expected = tf.matMul(a, b, false, transposeB);
+      expect(value.shape).toEqual(expected.shape);
+      expect(maxAbsDiff(value.dataSync(), expected.dataSync())).toBeLessThan(1e-4);
+      expect(maxAbsDiff(da!.dataSync(), ea!.dataSync())).toBeLessThan(1e-3);
+      expect(maxAbsDiff(db!.dataSync(), eb!.dataSync())).toBeLessThan(1e-3);
+      tf.dispose([a, b, weight, da!, db!, ea!, eb!, value, expected]);
+    });
+  }
+});
+
+describe('linear', () => {
+  it('equals x·Wᵀ + b with the PyTorch gradient', () => {
+    const x = normal([3, 5, 16]);
+    const w = normal([24, 16]);
+    const bias = normal([24]);
+    const f = (input: tf.Tensor, weight: tf.Tensor) =>
+      tf.sum(tf.square(linear(input, weight, bias)));
+    const g = (input: tf.Tensor, weight: tf.Tensor) =>
+      tf.sum(tf.square(tf.add(tf.matMul(tf.reshape(input, [15, 16]), weight, false, true), bias)));
+    const [dx, dw] = tf.grads(f)([x, w]);
+    const [ex, ew] = tf.grads(g)([x, w]);
+    const y = linear(x, w, bias);
+    expect(y.shape).toEqual([3, 5, 24]);
+    const expected = tf.add(tf.matMul(tf.reshape(x, [15, 16]), w, false, true), bias);
+    expect(maxAbsDiff(y.dataSync(), expected.dataSync())).toBeLessThan(1e-5);
+    expect(maxAbsDiff(dx!.dataSync(), ex!.dataSync())).toBeLessThan(1e-4);
+    expect(maxAbsDiff(dw!.dataSync(), ew!.dataSync())).toBeLessThan(1e-4);
+    tf.dispose([x, w, bias, dx!, dw!, ex!, ew!, y, expected]);
+  });
+});
