@@ -185,7 +185,9 @@ export class GenerationSession {
     const hidden = sequences.map((_, i) =>
       (hiddenFlat as Float32Array).slice(i * width, (i + 1) * width),
     );
-    sequences.forEach((b, i) => this.evictIfDue(b, advanced[i]!, hidden[i]!));
+    sequences.forEach((b, i) => {
+      this.evictIfDue(b, advanced[i]!, hidden[i]!);
+    });
     return { logits, hidden };
   }
 
