@@ -118,7 +118,7 @@ export class GenerationSession {
       prompts.map((p) => p.length),
       all,
     );
-    this.lastHidden = result.hidden;
+    this.lastHidden = [...result.hidden];
     return result;
   }
 
