@@ -1,4 +1,4 @@
-// The quickstart: load the embedded tiny model (or train a fresh one, a few minutes on
+// The quickstart: load the embedded tiny model (or train a fresh one, 5–10 minutes on
 // two CPU cores, with --retrain)
 // and generate under each chosen KV-cache eviction policy, printing tokens/s and live/peak KV
 // entries per layer.
@@ -35,7 +35,8 @@ const program = new Command()
   .option('--checkpoint <dir>', 'model directory', DEFAULT_CHECKPOINT)
   .option('--retrain', 'train a fresh model first instead of loading the checkpoint')
   .option('--steps <n>', 'training steps with --retrain', (v) => Number(v), 400)
-  .parse();
+  // `pnpm start -- --flag` forwards the `--` separator; drop it so the flags still parse.
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 const opts = program.opts<{
   policies: string;
   budget: number;

@@ -10,6 +10,9 @@ export function trainingBar(total: number): {
     {
       format: 'train [{bar}] {value}/{total} loss {loss} | {tps} tok/s | ETA {eta}s',
       hideCursor: true,
+      // Outside a terminal (CI logs) print a line every 10 s instead of redrawing.
+      noTTYOutput: true,
+      notTTYSchedule: 10_000,
     },
     cliProgress.Presets.shades_classic,
   );

@@ -24,9 +24,9 @@ export async function trainQuickstartModel(options: TrainOptions) {
   const config = quickstartConfig(tokenizer.vocabSize);
   const model = DecoderModel.random(config, seed);
   const ids = tokenizer.encode(CORPUS);
-  const window = 96;
+  const window = 192;
   const examples: SftExample[] = [];
-  for (let start = 0; start + window <= ids.length; start += 24) {
+  for (let start = 0; start + window <= ids.length; start += 32) {
     examples.push({ tokens: ids.slice(start, start + window) });
   }
   const trainer = new SftTrainer<NextTokenBatch>({

@@ -13,7 +13,8 @@ const program = new Command()
   .option('--steps <n>', 'training steps', (v) => Number.parseInt(v, 10), 400)
   .option('--seed <n>', 'seed', (v) => Number.parseInt(v, 10), QUICKSTART_SEED)
   .option('--out <dir>', 'checkpoint directory', DEFAULT_CHECKPOINT)
-  .parse();
+  // `pnpm start -- --flag` forwards the `--` separator; drop it so the flags still parse.
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 const opts = program.opts<{ steps: number; seed: number; out: string }>();
 
 await initBackend('wasm');
