@@ -1,7 +1,7 @@
 /**
  * `@lethe/kv-cache`: a paged host-memory KV cache with ragged per-head live sets, provenance,
  * exact accounting and visibility traces (replay masks), plus the policy API that every
- * eviction and compute policy of Lethe implements.
+ * eviction policy, compute policy and read selector of Lethe implements.
  *
  * @packageDocumentation
  */
@@ -20,4 +20,5 @@ export type { ComputePolicy, LayerControls, StepObservation } from './policy/com
 export type { EvictionPolicy, KeepDecision, TriggerContext } from './policy/eviction-policy';
 export { type LayerObservation, NO_NEEDS, type ObservationNeeds } from './policy/observation';
 export type { RandomSource } from './policy/random-source';
+export type { ReadSelector } from './policy/read-selector';
 export * from './selection/index';

@@ -1,10 +1,11 @@
-// Decode throughput and KV memory: full cache vs StreamingLLM and H2O at a 25% budget on a
-// 2,048-token generation, and batched vs one-at-a-time decoding for a GRPO-sized group of 16.
-// Every figure is a ratio measured in this one run.
+// Decode throughput and KV memory: full cache vs StreamingLLM and H2O (eviction) and Quest
+// (read-time page selection, evicts nothing) at a 25% budget on a 2,048-token generation, and
+// batched vs one-at-a-time decoding for a GRPO-sized group of 16. Every figure is a ratio
+// measured in this one run.
 //
 //   pnpm --filter @lethe/model bench
-import type { EvictionPolicy } from '@lethe/kv-cache';
-import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import type { EvictionPolicy, ReadSelector } from '@lethe/kv-cache';
+import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { initBackend } from '@lethe/tensor';
 import { DecoderModel, defaultConfig, generate } from '../src/index';
 
@@ -32,22 +33,25 @@ async function main(): Promise<void> {
   const model = DecoderModel.random(config, 1);
   const prompt = Int32Array.from({ length: 16 }, (_, i) => (7 * i) % config.vocab_size);
   const budget = { budget: { capacity: BUDGET }, trigger: { whenLiveExceeds: BUDGET, slack: 32 } };
-  const runs: [string, EvictionPolicy | undefined][] = [
-    ['full cache', undefined],
-    ['StreamingLLM 25%', new StreamingLLMPolicy(budget)],
-    ['H2O 25%', new H2OPolicy(budget)],
+  // The model has only two layers, so Quest's usual two dense leading layers are switched off.
+  const quest = new QuestSelector({ tokenBudget: BUDGET, pageSize: 16, denseLayers: 0 });
+  const runs: [string, { eviction?: EvictionPolicy; readSelector?: ReadSelector }][] = [
+    ['full cache', {}],
+    ['StreamingLLM 25%', { eviction: new StreamingLLMPolicy(budget) }],
+    ['H2O 25%', { eviction: new H2OPolicy(budget) }],
+    ['Quest 25%', { readSelector: quest }],
   ];
   console.log(
     `backend ${backend}; ${SEQUENCE} generated tokens, budget ${BUDGET} entries per KV head`,
   );
   await generate({ model, prompts: [prompt], maxNewTokens: 32, seed: 0 }); // warm-up
   let full: { tps: number; peak: number } | undefined;
-  for (const [name, eviction] of runs) {
+  for (const [name, policies] of runs) {
     const r = await generate({
       model,
       prompts: [prompt],
       maxNewTokens: SEQUENCE,
-      eviction,
+      ...policies,
       seed: 0,
     });
     const tps = r.stats.tokensPerSecond;

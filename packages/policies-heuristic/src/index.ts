@@ -1,3 +1,5 @@
+/** `ReadSelector` is defined in `@lethe/kv-cache` (with the rest of the policy API) and re-exported here. */
+export type { ReadSelector } from '@lethe/kv-cache';
 export * from './factory';
 export * from './h2o';
 export * from './keydiff';
@@ -6,7 +8,6 @@ export * from './l2-norm';
 export * from './quest';
 export * from './quest-pages';
 export * from './random';
-export * from './read-selector';
 export * from './snapkv';
 export * from './streaming-llm';
 export * from './tova';

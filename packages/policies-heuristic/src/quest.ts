@@ -2,12 +2,12 @@ import {
   type LayerObservation,
   NO_NEEDS,
   type ObservationNeeds,
+  type ReadSelector,
   selectTopKRequired,
 } from '@lethe/kv-cache';
 import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/tensor';
 import { groupSize, requireField } from './observation-fields';
 import { pageKeyBounds, pageUpperBounds } from './quest-pages';
-import type { ReadSelector } from './read-selector';
 
 /** How the page scores of the query heads sharing one KV head combine. */
 export type QuestGroupReduce = 'max' | 'sum';

@@ -1,6 +1,7 @@
 import type { KVCache, LayerControls, LayerView } from '@lethe/kv-cache';
 import { assertNoNaN, LetheError, tf } from '@lethe/tensor';
 import { HIDDEN_LOGIT } from './masks';
+import { checkReadPages, openPages } from './read-pages';
 
 /** The cached entries of one layer for a batch of sequences, padded to the longest live set `S`. */
 export interface CachedLayerBatch {
@@ -10,7 +11,7 @@ export interface CachedLayerBatch {
   readonly values: tf.Tensor;
   /**
    * Additive logit bias `[B, Hkv, S]`: {@link HIDDEN_LOGIT} for padding and for entries outside
-   * the `readPages`, plus `attentionBias`, plus `log(gate)` when gates are used.
+   * the pages read (`readPages`, a read selector's pages), plus `attentionBias`, plus `log(gate)` when gates are used.
    */
   readonly logitBias: tf.Tensor;
 }
@@ -20,20 +21,23 @@ export interface CachedLayerBatch {
  * (sequence, KV head) row, and applies each sequence's attention controls:
  * `readPages` (page `p` of head `h` = live entries `[p·pageSize, (p+1)·pageSize)`) restricts
  * what the new tokens read; `attentionBias` `[Hkv, maxLive]` (the layout of this view) is added
- * to the logits of every query head of the group.
+ * to the logits of every query head of the group. Pages chosen by a read selector restrict the
+ * read the same way; with both, only pages in both lists are read (the intersection).
  *
  * Must run before the caches are mutated (the views are scratch buffers).
  *
  * @param controls this layer's controls per sequence (entries may be undefined).
  * @param useGates add `log(gate)` of each stored entry.
+ * @param selected pages per sequence from a read selector (undefined entries: no restriction).
  * @returns undefined when every cache is empty at this layer.
- * @throws LetheError `E_SHAPE` / `E_ARG` naming the bad control.
+ * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` naming the bad control or `readSelector`.
  */
 export function batchCachedLayer(
   caches: readonly KVCache[],
   layer: number,
   controls: readonly (LayerControls | undefined)[] | undefined,
   useGates: boolean,
+  selected?: readonly (readonly Int32Array[] | undefined)[],
 ): CachedLayerBatch | undefined {
   const views = caches.map((cache) => cache.view(layer));
   const width = Math.max(...views.map((view) => view.maxLive));
@@ -52,16 +56,23 @@ export function batchCachedLayer(
     const control = controls?.[b];
     const bias = control?.attentionBias;
     if (bias !== undefined) checkAttentionBias(bias, view, b);
-    const pages = control?.readPages;
-    if (pages !== undefined) checkReadPages(pages, view, caches[b]!.geometry.pageSize, b);
+    const pageSize = caches[b]!.geometry.pageSize;
+    const pageLists = pageRestrictions(control?.readPages, selected?.[b], view, pageSize, b);
     for (let h = 0; h < kvHeads; h++) {
       const live = view.liveCounts[h]!;
       const from = h * view.maxLive;
       const to = (b * kvHeads + h) * width;
       keys.set(view.keys.subarray(from * headDim, (from + live) * headDim), to * headDim);
       values.set(view.values!.subarray(from * headDim, (from + live) * headDim), to * headDim);
-      if (pages === undefined) visible.fill(0, to, to + live);
-      else openPages(visible, to, live, pages[h]!, caches[b]!.geometry.pageSize);
+      if (pageLists.length === 0) visible.fill(0, to, to + live);
+      else
+        openPages(
+          visible,
+          to,
+          live,
+          pageLists.map((pages) => pages[h]!),
+          pageSize,
+        );
       if (bias !== undefined) extra!.set(bias.subarray(from, from + live), to);
       if (gates !== undefined) gates.set(view.gates!.subarray(from, from + live), to);
     }
@@ -81,19 +92,6 @@ export function batchCachedLayer(
   });
 }
 
-/** Marks live entries of the listed pages visible (bias 0) in one padded row. */
-function openPages(
-  visible: Float32Array,
-  rowStart: number,
-  live: number,
-  pages: Int32Array,
-  pageSize: number,
-): void {
-  for (const page of pages) {
-    visible.fill(0, rowStart + page * pageSize, rowStart + Math.min(live, (page + 1) * pageSize));
-  }
-}
-
 function checkAttentionBias(bias: Float32Array, view: LayerView, b: number): void {
   const argument = `controls[${b}][${view.layer}].attentionBias`;
   if (!(bias instanceof Float32Array))
@@ -108,32 +106,22 @@ function checkAttentionBias(bias: Float32Array, view: LayerView, b: number): voi
   assertNoNaN(bias, argument);
 }
 
-function checkReadPages(
-  pages: readonly Int32Array[],
+/** The checked page restrictions of one sequence: its `readPages` control and its selected pages. */
+function pageRestrictions(
+  readPages: readonly Int32Array[] | undefined,
+  selected: readonly Int32Array[] | undefined,
   view: LayerView,
   pageSize: number,
   b: number,
-): void {
-  const argument = `controls[${b}][${view.layer}].readPages`;
-  if (!Array.isArray(pages) || pages.length !== view.kvHeads) {
-    throw new LetheError(
-      'E_SHAPE',
-      `expected one page list per KV head (${view.kvHeads})`,
-      argument,
-    );
+): (readonly Int32Array[])[] {
+  const lists: (readonly Int32Array[])[] = [];
+  if (readPages !== undefined) {
+    checkReadPages(readPages, view, pageSize, `controls[${b}][${view.layer}].readPages`);
+    lists.push(readPages);
   }
-  pages.forEach((list, h) => {
-    if (!(list instanceof Int32Array))
-      throw new LetheError('E_DTYPE', 'must be Int32Arrays', argument);
-    const pageCount = Math.ceil(view.liveCounts[h]! / pageSize);
-    for (const page of list) {
-      if (page < 0 || page >= pageCount) {
-        throw new LetheError(
-          'E_ARG',
-          `page ${page} of head ${h} is outside [0, ${pageCount})`,
-          argument,
-        );
-      }
-    }
-  });
+  if (selected !== undefined) {
+    checkReadPages(selected, view, pageSize, `readSelector.selectPages[${b}][${view.layer}]`);
+    lists.push(selected);
+  }
+  return lists;
 }

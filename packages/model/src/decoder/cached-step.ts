@@ -1,4 +1,4 @@
-import type { KVCache } from '@lethe/kv-cache';
+import type { KVCache, ReadSelector } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
@@ -7,6 +7,7 @@ import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkKeyBias } from './forward-checks';
 import { linear } from './linear';
 import { paddedCausalVisibility, visibilityToLogitBias } from './masks';
+import { selectReadPages } from './read-selection';
 import { rmsNorm } from './rms-norm';
 import { ropeInverseFrequencies, ropeTables } from './rope';
 import type { BatchControls, KeyBiasHook, StepResult } from './types';
@@ -22,6 +23,8 @@ export interface CachedStepRequest {
   readonly controls?: BatchControls;
   /** Gate hook (caches store gates). */
   readonly keyBias?: KeyBiasHook;
+  /** Read-time page selector, asked per sequence and layer; decode only (chunks of one token). */
+  readonly readSelector?: ReadSelector;
 }
 
 /**
@@ -30,7 +33,9 @@ export interface CachedStepRequest {
  * entries (restricted and biased by the controls) and causally to the chunk itself. Then the
  * new keys, values (and gates) are appended to every layer of every cache, and the queries are
  * recorded where the cache keeps a query window or tracks attention. One device read-back per
- * call. Prefill is a chunk per prompt on empty caches; decode is a chunk of one token.
+ * call, plus, with a read selector, one read-back of the new queries per layer (the selector
+ * needs them before that layer's attention). Prefill is a chunk per prompt on empty caches;
+ * decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk.
  */
@@ -39,10 +44,17 @@ export function cachedStep(
   config: ModelConfig,
   request: CachedStepRequest,
 ): StepResult {
-  const { caches, chunks, controls, keyBias } = request;
+  const { caches, chunks, controls, keyBias, readSelector } = request;
   const batch = caches.length;
   const lengths = Int32Array.from(chunks, (chunk) => chunk.length);
   const width = Math.max(...lengths);
+  if (readSelector !== undefined && width !== 1) {
+    throw new LetheError(
+      'E_ARG',
+      'applies to decode steps (one token per sequence) only',
+      'readSelector',
+    );
+  }
   const ids = new Int32Array(batch * width);
   const positions = new Int32Array(batch * width);
   caches.forEach((cache, b) => {
@@ -84,7 +96,11 @@ export function cachedStep(
           const gates = tf.exp(tf.broadcastTo(newKeyBias, [batch, kvHeads, width]));
           downloads.push(tf.transpose(gates, [0, 2, 1]));
         }
-        const cached = batchCachedLayer(caches, l, layerControls, keyBias !== undefined);
+        const selected =
+          readSelector === undefined
+            ? undefined
+            : selectReadPages(caches, l, readSelector, heads.queries.dataSync() as Float32Array);
+        const cached = batchCachedLayer(caches, l, layerControls, keyBias !== undefined, selected);
         if (cached === undefined) {
           return groupedQueryAttention(heads.queries, heads.keys, heads.values, ownBias).output;
         }

@@ -7,6 +7,7 @@ import { parallelForward } from './parallel-forward';
 import { checkStepInputs } from './step-checks';
 import type {
   BatchControls,
+  DecodeStepOptions,
   ForwardOptions,
   ForwardResult,
   StepOptions,
@@ -24,7 +25,8 @@ import { type DecoderWeights, groupWeights, initialTensors } from './weights';
  *   per-layer masks and key biases), differentiable with respect to {@link DecoderModel.parameters};
  * - {@link DecoderModel.prefill}: appends prompts (ragged batch) to one `KVCache` per sequence;
  * - {@link DecoderModel.decodeStep}: one token per sequence against its cache, with per-sequence,
- *   per-layer `LayerControls` (attention bias, page reads, MLP channel keep, activation bits).
+ *   per-layer `LayerControls` (attention bias, page reads, MLP channel keep, activation bits)
+ *   and an optional read-time page selector (Quest).
  *
  * @example
  * ```ts
@@ -129,6 +131,7 @@ export class DecoderModel {
    * @param caches one cache per prompt, geometry matching the model.
    * @param prompts non-empty token ids per sequence.
    * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
+   *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`.
    * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token.
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input; no cache is
    *   modified when validation fails.
@@ -138,6 +141,13 @@ export class DecoderModel {
     prompts: Int32Array[],
     options: StepOptions & { readonly controls?: BatchControls } = {},
   ): StepResult {
+    if ((options as DecodeStepOptions).readSelector !== undefined) {
+      throw new LetheError(
+        'E_ARG',
+        'prefill reads densely; pass the read selector to decodeStep',
+        'readSelector',
+      );
+    }
     return this.step(caches, prompts, options.controls, options, 'prompts');
   }
 
@@ -148,13 +158,19 @@ export class DecoderModel {
    * @param controls `controls[b][layer]`: `attentionBias` `[Hkv, maxLive]` over the cache view
    *   before this step (the new token's own key gets no bias), `readPages` (pages of `pageSize`
    *   live entries per KV head; the new token always sees itself), `mlpKeep`, `activationBits`.
+   * @param options the gate hook, and `readSelector`: per sequence and layer, pages chosen from
+   *   the cache and the new token's query, intersected with any `readPages` (see
+   *   {@link DecodeStepOptions.readSelector}).
    * @returns logits `[B, V]` and final hidden `[B, D]`.
+   * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (a bad page list
+   *   from the selector names `readSelector.selectPages[b][layer]`); no cache is modified when
+   *   anything throws.
    */
   decodeStep(
     caches: KVCache[],
     tokens: Int32Array,
     controls?: BatchControls,
-    options: StepOptions = {},
+    options: DecodeStepOptions = {},
   ): StepResult {
     if (!(tokens instanceof Int32Array))
       throw new LetheError('E_ARG', 'must be an Int32Array', 'tokens');
@@ -173,7 +189,7 @@ export class DecoderModel {
     caches: KVCache[],
     chunks: Int32Array[],
     controls: BatchControls | undefined,
-    options: StepOptions,
+    options: DecodeStepOptions,
     chunkArgument: string,
   ): StepResult {
     this.checkLive();
@@ -184,12 +200,14 @@ export class DecoderModel {
       controls,
       options.keyBias !== undefined,
       chunkArgument,
+      options.readSelector,
     );
     return cachedStep(this.weights, this.config, {
       caches,
       chunks,
       ...(controls !== undefined ? { controls } : {}),
       ...(options.keyBias !== undefined ? { keyBias: options.keyBias } : {}),
+      ...(options.readSelector !== undefined ? { readSelector: options.readSelector } : {}),
     });
   }
 

@@ -14,6 +14,7 @@ export { rmsNorm } from './rms-norm';
 export { applyRope, type RopeTables, ropeInverseFrequencies, ropeTables } from './rope';
 export type {
   BatchControls,
+  DecodeStepOptions,
   ForwardCapture,
   ForwardOptions,
   ForwardResult,

@@ -1,4 +1,4 @@
-import { KVCache } from '@lethe/kv-cache';
+import { KVCache, type ReadSelector } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkPerLayer, checkTokenIds } from './forward-checks';
@@ -8,7 +8,9 @@ import type { BatchControls } from './types';
  * Validates the inputs of a cached step before anything is computed or mutated: distinct caches
  * matching the model's geometry, storing values, all layers at the same length, gates stored
  * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache;
- * controls with one list of per-layer entries per cache.
+ * controls with one list of per-layer entries per cache; a read selector (see
+ * {@link checkReadSelector}) whose `pageSize` equals every cache's and whose `needs` every cache
+ * can serve.
  *
  * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the argument.
  */
@@ -19,6 +21,7 @@ export function checkStepInputs(
   controls: BatchControls | undefined,
   hasKeyBias: boolean,
   chunkArgument: string,
+  readSelector?: ReadSelector,
 ): void {
   if (!Array.isArray(caches) || caches.length === 0) {
     throw new LetheError('E_ARG', 'must be a non-empty array of KVCache', 'caches');
@@ -54,6 +57,74 @@ export function checkStepInputs(
       if (perLayer !== undefined)
         checkPerLayer(perLayer, config.num_hidden_layers, `controls[${b}]`);
     });
+  }
+  if (readSelector !== undefined) {
+    checkReadSelector(readSelector);
+    caches.forEach((cache, b) => {
+      checkSelectorFits(readSelector, cache, `caches[${b}]`);
+    });
+  }
+}
+
+/**
+ * Validates a read selector on its own: an object with a `selectPages` method, a positive
+ * integer `pageSize`, and `needs` that a runtime can serve inside a layer (no `hidden`: the
+ * selector gets the current query instead).
+ *
+ * @throws LetheError `E_ARG` naming `readSelector` or the bad field.
+ */
+export function checkReadSelector(selector: ReadSelector): void {
+  if (
+    typeof selector !== 'object' ||
+    selector === null ||
+    typeof selector.selectPages !== 'function'
+  ) {
+    throw new LetheError('E_ARG', 'must be a ReadSelector (with selectPages)', 'readSelector');
+  }
+  if (!(Number.isInteger(selector.pageSize) && selector.pageSize > 0)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a positive integer, got ${selector.pageSize}`,
+      'readSelector.pageSize',
+    );
+  }
+  const needs = selector.needs;
+  if (typeof needs !== 'object' || needs === null) {
+    throw new LetheError('E_ARG', 'must be an ObservationNeeds object', 'readSelector.needs');
+  }
+  if (needs.hidden) {
+    throw new LetheError(
+      'E_ARG',
+      'a read selector runs inside a layer, where no final hidden state exists; it gets the current query instead',
+      'readSelector.needs.hidden',
+    );
+  }
+}
+
+/** Throws unless `cache` has the selector's page size and keeps what the selector needs. */
+function checkSelectorFits(selector: ReadSelector, cache: KVCache, argument: string): void {
+  const { pageSize } = cache.geometry;
+  if (selector.pageSize !== pageSize) {
+    throw new LetheError(
+      'E_ARG',
+      `is ${selector.pageSize} but ${argument} has pages of ${pageSize} entries`,
+      'readSelector.pageSize',
+    );
+  }
+  const { attentionWindow, accumulatedAttention } = selector.needs;
+  if (attentionWindow > cache.queryWindow) {
+    throw new LetheError(
+      'E_STATE',
+      `the read selector needs ${attentionWindow} recent queries but the cache keeps queryWindow = ${cache.queryWindow}`,
+      argument,
+    );
+  }
+  if (accumulatedAttention && !cache.trackAttention) {
+    throw new LetheError(
+      'E_STATE',
+      'the read selector needs accumulated attention but the cache was created without trackAttention',
+      argument,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import type { LayerControls } from '@lethe/kv-cache';
+import type { LayerControls, ReadSelector } from '@lethe/kv-cache';
 import type { tf } from '@lethe/tensor';
 
 /**
@@ -69,6 +69,21 @@ export interface StepOptions {
    * `log(gate)` of every key it reads. Required exactly when the caches store gates.
    */
   readonly keyBias?: KeyBiasHook;
+}
+
+/** Options of {@link DecoderModel.decodeStep}: those of every cached step, plus a read selector. */
+export interface DecodeStepOptions extends StepOptions {
+  /**
+   * Read-time page selection (Quest): in every layer, after the new token's query is computed
+   * and before attention, `readSelector.selectPages(cache.observe(layer, readSelector.needs),
+   * query)` runs for each sequence with its own cache and its query after RoPE
+   * (`[queryHeads, headDim]`). The pages it returns restrict the read exactly as
+   * `LayerControls.readPages` does (undefined: dense). When the layer's controls also give
+   * `readPages`, only pages in both lists are read (the intersection). `pageSize` must equal
+   * every cache's, the selector may not need `hidden`, and the caches must keep what its `needs`
+   * ask for. Costs one device read-back of the queries per layer; prefill always reads densely.
+   */
+  readonly readSelector?: ReadSelector;
 }
 
 /** Result of a cached step: the newest token of every sequence. The caller owns the tensors. */

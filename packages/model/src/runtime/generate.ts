@@ -50,8 +50,8 @@ export interface GenerationResult {
 }
 
 /**
- * Runs prefill + decode for a batch of prompts under an optional eviction policy and compute
- * policy, sampling with a seed, and returns the tokens with throughput and KV statistics.
+ * Runs prefill + decode for a batch of prompts under an optional eviction policy, compute
+ * policy and read selector (`readSelector`, e.g. Quest), sampling with a seed, and returns the tokens with throughput and KV statistics.
  *
  * @example
  * ```ts

@@ -3,9 +3,11 @@ import {
   type EvictionPolicy,
   KVCache,
   type LayerControls,
+  type ReadSelector,
 } from '@lethe/kv-cache';
 import { LetheError, Rng, type tf } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
+import { checkReadSelector } from '../decoder/step-checks';
 
 /** Options of a {@link GenerationSession}. */
 export interface SessionOptions {
@@ -15,7 +17,13 @@ export interface SessionOptions {
   readonly eviction?: EvictionPolicy;
   /** Compute policy giving per-step controls (attention pages, MLP keep, bits). */
   readonly compute?: ComputePolicy;
-  /** Slots per KV-cache page (default 16). */
+  /**
+   * Read-time page selector (e.g. `QuestSelector`) asked in every layer of every decode step,
+   * per sequence, which pages the new token reads (intersected with the compute policy's
+   * `readPages`). It evicts nothing; prefill reads densely. See `DecodeStepOptions.readSelector`.
+   */
+  readonly readSelector?: ReadSelector;
+  /** Slots per KV-cache page (default: the read selector's `pageSize`, else 16). */
   readonly pageSize?: number;
   /** Seed of the eviction and compute policies' random streams (default 0). */
   readonly seed?: number;
@@ -37,8 +45,9 @@ export interface StepOutput {
 /**
  * Prefill + decode of a batch of sequences, each with its own KV cache and its own evictions.
  * The eviction policy is asked after prefill and after every step, per sequence and layer,
- * whether to run a round (`shouldEvict`), then what to keep (`select`). Steps may run on any
- * subset of the sequences (finished ones drop out).
+ * whether to run a round (`shouldEvict`), then what to keep (`select`). A read selector, when
+ * given, restricts each decode step's reads without evicting. Steps may run on any subset of the
+ * sequences (finished ones drop out).
  *
  * @example
  * ```ts
@@ -53,6 +62,7 @@ export class GenerationSession {
   private readonly model: DecoderModel;
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
+  private readonly readSelector: ReadSelector | undefined;
   private readonly pageSize: number;
   private readonly seed: number;
   private readonly streamIds: readonly number[] | undefined;
@@ -61,11 +71,26 @@ export class GenerationSession {
   private sinceRound: Int32Array[] = [];
   private lastHidden: Float32Array[] = [];
 
+  /**
+   * @throws LetheError `E_ARG` naming `readSelector` (or its field) for a bad read selector, or
+   *   `readSelector.pageSize` when it differs from `pageSize`.
+   */
   constructor(options: SessionOptions) {
     this.model = options.model;
     this.eviction = options.eviction;
     this.compute = options.compute;
-    this.pageSize = options.pageSize ?? 16;
+    this.readSelector = options.readSelector;
+    if (this.readSelector !== undefined) {
+      checkReadSelector(this.readSelector);
+      if (options.pageSize !== undefined && options.pageSize !== this.readSelector.pageSize) {
+        throw new LetheError(
+          'E_ARG',
+          `is ${this.readSelector.pageSize} but the session's pageSize is ${options.pageSize}`,
+          'readSelector.pageSize',
+        );
+      }
+    }
+    this.pageSize = options.pageSize ?? this.readSelector?.pageSize ?? 16;
     this.seed = options.seed ?? 0;
     this.streamIds = options.streamIds;
   }
@@ -92,6 +117,7 @@ export class GenerationSession {
     }
     const config = this.model.config;
     const needs = this.eviction?.needs;
+    const readNeeds = this.readSelector?.needs;
     this.caches = prompts.map(
       () =>
         new KVCache({
@@ -103,8 +129,9 @@ export class GenerationSession {
           },
           queryHeads: config.num_attention_heads,
           anchors: this.eviction?.anchors,
-          queryWindow: needs?.attentionWindow ?? 0,
-          trackAttention: needs?.accumulatedAttention ?? false,
+          queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
+          trackAttention:
+            (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
         }),
     );
     const root = new Rng(this.seed);
@@ -145,7 +172,12 @@ export class GenerationSession {
     }
     const caches = sequences.map((b) => this.caches[b]!);
     const controls = this.compute ? sequences.map((b) => this.controlsFor(b)) : undefined;
-    const out = this.model.decodeStep(caches, tokens, controls);
+    const out = this.model.decodeStep(
+      caches,
+      tokens,
+      controls,
+      this.readSelector !== undefined ? { readSelector: this.readSelector } : {},
+    );
     const result = await this.download(
       out,
       sequences.map(() => 1),

@@ -1,0 +1,36 @@
+import type { KVCache, ReadSelector } from '@lethe/kv-cache';
+import { LetheError } from '@lethe/tensor';
+
+/**
+ * Asks a read selector which pages each sequence's new token reads at one layer: for sequence
+ * `b`, `selector.selectPages(caches[b].observe(layer, selector.needs), query_b)` with `query_b`
+ * its own copy of row `b` of `queries`. Runs before the caches are mutated, so the observation
+ * is the cache as the token finds it.
+ *
+ * @param queries the new tokens' queries after RoPE, `[B, queryHeads, headDim]` (one token per
+ *   sequence), on the host.
+ * @returns per sequence the pages per KV head, or undefined for a dense read. The page lists
+ *   are checked where they are applied (`batchCachedLayer`).
+ * @throws LetheError `E_ARG` naming `readSelector.selectPages[b][layer]` when the selector
+ *   returns something other than an array or undefined.
+ */
+export function selectReadPages(
+  caches: readonly KVCache[],
+  layer: number,
+  selector: ReadSelector,
+  queries: Float32Array,
+): (readonly Int32Array[] | undefined)[] {
+  const rowSize = queries.length / caches.length;
+  return caches.map((cache, b) => {
+    const observation = cache.observe(layer, selector.needs);
+    const pages = selector.selectPages(observation, queries.slice(b * rowSize, (b + 1) * rowSize));
+    if (pages !== undefined && !Array.isArray(pages)) {
+      throw new LetheError(
+        'E_ARG',
+        'must return one Int32Array of pages per KV head, or undefined',
+        `readSelector.selectPages[${b}][${layer}]`,
+      );
+    }
+    return pages;
+  });
+}
