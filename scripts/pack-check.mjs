@@ -55,9 +55,13 @@ try {
     ],
     app,
   );
-  const pkgs = names.map(
-    (d) => JSON.parse(readFileSync(join(packagesDir, d, 'package.json'), 'utf8')).name,
-  );
+  // Every entry point of every package: '.' and subpaths such as '@lethe/model/node'.
+  const pkgs = names.flatMap((d) => {
+    const manifest = JSON.parse(readFileSync(join(packagesDir, d, 'package.json'), 'utf8'));
+    return Object.keys(manifest.exports)
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? manifest.name : `${manifest.name}/${key.slice(2)}`));
+  });
 
   for (const name of pkgs) {
     const esm = run(
@@ -100,7 +104,7 @@ try {
     }),
   );
   run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], app);
-  console.log(`ok  types resolve for ${pkgs.length} packages under node16 (ESM and CJS)`);
+  console.log(`ok  types resolve for ${pkgs.length} entry points under node16 (ESM and CJS)`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
