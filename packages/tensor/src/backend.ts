@@ -8,7 +8,7 @@ import { ensureWebGpu } from './webgpu-node';
 
 /**
  * A tensor backend Lethe can run on. `auto` picks `webgpu` when a hardware adapter exists, else
- * `wasm`.
+ * `wasm`, else `cpu`.
  */
 export type BackendName = 'auto' | 'wasm' | 'webgpu' | 'cpu';
 
@@ -17,8 +17,9 @@ const BACKENDS: readonly BackendName[] = ['auto', 'wasm', 'webgpu', 'cpu'];
 /**
  * Selects and readies a tensor backend. Call once before creating tensors.
  *
- * - `auto`: `webgpu` when a hardware adapter exists, else `wasm`. A software adapter
- *   (SwiftShader, `isFallbackAdapter`) is never chosen here: it is slower than `wasm`.
+ * - `auto`: `webgpu` when a hardware adapter exists, else `wasm`, else (with a warning) `cpu`.
+ *   A software adapter (SwiftShader, `isFallbackAdapter`) is never chosen here: it is slower
+ *   than `wasm`.
  * - `wasm`: ships its `.wasm` inside the npm package.
  * - `webgpu`: `navigator.gpu` in browsers; in Node the optional `webgpu` package (Dawn), with a
  *   fallback to SwiftShader from Debian's `chromium` package on Linux without a GPU (see
@@ -44,7 +45,13 @@ export async function initBackend(name: BackendName = 'auto'): Promise<string> {
   }
   if (name === 'auto') {
     if (await ensureWebGpu({ required: false, allowSoftware: false })) return activate('webgpu');
-    return activate('wasm');
+    try {
+      return await activate('wasm');
+    } catch (error) {
+      // The documented last resort of `auto`; said out loud, since cpu is far slower.
+      console.warn(`@lethe/tensor: ${(error as Error).message}; falling back to the cpu backend`);
+      return activate('cpu');
+    }
   }
   if (name === 'webgpu') await ensureWebGpu({ required: true });
   return activate(name);

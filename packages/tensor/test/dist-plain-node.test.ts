@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -35,5 +35,20 @@ describe('built package in plain Node', () => {
       { encoding: 'utf8' },
     );
     expect(JSON.parse(out)).toEqual(expected);
+  });
+});
+
+describe('initBackend("auto") fallback', () => {
+  it('falls back to cpu, with a warning, when wasm cannot start', () => {
+    const code = `import { tf, initBackend } from '${join(pkg, 'dist/index.js')}';
+      tf.removeBackend('wasm');
+      const name = await initBackend('auto');
+      console.log(JSON.stringify({ name, sum: (await tf.sum(tf.ones([3])).data())[0] }));`;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      encoding: 'utf8',
+      env: { ...process.env, VK_ICD_FILENAMES: '/nonexistent/icd.json' },
+    });
+    expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual({ name: 'cpu', sum: 3 });
+    expect(result.stderr).toMatch(/falling back to the cpu backend/);
   });
 });
