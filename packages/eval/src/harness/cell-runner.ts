@@ -1,0 +1,48 @@
+import { LetheError } from '@lethe/tensor';
+import type { CellEnvironment } from './cell-environment';
+import { validateCellKey } from './cells';
+import { runGenerationCell } from './generation-cell';
+import { runPerplexityCell } from './perplexity-cell';
+import { reproduceCommand } from './reproduce';
+import type { CellKey, CellResult } from './results';
+
+/**
+ * Computes one cell of a sweep — generation tasks with `runGenerationCell`, language modelling
+ * with `runPerplexityCell` — and returns its {@link CellResult}: the key, the metrics, the
+ * `lethe eval` command that recomputes it, and the clock time of its generation.
+ *
+ * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, …);
+ *   `E_ARG` naming `key.task` when the environment's task or the config do not match the key,
+ *   naming `model` when the model's vocabulary is smaller than the task tokenizer's, or naming
+ *   `policy` for an unknown policy; rejects with `signal.reason` when `env.signal` aborts.
+ */
+export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellResult> {
+  validateCellKey(key);
+  const { task, model } = env;
+  if (task.name !== key.task) {
+    throw new LetheError(
+      'E_ARG',
+      `is "${key.task}" but the task given is "${task.name}"`,
+      'key.task',
+    );
+  }
+  const command = reproduceCommand(key, env.config);
+  env.registry.factory(key.policy);
+  if (model.config.vocab_size < task.tokenizer.vocabSize) {
+    throw new LetheError(
+      'E_ARG',
+      `vocab_size ${model.config.vocab_size} is smaller than the ${task.name} tokenizer's ${task.tokenizer.vocabSize}`,
+      'model',
+    );
+  }
+  const { metrics, elapsedMs } =
+    task.kind === 'generation'
+      ? await runGenerationCell(key, task, env)
+      : await runPerplexityCell(key, task, env);
+  return {
+    key: { task: key.task, policy: key.policy, budget: key.budget, seed: key.seed },
+    metrics,
+    command,
+    elapsedMs,
+  };
+}

@@ -1,0 +1,51 @@
+import { LetheError } from '@lethe/tensor';
+import { validateBudgetFraction } from './budget';
+import { FULL_POLICY } from './policy-registry';
+import type { CellKey } from './results';
+import type { SweepConfig } from './sweep-config';
+
+/**
+ * The cells of a sweep in their deterministic order: tasks (config order), then seeds, then
+ * policies, then budgets. `full` contributes one cell per (task, seed), at budget 1, wherever it
+ * stands in `policies`; every other policy one cell per budget. Seeds sit outside policies so
+ * the full-cache reference runs of a (task, seed) serve all its cells in a row.
+ */
+export function sweepCells(config: SweepConfig): CellKey[] {
+  const cells: CellKey[] = [];
+  for (const task of config.tasks) {
+    for (const seed of config.seeds) {
+      for (const policy of config.policies) {
+        const budgets = policy === FULL_POLICY ? [1] : config.budgets;
+        for (const budget of budgets) cells.push({ task: task.name, policy, budget, seed });
+      }
+    }
+  }
+  return cells;
+}
+
+/** A string identifying a cell (equal keys, equal ids). */
+export function cellId(key: CellKey): string {
+  return JSON.stringify([key.task, key.policy, key.budget, key.seed]);
+}
+
+/**
+ * Checks a cell key on its own: budget in (0, 1], `full` only at budget 1, seed a non-negative
+ * safe integer, names non-empty.
+ *
+ * @throws LetheError `E_BUDGET` naming `budget`, or `E_ARG` naming the field.
+ */
+export function validateCellKey(key: CellKey): CellKey {
+  for (const field of ['task', 'policy'] as const) {
+    if (typeof key[field] !== 'string' || key[field].length === 0) {
+      throw new LetheError('E_ARG', 'must be a non-empty string', field);
+    }
+  }
+  validateBudgetFraction(key.budget, 'budget');
+  if (key.policy === FULL_POLICY && key.budget !== 1) {
+    throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${key.budget}`, 'budget');
+  }
+  if (!(Number.isSafeInteger(key.seed) && key.seed >= 0)) {
+    throw new LetheError('E_ARG', `must be a non-negative safe integer, got ${key.seed}`, 'seed');
+  }
+  return key;
+}

@@ -1,0 +1,89 @@
+import { LetheError } from '@lethe/tensor';
+import { aggregate, perplexity } from '../metrics/index';
+import type { PerplexityTask } from '../tasks/task';
+import { planBatches } from './batching';
+import { capacityFor } from './budget';
+import { cacheMetrics, throughput } from './cache-metrics';
+import type { CellEnvironment } from './cell-environment';
+import { encodeText } from './generation-run';
+import { FULL_POLICY } from './policy-registry';
+import type { CellKey, CellMetrics } from './results';
+import { type ScoredDocument, teacherForce } from './teacher-forcing';
+
+/**
+ * Runs a language-modelling cell: documents `0 … examplesPerCell − 1` of the seed, each
+ * teacher-forced under the cell's policy (see `teacherForce`), with the budget's capacity taken
+ * from the document's own length `L = n` tokens. Metrics:
+ *
+ * - `perplexity`: per document exp(Σ NLL / (n − 1)), aggregated over documents;
+ * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
+ *   document, `(n − 1)` entries per layer and KV head (teacher forcing feeds the same tokens
+ *   whatever the policy, so the reference needs no run);
+ * - `tokensPerSecond`: predicted tokens per clock second of each batch.
+ *
+ * Returns the metrics and the clock time of the cell.
+ */
+export async function runPerplexityCell(
+  key: CellKey,
+  task: PerplexityTask,
+  env: CellEnvironment,
+): Promise<{ metrics: CellMetrics; elapsedMs: number }> {
+  const { config, clock, model } = env;
+  const documents = Array.from({ length: config.examplesPerCell }, (_, i) =>
+    encodeText(task.tokenizer, task.document(key.seed, i)),
+  );
+  const lengths = documents.map((d, i) => {
+    if (d.length < 2) {
+      throw new LetheError(
+        'E_ARG',
+        `document ${i} of seed ${key.seed} of task ${task.name} has ${d.length} token(s); teacher forcing needs 2`,
+        'documents',
+      );
+    }
+    return d.length;
+  });
+  const policy = key.policy === FULL_POLICY ? undefined : key.policy;
+  const scored: ScoredDocument[] = new Array(documents.length);
+  const batches: { tokens: number; ms: number }[] = [];
+  const start = clock();
+  for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
+    const fullLength = lengths[batch[0]!]!;
+    const eviction =
+      policy === undefined
+        ? undefined
+        : env.registry.create(
+            policy,
+            { capacity: capacityFor(key.budget, fullLength) },
+            { budget: key.budget, fullLength, task: task.name, seed: key.seed, model },
+          );
+    const result = await teacherForce({
+      model,
+      documents: batch.map((i) => documents[i]!),
+      streamIds: batch,
+      seed: key.seed,
+      eviction,
+      clock,
+      signal: env.signal,
+    });
+    batch.forEach((i, row) => {
+      scored[i] = result.documents[row]!;
+    });
+    batches.push({ tokens: result.predictedTokens, ms: result.elapsedMs });
+  }
+  const elapsedMs = clock() - start;
+  const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;
+  const cache = cacheMetrics(
+    scored,
+    lengths.map((n) => (n - 1) * perToken),
+  );
+  const metrics: CellMetrics = {
+    perplexity: aggregate(scored.map((d) => perplexity(d.sumNll, d.predicted))),
+    peakKvReduction: cache.peakKvReduction,
+    meanLive: cache.meanLive,
+    peakLive: cache.peakLive,
+    netKeepRate: cache.netKeepRate,
+    realisedBudget: cache.realisedBudget,
+    tokensPerSecond: throughput(batches),
+  };
+  return { metrics, elapsedMs };
+}

@@ -1,0 +1,222 @@
+import { LetheError } from '@lethe/tensor';
+import { validateCellKey } from './cells';
+import type { CellKey } from './results';
+import { type SweepConfig, validateSweepConfig } from './sweep-config';
+
+/** One flag of `lethe eval`. */
+export interface EvalFlag {
+  /** The flag, e.g. `--budget`. */
+  readonly flag: string;
+  /** The `SweepConfig` field (or cell key field) it sets. */
+  readonly field: string;
+  /** Whether `lethe eval` needs it. */
+  readonly required: boolean;
+  /** What it means. */
+  readonly description: string;
+}
+
+/**
+ * The flags of `lethe eval`, which computes one sweep cell. {@link reproduceCommand} writes
+ * them and {@link parseEvalFlags} reads them back; together they define the CLI's cell command.
+ */
+export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
+  { flag: '--task', field: 'tasks[0].name', required: true, description: 'task registry name' },
+  {
+    flag: '--task-options',
+    field: 'tasks[0].options',
+    required: false,
+    description: 'task options as a JSON object (default {})',
+  },
+  { flag: '--policy', field: 'policies[0]', required: true, description: 'policy registry name' },
+  {
+    flag: '--budget',
+    field: 'budgets[0]',
+    required: true,
+    description: 'budget fraction in (0, 1] of each example’s full-cache length (1 for full)',
+  },
+  { flag: '--seed', field: 'seeds[0]', required: true, description: 'example and sampling seed' },
+  {
+    flag: '--examples',
+    field: 'examplesPerCell',
+    required: true,
+    description: 'examples 0 … n−1 of the seed',
+  },
+  {
+    flag: '--samples',
+    field: 'samplesPerExample',
+    required: false,
+    description: 'completions per prompt (default 1)',
+  },
+  {
+    flag: '--pass-at-k',
+    field: 'passAtK',
+    required: false,
+    description: 'comma-separated k of pass@k (default: see SweepConfig.passAtK)',
+  },
+  {
+    flag: '--temperature',
+    field: 'sampling.temperature',
+    required: false,
+    description: 'sampling temperature, 0 = greedy',
+  },
+  { flag: '--top-k', field: 'sampling.topK', required: false, description: 'top-k (0 = all)' },
+  { flag: '--top-p', field: 'sampling.topP', required: false, description: 'nucleus mass (0, 1]' },
+  {
+    flag: '--batch-size',
+    field: 'batchSize',
+    required: false,
+    description: 'sequences per generation batch (default 16)',
+  },
+  {
+    flag: '--checkpoint',
+    field: 'checkpoints[task]',
+    required: false,
+    description: 'model checkpoint directory of the task',
+  },
+]);
+
+/**
+ * The single-cell sweep that recomputes `key` of `config`: the same task options, examples,
+ * samples, sampling, batch size and checkpoint, with only `key`'s policy, budget and seed.
+ *
+ * @throws LetheError `E_ARG` when `key.task` is not a task of `config`, or for a bad key.
+ */
+export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
+  validateCellKey(key);
+  const task = config.tasks.find((t) => t.name === key.task);
+  if (task === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `is not a task of the sweep (${config.tasks.map((t) => t.name).join(', ')})`,
+      'key.task',
+    );
+  }
+  const checkpoint = config.checkpoints[key.task];
+  return {
+    ...config,
+    tasks: [task],
+    policies: [key.policy],
+    budgets: [key.budget],
+    seeds: [key.seed],
+    checkpoints: checkpoint === undefined ? {} : { [key.task]: checkpoint },
+  };
+}
+
+/**
+ * A `lethe eval …` command (see {@link EVAL_FLAGS}) that recomputes exactly the cell `key` of
+ * `config`: every setting that affects the cell's numbers is spelt out, defaults included,
+ * and values are quoted for POSIX shells where needed.
+ *
+ * @example
+ * ```ts
+ * reproduceCommand({ task: 'countdown', policy: 'h2o', budget: 0.25, seed: 0 }, config);
+ * // lethe eval --task countdown --policy h2o --budget 0.25 --seed 0 --examples 32 --samples 1 …
+ * ```
+ * @throws LetheError `E_ARG` when `key.task` is not a task of `config`, or for a bad key.
+ */
+export function reproduceCommand(key: CellKey, config: SweepConfig): string {
+  const cell = cellConfig(key, config);
+  const task = cell.tasks[0]!;
+  const parts: string[] = ['lethe', 'eval', '--task', task.name];
+  if (Object.keys(task.options).length > 0) {
+    parts.push('--task-options', JSON.stringify(task.options));
+  }
+  parts.push('--policy', key.policy, '--budget', String(key.budget), '--seed', String(key.seed));
+  parts.push(
+    '--examples',
+    String(cell.examplesPerCell),
+    '--samples',
+    String(cell.samplesPerExample),
+  );
+  if (cell.passAtK.length > 0) parts.push('--pass-at-k', cell.passAtK.join(','));
+  parts.push(
+    '--temperature',
+    String(cell.sampling.temperature),
+    '--top-k',
+    String(cell.sampling.topK),
+    '--top-p',
+    String(cell.sampling.topP),
+    '--batch-size',
+    String(cell.batchSize),
+  );
+  const checkpoint = cell.checkpoints[task.name];
+  if (checkpoint !== undefined) parts.push('--checkpoint', checkpoint);
+  return parts.map(shellQuote).join(' ');
+}
+
+/**
+ * Reads the flags of {@link EVAL_FLAGS} (`--flag value` pairs, as a shell splits a
+ * {@link reproduceCommand} after `lethe eval`) into the single-cell sweep they denote.
+ *
+ * @throws LetheError `E_ARG` naming the flag for an unknown, repeated, valueless or missing
+ *   required flag or a malformed number / JSON value; the errors of `validateSweepConfig`
+ *   (e.g. `E_BUDGET` naming `budgets[0]`) for values out of range.
+ */
+export function parseEvalFlags(args: readonly string[]): SweepConfig {
+  const known = new Set(EVAL_FLAGS.map((f) => f.flag));
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 2) {
+    const flag = args[i]!;
+    if (!known.has(flag)) {
+      throw new LetheError('E_ARG', `unknown flag; valid flags: ${[...known].join(', ')}`, flag);
+    }
+    if (values.has(flag)) throw new LetheError('E_ARG', 'given twice', flag);
+    const value = args[i + 1];
+    if (value === undefined) throw new LetheError('E_ARG', 'needs a value', flag);
+    values.set(flag, value);
+  }
+  for (const { flag, required } of EVAL_FLAGS) {
+    if (required && !values.has(flag)) throw new LetheError('E_ARG', 'is required', flag);
+  }
+  const task = values.get('--task')!;
+  const json: Record<string, unknown> = {
+    tasks: [{ name: task, options: jsonFlag(values, '--task-options') ?? {} }],
+    policies: [values.get('--policy')],
+    budgets: [numberFlag(values, '--budget')],
+    seeds: [numberFlag(values, '--seed')],
+    examplesPerCell: numberFlag(values, '--examples'),
+  };
+  if (values.has('--samples')) json.samplesPerExample = numberFlag(values, '--samples');
+  if (values.has('--pass-at-k')) {
+    json.passAtK = values
+      .get('--pass-at-k')!
+      .split(',')
+      .map((k) => parseNumber(k, '--pass-at-k'));
+  }
+  const sampling: Record<string, number> = {};
+  if (values.has('--temperature')) sampling.temperature = numberFlag(values, '--temperature');
+  if (values.has('--top-k')) sampling.topK = numberFlag(values, '--top-k');
+  if (values.has('--top-p')) sampling.topP = numberFlag(values, '--top-p');
+  json.sampling = sampling;
+  if (values.has('--batch-size')) json.batchSize = numberFlag(values, '--batch-size');
+  if (values.has('--checkpoint')) json.checkpoints = { [task]: values.get('--checkpoint') };
+  return validateSweepConfig(json);
+}
+
+function numberFlag(values: ReadonlyMap<string, string>, flag: string): number {
+  return parseNumber(values.get(flag)!, flag);
+}
+
+function parseNumber(text: string, flag: string): number {
+  const value = text.trim() === '' ? Number.NaN : Number(text);
+  if (!Number.isFinite(value)) {
+    throw new LetheError('E_ARG', `must be a number, got ${JSON.stringify(text)}`, flag);
+  }
+  return value;
+}
+
+function jsonFlag(values: ReadonlyMap<string, string>, flag: string): unknown {
+  const text = values.get(flag);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new LetheError('E_ARG', `must be JSON: ${(error as Error).message}`, flag);
+  }
+}
+
+/** `text` as one POSIX shell word: bare when it is plainly safe, else single-quoted. */
+function shellQuote(text: string): string {
+  if (/^[A-Za-z0-9_./:,=+@%-]+$/.test(text)) return text;
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}

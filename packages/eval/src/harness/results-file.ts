@@ -1,0 +1,142 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '@lethe/model/node';
+import { LetheError } from '@lethe/tensor';
+import { cellId, sweepCells } from './cells';
+import { canonicalJson, isPlainObject, type JsonValue } from './json';
+import { type CellResult, RESULTS_FORMAT, RESULTS_VERSION, type SweepResults } from './results';
+import { type SweepConfig, validateSweepConfig } from './sweep-config';
+
+/** A results document with no cells yet. */
+export function emptyResults(config: SweepConfig): SweepResults {
+  return {
+    format: RESULTS_FORMAT,
+    version: RESULTS_VERSION,
+    config: config as unknown as Record<string, unknown>,
+    cells: [],
+  };
+}
+
+/** The text of a results file: 2-space indented JSON and a final newline. */
+export function serializeResults(results: SweepResults): string {
+  return `${JSON.stringify(results, null, 2)}\n`;
+}
+
+/**
+ * Writes `results` to `path` atomically (temporary file, fsync, rename), so an interrupted
+ * sweep leaves either the previous or the new file, never a torn one.
+ */
+export async function writeResultsFile(path: string, results: SweepResults): Promise<void> {
+  await writeFileAtomic(path, serializeResults(results));
+}
+
+/**
+ * Reads the results file at `path` for a sweep with `config`, or returns `undefined` when there
+ * is none. Never mixes sweeps: the file must be of this format and version and embed a config
+ * equal to `config` (after normalisation), and its cells must be cells of that sweep.
+ *
+ * @throws LetheError `E_FORMAT` naming the file when it is not JSON, of another format or
+ *   version, or holds a malformed config or cell; `E_ARG` naming the file when its config
+ *   differs from `config` (the message names the first differing field).
+ */
+export async function readResultsFile(
+  path: string,
+  config: SweepConfig,
+): Promise<SweepResults | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new LetheError('E_FORMAT', `is not JSON: ${(error as Error).message}`, path);
+  }
+  return checkResults(json, config, path);
+}
+
+/**
+ * Checks a parsed results document against the sweep `config` (see {@link readResultsFile}).
+ *
+ * @param source - the file (or other origin) named in errors.
+ */
+export function checkResults(json: unknown, config: SweepConfig, source: string): SweepResults {
+  if (!isPlainObject(json)) throw new LetheError('E_FORMAT', 'is not a JSON object', source);
+  if (json.format !== RESULTS_FORMAT) {
+    throw new LetheError(
+      'E_FORMAT',
+      `has format ${JSON.stringify(json.format)}, expected "${RESULTS_FORMAT}"`,
+      source,
+    );
+  }
+  if (json.version !== RESULTS_VERSION) {
+    throw new LetheError(
+      'E_FORMAT',
+      `has version ${JSON.stringify(json.version)} of ${RESULTS_FORMAT}; this harness reads version ${RESULTS_VERSION}`,
+      source,
+    );
+  }
+  let stored: SweepConfig;
+  try {
+    stored = validateSweepConfig(json.config);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new LetheError('E_FORMAT', `holds an invalid sweep config: ${detail}`, source);
+  }
+  const differing = firstDifference(stored, config);
+  if (differing !== undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `was written by a different sweep configuration (field "${differing}" differs); use another results path or the same configuration`,
+      source,
+    );
+  }
+  if (!Array.isArray(json.cells)) throw new LetheError('E_FORMAT', 'has no cells array', source);
+  const grid = new Set(sweepCells(config).map(cellId));
+  const seen = new Set<string>();
+  const cells = json.cells.map((cell, i) => {
+    const result = checkCell(cell, `${source}: cells[${i}]`);
+    const id = cellId(result.key);
+    if (!grid.has(id)) {
+      throw new LetheError('E_FORMAT', `cells[${i}] is not a cell of the sweep`, source);
+    }
+    if (seen.has(id)) throw new LetheError('E_FORMAT', `cells[${i}] repeats a cell`, source);
+    seen.add(id);
+    return result;
+  });
+  return {
+    format: RESULTS_FORMAT,
+    version: RESULTS_VERSION,
+    config: json.config as Record<string, unknown>,
+    cells,
+  };
+}
+
+function checkCell(cell: unknown, argument: string): CellResult {
+  if (!isPlainObject(cell)) throw new LetheError('E_FORMAT', 'is not an object', argument);
+  const { key, metrics, command, elapsedMs } = cell;
+  if (
+    !isPlainObject(key) ||
+    typeof key.task !== 'string' ||
+    typeof key.policy !== 'string' ||
+    typeof key.budget !== 'number' ||
+    typeof key.seed !== 'number'
+  ) {
+    throw new LetheError('E_FORMAT', 'has no valid key { task, policy, budget, seed }', argument);
+  }
+  if (!isPlainObject(metrics)) throw new LetheError('E_FORMAT', 'has no metrics object', argument);
+  if (typeof command !== 'string') throw new LetheError('E_FORMAT', 'has no command', argument);
+  if (typeof elapsedMs !== 'number') throw new LetheError('E_FORMAT', 'has no elapsedMs', argument);
+  return cell as unknown as CellResult;
+}
+
+/** The first top-level field (in `SweepConfig` order) where two configs differ. */
+function firstDifference(a: SweepConfig, b: SweepConfig): string | undefined {
+  for (const field of Object.keys(a) as (keyof SweepConfig)[]) {
+    if (canonicalJson(a[field] as JsonValue) !== canonicalJson(b[field] as JsonValue)) return field;
+  }
+  return undefined;
+}

@@ -1,0 +1,327 @@
+import { validateSampling } from '@lethe/model';
+import { LetheError } from '@lethe/tensor';
+import { validateBudgetFraction } from './budget';
+import { assertJson, isPlainObject, type JsonValue } from './json';
+
+/** One task of a sweep: a registry name and its options (echoed into the results). */
+export interface TaskSpec {
+  /** Task registry name (`createTask` name), unique within a sweep. */
+  readonly name: string;
+  /** Options passed to `createTask` (JSON). */
+  readonly options: Readonly<Record<string, JsonValue>>;
+}
+
+/** Sampling of every generation cell (see `SamplingOptions` of `@lethe/model`). */
+export interface SweepSampling {
+  /** Softmax temperature; 0 is greedy. */
+  readonly temperature: number;
+  /** Keep the k most likely tokens (0: all). */
+  readonly topK: number;
+  /** Nucleus mass in (0, 1]. */
+  readonly topP: number;
+}
+
+/**
+ * A policy × budget sweep, normalised by {@link validateSweepConfig} (every default filled in).
+ * Cells are (task, policy, budget, seed) combinations; `full` runs once per (task, seed), at
+ * budget 1. The whole object is embedded in the results file, so two sweeps with equal configs
+ * compute the same cells.
+ */
+export interface SweepConfig {
+  /** Tasks, each with its options. */
+  readonly tasks: readonly TaskSpec[];
+  /** Policy registry names (`full` = no eviction). */
+  readonly policies: readonly string[];
+  /** Budget fractions in (0, 1] of each example's full-cache length (see `capacityFor`). */
+  readonly budgets: readonly number[];
+  /** Seeds: each selects the task examples and the sampling / eviction streams. */
+  readonly seeds: readonly number[];
+  /** Examples (prompts or documents) per cell: indices `0 … examplesPerCell − 1` of the seed. */
+  readonly examplesPerCell: number;
+  /** Completions sampled per prompt (generation tasks; pass@k needs more than one). Default 1. */
+  readonly samplesPerExample: number;
+  /**
+   * The k of pass@k, each ≤ `samplesPerExample`. Default: the powers of two below
+   * `samplesPerExample` and `samplesPerExample` itself when it exceeds 1, else none.
+   */
+  readonly passAtK: readonly number[];
+  /** Sampling. Default: greedy with one sample, temperature 1 with several. */
+  readonly sampling: SweepSampling;
+  /** Sequences per generation batch (each with its own cache). Default 16. */
+  readonly batchSize: number;
+  /**
+   * Model checkpoint directory (`config.json` + `model.safetensors`) per task name. A task
+   * without one needs a model provider (`RunSweepOptions.models`).
+   */
+  readonly checkpoints: Readonly<Record<string, string>>;
+}
+
+/** Names a config may be checked against. */
+export interface KnownNames {
+  /** Valid policy names (e.g. `registry.names()`). */
+  readonly policies?: readonly string[];
+  /** Valid task names (e.g. `TASK_NAMES`). */
+  readonly tasks?: readonly string[];
+}
+
+/** Default {@link SweepConfig.batchSize}. */
+export const DEFAULT_BATCH_SIZE = 16;
+
+const FIELDS = [
+  'tasks',
+  'policies',
+  'budgets',
+  'seeds',
+  'examplesPerCell',
+  'samplesPerExample',
+  'passAtK',
+  'sampling',
+  'batchSize',
+  'checkpoints',
+] as const;
+
+/**
+ * Validates a sweep configuration (typically parsed JSON) and returns it normalised, with
+ * every default filled in and keys in a fixed order. A task may be given as a bare name
+ * (`"countdown"`) or as `{ name, options }`.
+ *
+ * @throws LetheError `E_BUDGET` naming `budgets[i]` for a budget outside (0, 1]; `E_ARG` naming
+ *   the field for anything else: an unknown field, a missing or mistyped one, an empty or
+ *   duplicated list entry, an unknown task or policy name (when `known` lists them), a pass@k
+ *   above `samplesPerExample`, greedy sampling with several samples, a checkpoint for a task
+ *   not in the sweep.
+ */
+export function validateSweepConfig(json: unknown, known: KnownNames = {}): SweepConfig {
+  if (!isPlainObject(json)) throw new LetheError('E_ARG', 'must be a JSON object', 'config');
+  for (const key of Object.keys(json)) {
+    if (!(FIELDS as readonly string[]).includes(key)) {
+      throw new LetheError('E_ARG', `unknown field; valid fields: ${FIELDS.join(', ')}`, key);
+    }
+  }
+  const tasks = nonEmptyList(json.tasks, 'tasks').map((entry, i) =>
+    taskSpec(entry, `tasks[${i}]`, known.tasks),
+  );
+  rejectDuplicates(
+    tasks.map((t) => t.name),
+    (i) => `tasks[${i}].name`,
+  );
+
+  const policies = nonEmptyList(json.policies, 'policies').map((name, i) => {
+    const argument = `policies[${i}]`;
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new LetheError('E_ARG', 'must be a non-empty string', argument);
+    }
+    if (known.policies !== undefined && !known.policies.includes(name)) {
+      throw new LetheError(
+        'E_ARG',
+        `unknown policy ${JSON.stringify(name)}; valid policies: ${known.policies.join(', ')}`,
+        argument,
+      );
+    }
+    return name;
+  });
+  rejectDuplicates(policies, (i) => `policies[${i}]`);
+
+  const budgets = nonEmptyList(json.budgets, 'budgets').map((b, i) =>
+    validateBudgetFraction(b, `budgets[${i}]`),
+  );
+  rejectDuplicates(budgets, (i) => `budgets[${i}]`);
+
+  const seeds = nonEmptyList(json.seeds, 'seeds').map((seed, i) => {
+    if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
+      throw new LetheError(
+        'E_ARG',
+        `must be a non-negative safe integer, got ${JSON.stringify(seed)}`,
+        `seeds[${i}]`,
+      );
+    }
+    return seed;
+  });
+  rejectDuplicates(seeds, (i) => `seeds[${i}]`);
+
+  const examplesPerCell = positiveInteger(json.examplesPerCell, 'examplesPerCell');
+  const samplesPerExample =
+    json.samplesPerExample === undefined
+      ? 1
+      : positiveInteger(json.samplesPerExample, 'samplesPerExample');
+
+  let passAtK: number[];
+  if (json.passAtK === undefined) {
+    passAtK = defaultPassAtK(samplesPerExample);
+  } else {
+    if (!Array.isArray(json.passAtK)) {
+      throw new LetheError('E_ARG', 'must be an array of integers', 'passAtK');
+    }
+    passAtK = json.passAtK.map((k, i) => {
+      const value = positiveInteger(k, `passAtK[${i}]`);
+      if (value > samplesPerExample) {
+        throw new LetheError(
+          'E_ARG',
+          `must be ≤ samplesPerExample (${samplesPerExample}), got ${value}`,
+          `passAtK[${i}]`,
+        );
+      }
+      return value;
+    });
+    rejectDuplicates(passAtK, (i) => `passAtK[${i}]`);
+  }
+
+  const sampling = samplingOf(json.sampling, samplesPerExample);
+  const batchSize =
+    json.batchSize === undefined
+      ? DEFAULT_BATCH_SIZE
+      : positiveInteger(json.batchSize, 'batchSize');
+
+  const checkpoints: Record<string, string> = {};
+  if (json.checkpoints !== undefined) {
+    if (!isPlainObject(json.checkpoints)) {
+      throw new LetheError(
+        'E_ARG',
+        'must be an object mapping task names to directories',
+        'checkpoints',
+      );
+    }
+    for (const [task, dir] of Object.entries(json.checkpoints)) {
+      const argument = `checkpoints.${task}`;
+      if (!tasks.some((t) => t.name === task)) {
+        throw new LetheError(
+          'E_ARG',
+          `names no task of the sweep (${tasks.map((t) => t.name).join(', ')})`,
+          argument,
+        );
+      }
+      if (typeof dir !== 'string' || dir.length === 0) {
+        throw new LetheError('E_ARG', 'must be a non-empty directory path', argument);
+      }
+      checkpoints[task] = dir;
+    }
+  }
+
+  return {
+    tasks,
+    policies,
+    budgets,
+    seeds,
+    examplesPerCell,
+    samplesPerExample,
+    passAtK,
+    sampling,
+    batchSize,
+    checkpoints,
+  };
+}
+
+/** Powers of two below `samples`, then `samples`, when `samples` > 1; else none. */
+function defaultPassAtK(samples: number): number[] {
+  if (samples <= 1) return [];
+  const ks: number[] = [];
+  for (let k = 1; k < samples; k *= 2) ks.push(k);
+  ks.push(samples);
+  return ks;
+}
+
+function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string[]): TaskSpec {
+  let name: unknown;
+  let options: unknown = {};
+  if (typeof entry === 'string') {
+    name = entry;
+  } else if (isPlainObject(entry)) {
+    for (const key of Object.keys(entry)) {
+      if (key !== 'name' && key !== 'options') {
+        throw new LetheError(
+          'E_ARG',
+          'unknown field; valid fields: name, options',
+          `${argument}.${key}`,
+        );
+      }
+    }
+    name = entry.name;
+    options = entry.options ?? {};
+  } else {
+    throw new LetheError('E_ARG', 'must be a task name or { name, options }', argument);
+  }
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new LetheError('E_ARG', 'must be a non-empty string', `${argument}.name`);
+  }
+  if (knownTasks !== undefined && !knownTasks.includes(name)) {
+    throw new LetheError(
+      'E_ARG',
+      `unknown task ${JSON.stringify(name)}; valid tasks: ${knownTasks.join(', ')}`,
+      `${argument}.name`,
+    );
+  }
+  if (!isPlainObject(options)) {
+    throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
+  }
+  assertJson(options, `${argument}.options`);
+  return { name, options: options as Record<string, JsonValue> };
+}
+
+function samplingOf(raw: unknown, samples: number): SweepSampling {
+  const given = raw ?? {};
+  if (!isPlainObject(given)) throw new LetheError('E_ARG', 'must be an object', 'sampling');
+  for (const key of Object.keys(given)) {
+    if (key !== 'temperature' && key !== 'topK' && key !== 'topP') {
+      throw new LetheError(
+        'E_ARG',
+        'unknown field; valid fields: temperature, topK, topP',
+        `sampling.${key}`,
+      );
+    }
+  }
+  const sampling = {
+    temperature: given.temperature ?? (samples > 1 ? 1 : 0),
+    topK: given.topK ?? 0,
+    topP: given.topP ?? 1,
+  };
+  for (const [key, value] of Object.entries(sampling)) {
+    if (typeof value !== 'number') {
+      throw new LetheError(
+        'E_ARG',
+        `must be a number, got ${JSON.stringify(value)}`,
+        `sampling.${key}`,
+      );
+    }
+  }
+  const checked = sampling as SweepSampling;
+  validateSampling(checked);
+  if (checked.temperature === 0 && samples > 1) {
+    throw new LetheError(
+      'E_ARG',
+      `is 0 (greedy) with samplesPerExample ${samples}: every sample would be the same`,
+      'sampling.temperature',
+    );
+  }
+  return checked;
+}
+
+function nonEmptyList(value: unknown, argument: string): unknown[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new LetheError('E_ARG', 'must be a non-empty array', argument);
+  }
+  return value;
+}
+
+function positiveInteger(value: unknown, argument: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a positive integer, got ${JSON.stringify(value)}`,
+      argument,
+    );
+  }
+  return value;
+}
+
+function rejectDuplicates<T>(values: readonly T[], argument: (i: number) => string): void {
+  values.forEach((value, i) => {
+    const first = values.indexOf(value);
+    if (first !== i) {
+      throw new LetheError(
+        'E_ARG',
+        `repeats entry ${first} (${JSON.stringify(value)})`,
+        argument(i),
+      );
+    }
+  });
+}

@@ -1,0 +1,122 @@
+import type { EvictionPolicy } from '@lethe/kv-cache';
+import { type DecoderModel, GenerationSession } from '@lethe/model';
+import { LetheError } from '@lethe/tensor';
+import type { Clock } from './clock';
+import { ReadRecorder, type ReadTrace } from './read-trace';
+
+/** Options of {@link teacherForce}. */
+export interface TeacherForceOptions {
+  readonly model: DecoderModel;
+  /** Documents as token ids (BOS included where the tokenizer has one), each ≥ 2 tokens. */
+  readonly documents: readonly Int32Array[];
+  /** Random-stream id of each document (eviction streams), independent of batching. */
+  readonly streamIds: readonly number[];
+  /** Seed of the eviction streams. */
+  readonly seed: number;
+  /** Eviction policy (`undefined`: full cache). */
+  readonly eviction: EvictionPolicy | undefined;
+  readonly clock: Clock;
+  /** Checked between steps; an abort rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+}
+
+/** One teacher-forced document. */
+export interface ScoredDocument extends ReadTrace {
+  /** Σ −log p(tokenₜ | cache after tokens < t), nats, over tokens 1 … n−1. */
+  readonly sumNll: number;
+  /** Predicted tokens, `n − 1`. */
+  readonly predicted: number;
+}
+
+/** Output of {@link teacherForce}. */
+export interface TeacherForcedBatch {
+  readonly documents: ScoredDocument[];
+  /** Tokens predicted, over the batch. */
+  readonly predictedTokens: number;
+  /** Clock time of the whole pass (prefill and steps), ms. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Teacher-forced negative log-likelihood under an eviction policy, SOL-style: each document's
+ * first token is prefilled, then the true tokens are fed one decode step at a time, with the
+ * policy's eviction rounds running after the prefill and after every step exactly as in
+ * generation; token `t`'s log-probability is read from the logits returned for position `t − 1`
+ * (float64 log-softmax). A document of `n` tokens therefore predicts `n − 1` tokens and its
+ * full cache peaks at `n − 1` entries per KV head.
+ *
+ * @throws LetheError `E_ARG` for a document shorter than 2 tokens (naming `documents[i]`),
+ *   `E_SHAPE` for a `streamIds` length mismatch; rejects with `signal.reason` on abort.
+ */
+export async function teacherForce(options: TeacherForceOptions): Promise<TeacherForcedBatch> {
+  const { model, documents, streamIds, clock, signal } = options;
+  documents.forEach((doc, i) => {
+    if (doc.length < 2) {
+      throw new LetheError(
+        'E_ARG',
+        `needs at least 2 tokens, has ${doc.length}`,
+        `documents[${i}]`,
+      );
+    }
+  });
+  if (streamIds.length !== documents.length) {
+    throw new LetheError(
+      'E_SHAPE',
+      `needs one id per document (${documents.length}), got ${streamIds.length}`,
+      'streamIds',
+    );
+  }
+  signal?.throwIfAborted();
+  const session = new GenerationSession({
+    model,
+    eviction: options.eviction,
+    seed: options.seed,
+    streamIds,
+  });
+  const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;
+  const recorders = documents.map(() => new ReadRecorder(perToken));
+  const sumNll = new Float64Array(documents.length);
+
+  const start = clock();
+  let out = await session.prefill(documents.map((doc) => doc.slice(0, 1)));
+  documents.forEach((doc, i) => {
+    recorders[i]!.prefill(1);
+    sumNll[i] = -logProbability(out.logits[i]!, doc[1]!);
+  });
+  // Position t: feed token t, predict token t + 1.
+  let active = documents.flatMap((doc, i) => (doc.length > 2 ? [i] : []));
+  for (let t = 1; active.length > 0; t++) {
+    signal?.throwIfAborted();
+    for (const i of active) recorders[i]!.step(session.caches[i]!, t + 1);
+    out = await session.step(
+      active,
+      Int32Array.from(active, (i) => documents[i]![t]!),
+    );
+    active.forEach((i, row) => {
+      sumNll[i]! -= logProbability(out.logits[row]!, documents[i]![t + 1]!);
+    });
+    active = active.filter((i) => documents[i]!.length > t + 2);
+  }
+  const elapsedMs = clock() - start;
+  return {
+    documents: documents.map((doc, i) => ({
+      ...recorders[i]!.finish(session.caches[i]!),
+      sumNll: sumNll[i]!,
+      predicted: doc.length - 1,
+    })),
+    predictedTokens: documents.reduce((sum, doc) => sum + doc.length - 1, 0),
+    elapsedMs,
+  };
+}
+
+/** `log softmax(logits)[token]`, in float64. */
+export function logProbability(logits: ArrayLike<number>, token: number): number {
+  if (!(Number.isInteger(token) && token >= 0 && token < logits.length)) {
+    throw new LetheError('E_ARG', `${token} is not a token id below ${logits.length}`, 'token');
+  }
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]!);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - max);
+  return logits[token]! - max - Math.log(sum);
+}

@@ -1,0 +1,18 @@
+/**
+ * Metrics of `@lethe/eval`: pure functions with validated inputs (`LetheError` `E_ARG` /
+ * `E_SHAPE` naming the argument).
+ *
+ * @packageDocumentation
+ */
+export { aggregate, poolAggregates } from './aggregate';
+export {
+  keepFractions,
+  type NetKeepAxes,
+  netKeepRate,
+  normalisedPrecision,
+  realisedKeepRate,
+} from './net-keep-rate';
+export { meanPassAtK, type PassAtKCounts, passAtK } from './pass-at-k';
+export { peakKvReduction } from './peak-kv-reduction';
+export { perplexity } from './perplexity';
+export { realisedBudget } from './realised-budget';

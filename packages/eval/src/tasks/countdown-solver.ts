@@ -1,0 +1,164 @@
+import { LetheError } from '@lethe/tensor';
+import type { CountdownOp } from './countdown-expression';
+
+/** Options of {@link solveCountdown}. */
+export interface CountdownSolverOptions {
+  /** Search budget: the most operations the search may try (= trace lines) before giving up. */
+  readonly maxTries: number;
+}
+
+/** What {@link solveCountdown} found, with its search written out as a trace. */
+export interface CountdownSolution {
+  /** Whether the target was reached within the budget. */
+  readonly solved: boolean;
+  /** One line per operation tried, in search order (see {@link solveCountdown}). */
+  readonly lines: readonly string[];
+  /** The equation reaching the target (minimal parentheses), when solved. */
+  readonly expression?: string;
+  /** Operations tried (= `lines.length`). */
+  readonly tries: number;
+}
+
+interface Item {
+  readonly value: number;
+  readonly expr: string;
+  /** 3 for a number, 2 for a product or quotient, 1 for a sum or difference. */
+  readonly precedence: number;
+}
+
+interface Candidate {
+  readonly a: Item;
+  readonly b: Item;
+  readonly op: CountdownOp;
+  readonly value: number;
+  readonly rest: readonly Item[];
+}
+
+/**
+ * Brute-force depth-first Countdown search that writes itself out as a compact trace.
+ *
+ * From a state (a multiset of numbers) the search tries every operation on a pair `x ≥ y` of
+ * its numbers that the rules allow and that is not a no-op: `x+y`, `x-y` if `x > y`, `x*y` if
+ * `y > 1`, `x/y` if `y > 1` divides `x` (intermediates stay positive integers; `×1` and `÷1`
+ * only drop a number, which the at-most-once rule allows anyway). Operations giving the same
+ * `x op y` twice are tried once. Children are tried closest-to-the-target result first (ties in
+ * pair-then-`+ - * /` order), then recursively on the new state; the search stops as soon as a
+ * result equals the target (so it may leave numbers unused) or after `maxTries` operations.
+ *
+ * Trace format, one line per operation tried, indented by one space per depth; a line that
+ * leaves more than one number ends with `;` and the new state (the untouched numbers in their
+ * order, then the result). Numbers `16 12 16`, target `64`:
+ * ```
+ * 16+16=32;12 32     try 16+16, leaving 12 and 32
+ *  32+12=44          one level deeper; one number left and not the target: dead end
+ *  32-12=20          dead end
+ *  32*12=384         dead end; the next line, at a lower indent, is a backtrack
+ * 16+12=28;16 28
+ *  28+16=44
+ *  28-16=12
+ *  28*16=448
+ * 16-12=4;16 4
+ *  16*4=64           the target: the search stops (the caller writes `answer: 16*(16-12)`)
+ * ```
+ * The line that reaches the target has no `;state` suffix and ends the trace.
+ *
+ * @throws LetheError `E_ARG` for numbers that are not positive safe integers, a target that is
+ *   not one, or a `maxTries` that is not a positive integer.
+ */
+export function solveCountdown(
+  numbers: readonly number[],
+  target: number,
+  options: CountdownSolverOptions,
+): CountdownSolution {
+  for (const n of numbers) {
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new LetheError('E_ARG', `must be positive integers, got ${n}`, 'numbers');
+    }
+  }
+  if (!Number.isSafeInteger(target) || target < 1) {
+    throw new LetheError('E_ARG', `must be a positive integer, got ${target}`, 'target');
+  }
+  if (!Number.isInteger(options.maxTries) || options.maxTries < 1) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a positive integer, got ${options.maxTries}`,
+      'maxTries',
+    );
+  }
+  const lines: string[] = [];
+  let expression: string | undefined;
+
+  const search = (state: readonly Item[], depth: number): boolean => {
+    for (const c of candidates(state, target)) {
+      if (lines.length >= options.maxTries) return false;
+      const step = `${' '.repeat(depth)}${c.a.value}${c.op}${c.b.value}=${c.value}`;
+      if (c.value === target) {
+        lines.push(step);
+        expression = combine(c.a, c.op, c.b).expr;
+        return true;
+      }
+      const next = [...c.rest, combine(c.a, c.op, c.b)];
+      if (next.length === 1) {
+        lines.push(step);
+        continue;
+      }
+      lines.push(`${step};${next.map((item) => item.value).join(' ')}`);
+      if (search(next, depth + 1)) return true;
+    }
+    return false;
+  };
+
+  const start = numbers.map((value) => ({ value, expr: String(value), precedence: 3 }));
+  const solved = search(start, 0);
+  return solved
+    ? { solved, lines, expression: expression!, tries: lines.length }
+    : { solved, lines, tries: lines.length };
+}
+
+/** The allowed, non-trivial, distinct operations of `state`, closest result first. */
+function candidates(state: readonly Item[], target: number): Candidate[] {
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < state.length; i++) {
+    for (let j = i + 1; j < state.length; j++) {
+      const first = state[i]!;
+      const second = state[j]!;
+      const [a, b] = first.value >= second.value ? [first, second] : [second, first];
+      const rest = state.filter((_, k) => k !== i && k !== j);
+      const add = (op: CountdownOp, value: number): void => {
+        const key = `${a.value}${op}${b.value}`;
+        if (seen.has(key)) return;
+        seen.add(key);
+        out.push({ a, b, op, value, rest });
+      };
+      add('+', a.value + b.value);
+      if (a.value > b.value) add('-', a.value - b.value);
+      if (b.value > 1) add('*', a.value * b.value);
+      if (b.value > 1 && a.value % b.value === 0) add('/', a.value / b.value);
+    }
+  }
+  return out
+    .map((candidate, order) => ({ candidate, order }))
+    .sort(
+      (p, q) =>
+        Math.abs(p.candidate.value - target) - Math.abs(q.candidate.value - target) ||
+        p.order - q.order,
+    )
+    .map((p) => p.candidate);
+}
+
+/** `a op b` with the fewest parentheses that keep left-to-right evaluation exact. */
+function combine(a: Item, op: CountdownOp, b: Item): Item {
+  const precedence = op === '+' || op === '-' ? 1 : 2;
+  const left = a.precedence < precedence ? `(${a.expr})` : a.expr;
+  const right = b.precedence <= precedence ? `(${b.expr})` : b.expr;
+  const value =
+    op === '+'
+      ? a.value + b.value
+      : op === '-'
+        ? a.value - b.value
+        : op === '*'
+          ? a.value * b.value
+          : a.value / b.value;
+  return { value, expr: `${left}${op}${right}`, precedence };
+}

@@ -1,0 +1,207 @@
+import { LetheError } from '@lethe/tensor';
+import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
+import { checkCountdownExpression } from './countdown-expression';
+import { solveCountdown } from './countdown-solver';
+import { choiceOption, intOption, optionFields } from './options';
+import { SeededRandom } from './seeded';
+import type { GenerationTask, TaskExample, Verdict } from './task';
+import { taskTokenizer } from './tokenizers';
+
+/** Resolved options of the Countdown task (see {@link countdownTask}). */
+export interface CountdownOptions {
+  /** How many numbers are given: 3, 4, or `mixed` (3 or 4 with equal probability, as in NGC). */
+  readonly count: 3 | 4 | 'mixed';
+  /** Numbers are drawn uniformly from `[1, maxNumber]`, with repeats allowed. */
+  readonly maxNumber: number;
+  /** Smallest target. */
+  readonly minTarget: number;
+  /** Largest target. */
+  readonly maxTarget: number;
+  /** Search budget of the reference solver: the most operations its trace may try. */
+  readonly maxTries: number;
+  /** Longest reference completion (trace + answer line + stop), in characters = tokens. */
+  readonly maxTraceChars: number;
+}
+
+/** Options accepted by {@link countdownTask}; every field is optional. */
+export type CountdownOptionsInput = Partial<CountdownOptions>;
+
+/** Defaults of {@link CountdownOptions}. */
+export const COUNTDOWN_DEFAULTS: CountdownOptions = {
+  count: 'mixed',
+  maxNumber: 25,
+  minTarget: 10,
+  maxTarget: 100,
+  maxTries: 32,
+  maxTraceChars: 320,
+};
+
+/** How many candidate instances one example may draw before giving up (`E_STATE`). */
+export const COUNTDOWN_MAX_ATTEMPTS = 2000;
+
+/** Ground truth of a Countdown example (its `data`). */
+export type CountdownData = {
+  /** The given numbers (a multiset), in prompt order. */
+  readonly numbers: readonly number[];
+  /** The number to reach. */
+  readonly target: number;
+  /** The reference equation found by the solver. */
+  readonly solution: string;
+  /** Operations the reference search tried. */
+  readonly tries: number;
+};
+
+/**
+ * Countdown (NGC §5.2; Gandhi et al., 2024): combine the given numbers with `+ - * /` to reach
+ * the target.
+ *
+ * Rules (standard Countdown): each given number is used at most once (repeats in the prompt
+ * are separate numbers), and every intermediate value must be a positive integer — no
+ * negative or zero differences, no fractions (a division must be exact).
+ *
+ * Instances: `count` numbers uniform in `[1, maxNumber]`; the target is the value of a random
+ * combination of all of them (so it is reachable), kept when it lies in
+ * `[minTarget, maxTarget]` and is not itself one of the numbers, and only when the reference
+ * depth-first search ({@link solveCountdown}) reaches it within `maxTries` operations and the
+ * whole reference completion fits in `maxTraceChars`. Otherwise the example draws again from
+ * its own stream (at most {@link COUNTDOWN_MAX_ATTEMPTS} times).
+ *
+ * Format (reference completion = the solver's trace, then the answer line and the stop `.`;
+ * default options, seed 1, index 4):
+ * ```
+ * prompt:  numbers: 23 4 25\ntarget: 44\n
+ * target:  25+23=48;4 48\n 48-4=44\nanswer: 25+23-4.
+ * ```
+ * The verifier reads only the last line before the stop: `answer: <expression>` (an optional
+ * `= n` after it must be right), and checks the numbers, the rules and the target exactly;
+ * anything else is incorrect with a reason, never an exception.
+ *
+ * @throws LetheError `E_ARG` naming the field for a bad option.
+ */
+export function countdownTask(options?: CountdownOptionsInput): GenerationTask<CountdownOptions> {
+  const resolved = resolveCountdownOptions(options);
+  const tokenizer = taskTokenizer('countdown');
+  const counts = resolved.count === 'mixed' ? [3, 4] : [resolved.count];
+
+  const example = (seed: number, index: number): TaskExample => {
+    const random = SeededRandom.forExample('countdown', seed, index);
+    for (let attempt = 0; attempt < COUNTDOWN_MAX_ATTEMPTS; attempt++) {
+      const count = random.pick(counts);
+      const numbers = Array.from({ length: count }, () => random.int(1, resolved.maxNumber));
+      const target = randomCombination(numbers, random);
+      if (target < resolved.minTarget || target > resolved.maxTarget) continue;
+      if (numbers.includes(target)) continue;
+      const solution = solveCountdown(numbers, target, { maxTries: resolved.maxTries });
+      if (!solution.solved) continue;
+      const completion = `${solution.lines.join('\n')}\n${formatAnswer(solution.expression!)}`;
+      if (completion.length > resolved.maxTraceChars) continue;
+      const data: CountdownData = {
+        numbers,
+        target,
+        solution: solution.expression!,
+        tries: solution.tries,
+      };
+      return {
+        task: 'countdown',
+        seed,
+        index,
+        prompt: countdownPrompt(numbers, target),
+        target: completion,
+        data,
+      };
+    }
+    throw new LetheError(
+      'E_STATE',
+      `no instance within the search budget after ${COUNTDOWN_MAX_ATTEMPTS} draws; raise maxTries or maxTraceChars, or widen the target range`,
+      'options',
+    );
+  };
+
+  return {
+    kind: 'generation',
+    name: 'countdown',
+    options: resolved,
+    tokenizer,
+    maxNewTokens: resolved.maxTraceChars,
+    stopText: STOP_TEXT,
+    example,
+    verify: verifyCountdown,
+  };
+}
+
+/** The prompt of a Countdown instance: `numbers: a b c\ntarget: t\n`. */
+export function countdownPrompt(numbers: readonly number[], target: number): string {
+  return `numbers: ${numbers.join(' ')}\ntarget: ${target}\n`;
+}
+
+/**
+ * Verifies a Countdown completion: only its final `answer:` line counts (see
+ * {@link countdownTask}). Never throws.
+ */
+export function verifyCountdown(example: TaskExample, completion: string): Verdict {
+  const data = example.data as Partial<CountdownData>;
+  if (
+    !Array.isArray(data.numbers) ||
+    !data.numbers.every((n) => Number.isSafeInteger(n)) ||
+    !Number.isSafeInteger(data.target)
+  ) {
+    return { correct: false, reason: 'example has no Countdown data' };
+  }
+  const answer = finalAnswer(completion, STOP_TEXT);
+  if (!answer.ok) return { correct: false, reason: answer.reason };
+  const check = checkCountdownExpression(answer.text, data.numbers);
+  if (!check.ok) return { correct: false, reason: check.reason };
+  if (check.value !== data.target) {
+    return {
+      correct: false,
+      reason: `wrong target: the expression is ${check.value}, the target is ${data.target}`,
+    };
+  }
+  return { correct: true };
+}
+
+function resolveCountdownOptions(options: unknown): CountdownOptions {
+  const fields = optionFields(options, Object.keys(COUNTDOWN_DEFAULTS), 'countdown');
+  const d = COUNTDOWN_DEFAULTS;
+  const count = choiceOption(fields, 'count', d.count, [3, 4, 'mixed'] as const);
+  const maxNumber = intOption(fields, 'maxNumber', d.maxNumber, 2, 999);
+  const minTarget = intOption(fields, 'minTarget', d.minTarget, 1, 1_000_000);
+  const maxTarget = intOption(fields, 'maxTarget', d.maxTarget, 1, 1_000_000);
+  if (maxTarget < minTarget) {
+    throw new LetheError(
+      'E_ARG',
+      `must be ≥ minTarget (${minTarget}), got ${maxTarget}`,
+      'maxTarget',
+    );
+  }
+  const largest = maxNumber ** (count === 3 ? 3 : 4);
+  if (minTarget > largest) {
+    throw new LetheError(
+      'E_ARG',
+      `no target ≥ ${minTarget} is reachable with numbers ≤ ${maxNumber}`,
+      'minTarget',
+    );
+  }
+  const maxTries = intOption(fields, 'maxTries', d.maxTries, 1, 100_000);
+  const maxTraceChars = intOption(fields, 'maxTraceChars', d.maxTraceChars, 32, 100_000);
+  return { count, maxNumber, minTarget, maxTarget, maxTries, maxTraceChars };
+}
+
+/** The value of a random full combination of `numbers` under the rules (uses every number). */
+function randomCombination(numbers: readonly number[], random: SeededRandom): number {
+  let state = numbers.slice();
+  while (state.length > 1) {
+    const i = random.int(0, state.length - 1);
+    let j = random.int(0, state.length - 2);
+    if (j >= i) j++;
+    const a = Math.max(state[i]!, state[j]!);
+    const b = Math.min(state[i]!, state[j]!);
+    const results = [a + b, a * b];
+    if (a > b) results.push(a - b);
+    if (a % b === 0) results.push(a / b);
+    const value = random.pick(results);
+    state = state.filter((_, k) => k !== i && k !== j);
+    state.push(value);
+  }
+  return state[0]!;
+}

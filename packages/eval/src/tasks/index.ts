@@ -1,0 +1,81 @@
+export { ANSWER_PREFIX, type FinalAnswer, finalAnswer, formatAnswer, STOP_TEXT } from './answer';
+export {
+  ARITHMETIC_DEFAULTS,
+  type ArithmeticData,
+  type ArithmeticOptions,
+  type ArithmeticOptionsInput,
+  type ArithmeticStep,
+  arithmeticTask,
+  verifyArithmetic,
+} from './arithmetic';
+export {
+  COUNTDOWN_DEFAULTS,
+  COUNTDOWN_MAX_ATTEMPTS,
+  type CountdownData,
+  type CountdownOptions,
+  type CountdownOptionsInput,
+  countdownPrompt,
+  countdownTask,
+  verifyCountdown,
+} from './countdown';
+export {
+  type CountdownCheck,
+  type CountdownOp,
+  checkCountdownExpression,
+  MAX_EXPRESSION_CHARS,
+  MAX_EXPRESSION_DEPTH,
+} from './countdown-expression';
+export {
+  type CountdownSolution,
+  type CountdownSolverOptions,
+  solveCountdown,
+} from './countdown-solver';
+export { FILLER_SENTENCES, fillerUnits, type Haystack, placeNeedle } from './haystack';
+export {
+  LANGUAGE_MODEL_DEFAULTS,
+  type LanguageModelOptions,
+  type LanguageModelOptionsInput,
+  languageModelTask,
+} from './language-model';
+export {
+  MQAR_KEY_SYLLABLES,
+  type MqarInstance,
+  type MqarSpec,
+  mqarContextLength,
+  mqarInstance,
+} from './mqar';
+export {
+  kvNeedleCount,
+  NEEDLE_KEY_SYLLABLES,
+  type NiahInstance,
+  type NiahSpec,
+  needleLength,
+  needleSentence,
+  niahInstance,
+} from './niah';
+export {
+  createTask,
+  isTaskName,
+  TASK_NAMES,
+  type TaskByName,
+  type TaskName,
+  type TaskOptionsByName,
+} from './registry';
+export {
+  MAX_RETRIEVAL_KEYS,
+  type MqarOptions,
+  type NiahMultiOptions,
+  type NiahSingleOptions,
+  RETRIEVAL_VARIANTS,
+  type RetrievalData,
+  type RetrievalOptions,
+  type RetrievalOptionsInput,
+  type RetrievalVariant,
+  retrievalTask,
+  verifyRetrieval,
+} from './retrieval';
+export { SeededRandom } from './seeded';
+export { STORY_CAST, storyDocument } from './story-grammar';
+export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from './task';
+export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';
+export { distinctPseudoWords, pseudoWord, randomDigits, SYLLABLE_COUNT } from './words';

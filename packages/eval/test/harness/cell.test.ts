@@ -1,0 +1,285 @@
+import type { DecoderModel } from '@lethe/model';
+import { generate } from '@lethe/model';
+import { H2OPolicy } from '@lethe/policies-heuristic';
+import { initBackend, type LetheError, tf } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  amortisationSlack,
+  type CellEnvironment,
+  capacityFor,
+  createDefaultRegistry,
+  FullCacheReferences,
+  fullCacheLength,
+  logProbability,
+  rollout,
+  runCell,
+  teacherForce,
+  validateSweepConfig,
+} from '../../src/harness/index';
+import { steppingClock, tinyModel, toyLmTask, toyTask, toyTokenizer } from './toy';
+
+let model: DecoderModel;
+
+beforeAll(async () => {
+  await initBackend('wasm');
+  model = tinyModel(1);
+});
+
+afterAll(() => {
+  model.dispose();
+});
+
+const encode = (text: string) => toyTokenizer.encode(text, { addBos: true });
+/** Entries one token adds: 2 layers × 1 KV head. */
+const PER_TOKEN = 2;
+
+function generationEnv(overrides: Partial<CellEnvironment> = {}): CellEnvironment {
+  const config = validateSweepConfig({
+    tasks: ['toy'],
+    policies: ['full', 'streaming-llm', 'h2o'],
+    budgets: [0.25],
+    seeds: [0],
+    examplesPerCell: 3,
+    samplesPerExample: 2,
+    batchSize: 4,
+  });
+  return {
+    task: toyTask({ stopText: '....' }),
+    model,
+    config,
+    registry: createDefaultRegistry(),
+    clock: steppingClock(),
+    references: new FullCacheReferences(),
+    ...overrides,
+  };
+}
+
+describe('rollout', () => {
+  it('generates exactly what generate() does, and traces every read', async () => {
+    const prompts = [encode('abca'), encode('bcdefgh'), encode('hh')];
+    const policy = () =>
+      new H2OPolicy({ budget: { capacity: 5 }, trigger: { whenLiveExceeds: 5, slack: 1 } });
+    const stop = { stopSequences: [toyTokenizer.encode('a')] };
+    const streamIds = [4, 9, 2];
+    const sampling = { temperature: 1 };
+    const expected = await generate({
+      model,
+      prompts,
+      maxNewTokens: 20,
+      eviction: policy(),
+      sampling,
+      seed: 5,
+      streamIds,
+      stop,
+    });
+    const got = await rollout({
+      model,
+      prompts,
+      streamIds,
+      maxNewTokens: 20,
+      sampling,
+      seed: 5,
+      stop,
+      eviction: policy(),
+      clock: steppingClock(),
+    });
+    expect(got.generatedTokens).toBe(expected.stats.generatedTokens);
+    got.sequences.forEach((sequence, b) => {
+      expect(Array.from(sequence.tokens)).toEqual(Array.from(expected.tokens[b]!));
+      expect(sequence.finishReason).toBe(expected.finishReasons[b]);
+      expect(sequence.peakTotal).toBe(expected.stats.caches[b]!.peakTotal);
+      const P = prompts[b]!.length;
+      expect(sequence.read).toHaveLength(sequence.tokens.length);
+      expect(sequence.read[0]).toBe(P * PER_TOKEN);
+      sequence.available.forEach((available, k) => {
+        expect(available).toBe((P + k) * PER_TOKEN);
+        expect(sequence.read[k]!).toBeLessThanOrEqual(available);
+        expect(sequence.read[k]!).toBeLessThanOrEqual((5 + 1 + 1) * PER_TOKEN + P * PER_TOKEN);
+      });
+    });
+    expect(new Set(got.sequences.map((s) => s.finishReason))).toContain('stop-sequence');
+  });
+});
+
+describe('runCell on a generation task', () => {
+  it('gives consistent metrics for the full cache and evicting policies, without leaks', async () => {
+    const env = generationEnv();
+    const before = tf.memory().numTensors;
+    const full = await runCell({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, env);
+    const streaming = await runCell(
+      { task: 'toy', policy: 'streaming-llm', budget: 0.25, seed: 0 },
+      env,
+    );
+    const h2o = await runCell({ task: 'toy', policy: 'h2o', budget: 0.25, seed: 0 }, env);
+    expect(tf.memory().numTensors).toBe(before);
+
+    for (const cell of [full, streaming, h2o]) {
+      const m = cell.metrics;
+      expect(m.accuracy!.n).toBe(3);
+      expect(m.accuracy!.mean).toBeGreaterThanOrEqual(0);
+      expect(m.accuracy!.mean).toBeLessThanOrEqual(1);
+      expect(Object.keys(m.passAtK!)).toEqual(['1', '2']);
+      expect(m.passAtK!['1']).toBeCloseTo(m.accuracy!.mean, 12);
+      expect(m.passAtK!['2']).toBeGreaterThanOrEqual(m.passAtK!['1']!);
+      expect(m.passAtK!['2']).toBeLessThanOrEqual(1);
+      expect(m.meanLive.n).toBe(6);
+      expect(m.tokensPerSecond.mean).toBeGreaterThan(0);
+      expect(m.perplexity).toBeUndefined();
+      expect(cell.command).toContain(`--policy ${cell.key.policy} --budget ${cell.key.budget}`);
+    }
+    expect(full.metrics.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 6 });
+    expect(full.metrics.realisedBudget!.mean).toBe(1);
+    expect(full.metrics.netKeepRate!.mean).toBe(1);
+
+    // Exact expectation: with the toy task every sequence runs to maxNewTokens (the stop text
+    // never appears), so the full cache peaks at L − 1 entries per head and StreamingLLM at
+    // capacity + slack + 1.
+    const task = toyTask();
+    const bounds = [0, 1, 2].map((i) => {
+      const L = fullCacheLength(encode(task.example(0, i).prompt).length, task.maxNewTokens);
+      const capacity = capacityFor(0.25, L);
+      return (capacity + amortisationSlack(capacity) + 1) / (L - 1);
+    });
+    const expectedRealised = (bounds[0]! + bounds[1]! + bounds[2]!) / 3;
+    for (const cell of [streaming, h2o]) {
+      const m = cell.metrics;
+      expect(m.realisedBudget!.mean).toBeCloseTo(expectedRealised, 12);
+      expect(m.realisedBudget!.mean).toBeLessThan(0.25 + 3 / 28);
+      // NGC eq. 7 is a mean of ratios full/peak: at least 1 / mean realised budget (Jensen).
+      expect(m.peakKvReduction!.mean).toBeGreaterThanOrEqual(1 / m.realisedBudget!.mean - 1e-12);
+      expect(m.peakKvReduction!.mean).toBeGreaterThan(2);
+      expect(m.netKeepRate!.mean).toBeLessThan(1);
+      expect(m.netKeepRate!.mean).toBeGreaterThan(0);
+      expect(m.meanLive.mean).toBeLessThan(full.metrics.meanLive.mean);
+      expect(m.peakLive.mean).toBeLessThan(full.metrics.peakLive.mean);
+    }
+  });
+
+  it('reuses the full-cache reference runs per (task, seed)', async () => {
+    const references = new FullCacheReferences();
+    let runs = 0;
+    const counting = {
+      get: (task: string, seed: number, compute: () => Promise<never>) =>
+        references.get(task, seed, () => {
+          runs += 1;
+          return compute();
+        }),
+      clear: () => references.clear(),
+    } as unknown as FullCacheReferences;
+    const env = generationEnv({ references: counting });
+    const h2o = await runCell({ task: 'toy', policy: 'h2o', budget: 0.25, seed: 0 }, env);
+    const full = await runCell({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, env);
+    await runCell({ task: 'toy', policy: 'streaming-llm', budget: 0.25, seed: 0 }, env);
+    expect(runs).toBe(1);
+    // Same results whether the reference was computed first or for an earlier cell.
+    const alone = await runCell(
+      { task: 'toy', policy: 'full', budget: 1, seed: 0 },
+      generationEnv(),
+    );
+    expect(alone).toEqual(full);
+    const h2oAlone = await runCell(
+      { task: 'toy', policy: 'h2o', budget: 0.25, seed: 0 },
+      generationEnv(),
+    );
+    expect(h2oAlone).toEqual(h2o);
+  });
+
+  it('rejects mismatched keys, unknown policies and too small vocabularies', async () => {
+    const env = generationEnv();
+    const reasons = async (run: Promise<unknown>) => {
+      const error = (await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as LetheError;
+      return [error.code, error.argument];
+    };
+    expect(await reasons(runCell({ task: 'lm', policy: 'full', budget: 1, seed: 0 }, env))).toEqual(
+      ['E_ARG', 'key.task'],
+    );
+    expect(
+      await reasons(runCell({ task: 'toy', policy: 'full', budget: 0.5, seed: 0 }, env)),
+    ).toEqual(['E_BUDGET', 'budget']);
+    expect(
+      await reasons(runCell({ task: 'toy', policy: 'h2x', budget: 0.5, seed: 0 }, env)),
+    ).toEqual(['E_ARG', 'policy']);
+    const small = tinyModel(2);
+    const wrongVocab = {
+      ...small,
+      config: { ...small.config, vocab_size: 5 },
+    } as unknown as DecoderModel;
+    expect(
+      await reasons(
+        runCell({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, { ...env, model: wrongVocab }),
+      ),
+    ).toEqual(['E_ARG', 'model']);
+    small.dispose();
+  });
+});
+
+describe('teacher-forced perplexity', () => {
+  it('sums the same NLL as the parallel forward with the full cache', async () => {
+    const doc = encode('abcdefgabcdhhhgfe');
+    const [scored] = (
+      await teacherForce({
+        model,
+        documents: [doc],
+        streamIds: [0],
+        seed: 0,
+        eviction: undefined,
+        clock: steppingClock(),
+      })
+    ).documents;
+    const V = model.config.vocab_size;
+    const logits = tf.tidy(
+      () =>
+        model
+          .forward(tf.tensor2d([Array.from(doc)], [1, doc.length], 'int32'))
+          .logits.dataSync() as Float32Array,
+    );
+    let nll = 0;
+    for (let t = 0; t + 1 < doc.length; t++) {
+      nll -= logProbability(logits.subarray(t * V, (t + 1) * V), doc[t + 1]!);
+    }
+    expect(scored!.predicted).toBe(doc.length - 1);
+    expect(scored!.sumNll).toBeCloseTo(nll, 3);
+    expect(scored!.peakTotal).toBe((doc.length - 1) * PER_TOKEN);
+  });
+
+  it('gives perplexity and keep-rate metrics under eviction', async () => {
+    const config = validateSweepConfig({
+      tasks: ['toy-lm'],
+      policies: ['full', 'streaming-llm'],
+      budgets: [0.5],
+      seeds: [2],
+      examplesPerCell: 4,
+      batchSize: 3,
+    });
+    const env: CellEnvironment = {
+      task: toyLmTask(),
+      model,
+      config,
+      registry: createDefaultRegistry(),
+      clock: steppingClock(),
+    };
+    const before = tf.memory().numTensors;
+    const full = await runCell({ task: 'toy-lm', policy: 'full', budget: 1, seed: 2 }, env);
+    const evict = await runCell(
+      { task: 'toy-lm', policy: 'streaming-llm', budget: 0.5, seed: 2 },
+      env,
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    for (const cell of [full, evict]) {
+      const m = cell.metrics;
+      expect(m.perplexity!.n).toBe(4);
+      expect(m.perplexity!.mean).toBeGreaterThan(1);
+      expect(m.perplexity!.mean).toBeLessThan(toyTokenizer.vocabSize * 2);
+      expect(m.accuracy).toBeUndefined();
+      expect(m.passAtK).toBeUndefined();
+    }
+    expect(full.metrics.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(full.metrics.netKeepRate!.mean).toBe(1);
+    expect(evict.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);
+    expect(evict.metrics.netKeepRate!.mean).toBeLessThan(1);
+    expect(evict.metrics.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
+  });
+});

@@ -1,0 +1,311 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DecoderModel, defaultConfig } from '@lethe/model';
+import { saveCheckpoint } from '@lethe/model/node';
+import { initBackend, type LetheError, tf } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ModelProvider,
+  type RunSweepOptions,
+  runSweep,
+  type SweepProgress,
+  sweepCells,
+  validateSweepConfig,
+} from '../../src/harness/index';
+import { createTask as createRegisteredTask } from '../../src/tasks/index';
+import type { Task } from '../../src/tasks/task';
+import { steppingClock, tinyModel, toyLmTask, toyTask } from './toy';
+
+let dir: string;
+
+beforeAll(async () => {
+  await initBackend('wasm');
+  dir = await mkdtemp(join(tmpdir(), 'lethe-sweep-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const config = {
+  tasks: [{ name: 'toy', options: { maxNewTokens: 12 } }, 'toy-lm'],
+  policies: ['full', 'streaming-llm', 'tova'],
+  budgets: [0.5, 0.25],
+  seeds: [0, 1],
+  examplesPerCell: 2,
+  samplesPerExample: 2,
+  batchSize: 3,
+};
+
+function createTask(name: string, options: Readonly<Record<string, unknown>>): Task {
+  if (name === 'toy') return toyTask(options);
+  if (name === 'toy-lm') return toyLmTask();
+  throw new Error(`no task ${name}`);
+}
+
+/** A provider of identical tiny models that counts loads and checks releases. */
+function provider(): ModelProvider & { loads: string[]; live: number } {
+  const state = {
+    loads: [] as string[],
+    live: 0,
+    load(task: string): DecoderModel {
+      state.loads.push(task);
+      state.live += 1;
+      return tinyModel(1);
+    },
+    release(_task: string, model: DecoderModel): void {
+      state.live -= 1;
+      model.dispose();
+    },
+  };
+  return state;
+}
+
+function options(extra: Partial<RunSweepOptions> = {}): RunSweepOptions {
+  return {
+    createTask,
+    taskNames: ['toy', 'toy-lm'],
+    models: provider(),
+    now: steppingClock(3),
+    ...extra,
+  };
+}
+
+async function rejection(run: Promise<unknown>): Promise<LetheError> {
+  return (await run.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  )) as LetheError;
+}
+
+describe('runSweep', () => {
+  it('resumes an interrupted sweep to a byte-identical results file', async () => {
+    const total = sweepCells(validateSweepConfig(config)).length;
+    expect(total).toBe(2 * 2 * 5);
+    const tensorsBefore = tf.memory().numTensors;
+
+    const straightPath = join(dir, 'straight', 'results.json');
+    const straightModels = provider();
+    const progress: SweepProgress[] = [];
+    const straight = await runSweep(config, {
+      ...options({ models: straightModels }),
+      resultsPath: straightPath,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(straight.cells).toHaveLength(total);
+    expect(straightModels.loads).toEqual(['toy', 'toy-lm']);
+    expect(straightModels.live).toBe(0);
+    expect(progress.map((p) => p.index)).toEqual([...Array(total).keys()]);
+    expect(progress.every((p) => p.total === total && !p.skipped)).toBe(true);
+    expect(progress[0]!.etaMs).toBeGreaterThan(0);
+    expect(progress.at(-1)!.etaMs).toBe(0);
+    const straightText = await readFile(straightPath, 'utf8');
+    expect(JSON.parse(straightText)).toEqual(straight);
+
+    const resumedPath = join(dir, 'resumed', 'results.json');
+    const controller = new AbortController();
+    const interrupted = await rejection(
+      runSweep(config, {
+        ...options(),
+        resultsPath: resumedPath,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.index === 1) controller.abort();
+        },
+      }),
+    );
+    expect((interrupted as Error).name).toBe('AbortError');
+    const partial = JSON.parse(await readFile(resumedPath, 'utf8'));
+    expect(partial.cells).toHaveLength(2);
+
+    const resumedModels = provider();
+    const skipped: boolean[] = [];
+    await runSweep(config, {
+      ...options({ models: resumedModels }),
+      resultsPath: resumedPath,
+      onProgress: (p) => skipped.push(p.skipped),
+    });
+    expect(skipped.filter(Boolean)).toHaveLength(2);
+    expect(skipped.slice(0, 2)).toEqual([true, true]);
+    expect(await readFile(resumedPath, 'utf8')).toBe(straightText);
+
+    // A finished sweep recomputes nothing and leaves the file as it is.
+    const idle = provider();
+    const again = await runSweep(config, {
+      ...options({ models: idle }),
+      resultsPath: straightPath,
+    });
+    expect(idle.loads).toEqual([]);
+    expect(again).toEqual(straight);
+    expect(await readFile(straightPath, 'utf8')).toBe(straightText);
+    expect(tf.memory().numTensors).toBe(tensorsBefore);
+
+    // Without a results file the same cells come back in memory.
+    const inMemory = await runSweep(config, options());
+    expect(inMemory).toEqual(straight);
+
+    for (const cell of straight.cells) {
+      expect(cell.command.startsWith(`lethe eval --task ${cell.key.task} `)).toBe(true);
+      const m = cell.metrics;
+      if (cell.key.task === 'toy') {
+        expect(m.accuracy!.mean).toBeGreaterThanOrEqual(0);
+        expect(m.accuracy!.mean).toBeLessThanOrEqual(1);
+      } else {
+        expect(m.perplexity!.mean).toBeGreaterThan(1);
+      }
+      if (cell.key.policy === 'full') expect(m.peakKvReduction!.mean).toBe(1);
+      else expect(m.peakKvReduction!.mean).toBeGreaterThan(1);
+    }
+  });
+
+  it('refuses a results file of another format, version or config', async () => {
+    const path = join(dir, 'refuse', 'results.json');
+    await runSweep(
+      { ...config, tasks: ['toy-lm'], seeds: [0] },
+      { ...options(), resultsPath: path },
+    );
+    const good = JSON.parse(await readFile(path, 'utf8'));
+
+    const other = await rejection(
+      runSweep(
+        { ...config, tasks: ['toy-lm'], seeds: [0], budgets: [0.5] },
+        { ...options(), resultsPath: path },
+      ),
+    );
+    expect([other.code, other.argument]).toEqual(['E_ARG', path]);
+    expect(other.message).toContain('budgets');
+
+    for (const [bad, code] of [
+      [{ ...good, version: 2 }, 'E_FORMAT'],
+      [{ ...good, format: 'something-else' }, 'E_FORMAT'],
+      [{ ...good, config: { ...good.config, seeds: 'zero' } }, 'E_FORMAT'],
+      [
+        { ...good, cells: [{ ...good.cells[0], key: { ...good.cells[0].key, seed: 9 } }] },
+        'E_FORMAT',
+      ],
+      [{ ...good, cells: [good.cells[0], good.cells[0]] }, 'E_FORMAT'],
+    ] as const) {
+      const badPath = join(dir, 'refuse', `bad-${code}-${Math.random()}.json`);
+      await writeFile(badPath, JSON.stringify(bad));
+      const error = await rejection(
+        runSweep(
+          { ...config, tasks: ['toy-lm'], seeds: [0] },
+          { ...options(), resultsPath: badPath },
+        ),
+      );
+      expect([error.code, error.argument]).toEqual([code, badPath]);
+    }
+    const notJson = join(dir, 'refuse', 'not.json');
+    await writeFile(notJson, '{"format": ');
+    const error = await rejection(runSweep(config, { ...options(), resultsPath: notJson }));
+    expect([error.code, error.argument]).toEqual(['E_FORMAT', notJson]);
+    // The refused file is untouched.
+    expect(await readFile(notJson, 'utf8')).toBe('{"format": ');
+  });
+
+  it('validates the config and names before running anything', async () => {
+    const models = provider();
+    const policy = await rejection(runSweep({ ...config, policies: ['h2x'] }, options({ models })));
+    expect([policy.code, policy.argument]).toEqual(['E_ARG', 'policies[0]']);
+    expect(policy.message).toContain('streaming-llm');
+    const budget = await rejection(runSweep({ ...config, budgets: [0.5, 2] }, options({ models })));
+    expect([budget.code, budget.argument]).toEqual(['E_BUDGET', 'budgets[1]']);
+    const task = await rejection(runSweep({ ...config, tasks: ['nope'] }, options({ models })));
+    expect([task.code, task.argument]).toEqual(['E_ARG', 'tasks[0].name']);
+    expect(models.loads).toEqual([]);
+    const checkpoint = await rejection(
+      runSweep({ ...config, tasks: ['toy-lm'] }, { createTask, taskNames: ['toy-lm'] }),
+    );
+    expect([checkpoint.code, checkpoint.argument]).toEqual(['E_ARG', 'checkpoints.toy-lm']);
+  });
+
+  it('keeps only finished cells when aborted inside a cell', async () => {
+    const small = { ...config, tasks: ['toy-lm'], seeds: [0], policies: ['full', 'streaming-llm'] };
+    const straightPath = join(dir, 'mid', 'straight.json');
+    await runSweep(small, { ...options(), resultsPath: straightPath });
+    const path = join(dir, 'mid', 'results.json');
+    const controller = new AbortController();
+    const clock = steppingClock(3);
+    let armed = false;
+    let readings = 0;
+    const error = await rejection(
+      runSweep(small, {
+        ...options(),
+        resultsPath: path,
+        signal: controller.signal,
+        now: () => {
+          // The second reading after cell 0 is reported is the start of cell 1's first batch.
+          if (armed && ++readings === 2) controller.abort();
+          return clock();
+        },
+        onProgress: (p) => {
+          expect(p.index).toBe(0);
+          armed = true;
+        },
+      }),
+    );
+    expect((error as Error).name).toBe('AbortError');
+    expect(JSON.parse(await readFile(path, 'utf8')).cells).toHaveLength(1);
+    await runSweep(small, { ...options(), resultsPath: path });
+    expect(await readFile(path, 'utf8')).toBe(await readFile(straightPath, 'utf8'));
+  });
+
+  it('runs the registered tasks with models from checkpoint directories', async () => {
+    const tasks = [
+      { name: 'arithmetic', options: { steps: 2 } },
+      { name: 'lm', options: { documentChars: 48 } },
+    ];
+    const checkpoints: Record<string, string> = {};
+    for (const { name, options: taskOptions } of tasks) {
+      const vocab = createRegisteredTask(name, taskOptions).tokenizer.vocabSize;
+      const model = DecoderModel.random(
+        defaultConfig({
+          model_type: 'llama',
+          vocab_size: vocab,
+          hidden_size: 16,
+          intermediate_size: 32,
+          num_hidden_layers: 1,
+          num_attention_heads: 2,
+          num_key_value_heads: 2,
+        }),
+        3,
+      );
+      checkpoints[name] = join(dir, 'checkpoints', name);
+      await saveCheckpoint(checkpoints[name]!, {
+        config: model.config,
+        tensors: model.toTensors(),
+      });
+      model.dispose();
+    }
+    const before = tf.memory().numTensors;
+    const results = await runSweep(
+      {
+        tasks,
+        policies: ['full', 'h2o', 'snapkv'],
+        budgets: [0.5],
+        seeds: [4],
+        examplesPerCell: 2,
+        checkpoints,
+      },
+      { now: steppingClock() },
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    expect(results.cells.map((c) => `${c.key.task}/${c.key.policy}`)).toEqual([
+      'arithmetic/full',
+      'arithmetic/h2o',
+      'arithmetic/snapkv',
+      'lm/full',
+      'lm/h2o',
+      'lm/snapkv',
+    ]);
+    const [arithmetic, , , lm, lmH2o] = results.cells;
+    expect(arithmetic!.metrics.accuracy!.n).toBe(2);
+    expect(lm!.metrics.perplexity!.mean).toBeGreaterThan(1);
+    expect(lmH2o!.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);
+    expect(arithmetic!.command).toContain(`--checkpoint ${checkpoints.arithmetic}`);
+    expect(arithmetic!.command).toContain(`--task-options '{"steps":2}'`);
+  });
+});

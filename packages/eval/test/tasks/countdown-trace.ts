@@ -1,0 +1,51 @@
+/**
+ * An independent reader of the Countdown solver's trace format, for tests: replays every line
+ * against the state it claims to work on and returns the value of each line, or throws with the
+ * first inconsistency.
+ */
+export function replayCountdownTrace(
+  numbers: readonly number[],
+  lines: readonly string[],
+): number[] {
+  const states: number[][] = [numbers.slice()];
+  let maxDepth = 0;
+  const values: number[] = [];
+  lines.forEach((line, i) => {
+    const match = /^( *)(\d+)([+\-*/])(\d+)=(\d+)(?:;([\d ]+))?$/.exec(line);
+    if (!match) throw new Error(`line ${i} is not a trace line: ${JSON.stringify(line)}`);
+    const depth = match[1]!.length;
+    if (depth > maxDepth) throw new Error(`line ${i} jumps to depth ${depth} (max ${maxDepth})`);
+    const a = Number(match[2]);
+    const op = match[3]!;
+    const b = Number(match[4]);
+    const value = Number(match[5]);
+    const state = states[depth]!.slice();
+    for (const n of [a, b]) {
+      const at = state.indexOf(n);
+      if (at === -1) throw new Error(`line ${i} uses ${n}, not in ${states[depth]!.join(' ')}`);
+      state.splice(at, 1);
+    }
+    if (a < b) throw new Error(`line ${i} has its smaller operand first`);
+    const expected =
+      op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : b === 0 ? Number.NaN : a / b;
+    if (expected !== value || !Number.isInteger(value) || value <= 0) {
+      throw new Error(`line ${i} is wrong or breaks the rules: ${line}`);
+    }
+    const next = [...state, value];
+    if (match[6] !== undefined) {
+      const listed = match[6].split(' ').map(Number);
+      if (listed.join(' ') !== next.join(' ')) {
+        throw new Error(`line ${i} lists state ${match[6]}, expected ${next.join(' ')}`);
+      }
+      states[depth + 1] = next;
+      maxDepth = depth + 1;
+    } else {
+      if (next.length > 1 && i !== lines.length - 1) {
+        throw new Error(`line ${i} leaves ${next.length} numbers but lists no state`);
+      }
+      maxDepth = depth;
+    }
+    values.push(value);
+  });
+  return values;
+}
