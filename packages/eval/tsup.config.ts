@@ -1,5 +1,22 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base';
 
-// Two entries: the browser-safe package and the Node-only report writer (`@lethe/eval/node`).
-export default defineConfig(packageBuild({ index: 'src/index.ts', node: 'src/node.ts' }));
+// The browser-safe package and the Node-only parts (`@lethe/eval/node`: report writer, task
+// models), dual ESM + CJS; and the `lethe` binary, ESM only, with a shebang. The two builds run
+// side by side: the library's clean spares the binary's files.
+export default defineConfig([
+  packageBuild(
+    { index: 'src/index.ts', node: 'src/node.ts' },
+    { clean: ['!cli.js', '!cli.js.map'] },
+  ),
+  packageBuild(
+    { cli: 'src/cli/main.ts' },
+    {
+      format: ['esm'],
+      dts: false,
+      clean: false,
+      platform: 'node',
+      banner: { js: '#!/usr/bin/env node' },
+    },
+  ),
+]);

@@ -1,0 +1,153 @@
+import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
+import type { Command } from 'commander';
+import { sweepCells } from '../harness/cells';
+import { createDefaultRegistry } from '../harness/policy-registry';
+import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
+import type { SweepResults } from '../harness/results';
+import { runSweep } from '../harness/sweep';
+import { type SweepConfig, validateSweepConfig } from '../harness/sweep-config';
+import { withArgument } from '../pretrain/error-message';
+import { inFile } from '../pretrain/file-errors';
+import { isTrainingSeed, TRAINING_SEED_OFFSET } from '../pretrain/training-seed';
+import { renderMarkdown } from '../report/markdown';
+import { createTask, TASK_NAMES } from '../tasks/registry';
+import { EXIT_INTERRUPTED } from './exit-codes';
+import { nameFlag } from './flag-errors';
+import { interruptController } from './interrupt';
+import { readJsonFile } from './json-file';
+import { declareFlags, givenFlagArgs } from './option-args';
+import { sweepBar } from './progress-bars';
+
+/** The flag of a single-cell sweep field (`budgets[0]` → `--budget`), per `EVAL_FLAGS`. */
+function evalFlagOf(field: string): string | undefined {
+  const match = /^tasks\[0\]\.options\.(.+)$/.exec(field);
+  if (match !== null) return `--task-options ${match[1]}`;
+  if (field.startsWith('checkpoints.')) return '--checkpoint';
+  return EVAL_FLAGS.find((f) => f.field === field)?.flag;
+}
+
+/**
+ * Builds the task once to check its options.
+ *
+ * @throws LetheError the task's error, about `<field>.<option>` (e.g. `tasks[0].options.count`).
+ */
+function checkTaskOptions(
+  name: string,
+  options: Readonly<Record<string, unknown>>,
+  field: string,
+): void {
+  try {
+    createTask(name, options);
+  } catch (error) {
+    if (error instanceof LetheError && error.argument !== undefined) {
+      throw withArgument(error, `${field}.${error.argument}`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * The sweep a `lethe eval` command line denotes: one cell from the flags of `EVAL_FLAGS`
+ * (exactly those `reproduceCommand` prints), or the sweep of `--config`. Task and policy names
+ * are checked against the registries (errors list the valid names) and task options by
+ * building each task, before anything heavy starts.
+ */
+async function sweepOf(
+  configPath: string | undefined,
+  cellArgs: readonly string[],
+  policies: readonly string[],
+): Promise<SweepConfig> {
+  const known = { policies, tasks: TASK_NAMES };
+  if (configPath !== undefined) {
+    if (cellArgs.length > 0) {
+      throw new LetheError(
+        'E_ARG',
+        `cannot be combined with the cell flags (${cellArgs.filter((_, i) => i % 2 === 0).join(', ')})`,
+        '--config',
+      );
+    }
+    const json = await readJsonFile(configPath);
+    try {
+      const config = validateSweepConfig(json, known);
+      config.tasks.forEach((task, i) => {
+        checkTaskOptions(task.name, task.options, `tasks[${i}].options`);
+      });
+      return config;
+    } catch (error) {
+      throw inFile(configPath, error);
+    }
+  }
+  try {
+    const config = validateSweepConfig(parseEvalFlags(cellArgs), known);
+    checkTaskOptions(config.tasks[0]!.name, config.tasks[0]!.options, 'tasks[0].options');
+    return config;
+  } catch (error) {
+    throw nameFlag(error, evalFlagOf);
+  }
+}
+
+/**
+ * Adds `lethe eval`: one cell from the flags `reproduceCommand` prints, or a whole sweep from
+ * `--config sweep.json`; with `--results results.json` the results are written after every
+ * cell and a rerun resumes. A progress bar (cells, ETA) runs on stderr; the Markdown results
+ * table (and, for one cell, its reproduce command) goes to stdout.
+ */
+export function addEvalCommand(program: Command): void {
+  const command = program
+    .command('eval')
+    .summary('evaluate one cell or a whole sweep')
+    .description(
+      'Evaluate one sweep cell (the flags of a reproduce command) or a whole sweep ' +
+        '(--config sweep.json), then print the results table. With --results the results ' +
+        'are saved after every cell and a rerun resumes.',
+    );
+  declareFlags(command, EVAL_FLAGS);
+  command
+    .option('--config <file>', 'sweep configuration (JSON, see SweepConfig) instead of cell flags')
+    .option('--results <file>', 'results file: written after every cell; a rerun resumes from it')
+    .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
+    .action(async (opts: { config?: string; results?: string; backend?: string }) => {
+      const registry = createDefaultRegistry();
+      const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
+      const config = await sweepOf(opts.config, cellArgs, registry.names());
+      for (const seed of config.seeds.filter(isTrainingSeed)) {
+        process.stderr.write(
+          `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
+        );
+      }
+      await initBackend((opts.backend ?? 'wasm') as BackendName);
+      const bar = sweepBar(sweepCells(config).length);
+      const interrupt = interruptController(() => {
+        process.stderr.write('\nstopping after this decode step…\n');
+      });
+      let results: SweepResults;
+      try {
+        results = await runSweep(config, {
+          registry,
+          resultsPath: opts.results,
+          onProgress: bar.update,
+          signal: interrupt.signal,
+        });
+      } catch (error) {
+        bar.stop();
+        if (interrupt.interrupted()) {
+          console.log(
+            opts.results === undefined
+              ? 'interrupted (no --results file, nothing kept)'
+              : `interrupted; finished cells are in ${opts.results}; run the same command to resume`,
+          );
+          process.exitCode = EXIT_INTERRUPTED;
+          return;
+        }
+        throw error;
+      } finally {
+        interrupt.dispose();
+      }
+      bar.stop();
+      process.stdout.write(`\n${renderMarkdown(results)}`);
+      if (opts.config === undefined) {
+        process.stdout.write(`\nreproduce: ${results.cells[0]!.command}\n`);
+      }
+      if (opts.results !== undefined) process.stdout.write(`\nresults: ${opts.results}\n`);
+    });
+}

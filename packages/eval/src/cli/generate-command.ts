@@ -1,0 +1,233 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CharTokenizer, DecoderModel, StopConditions } from '@lethe/model';
+import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
+import type { Command } from 'commander';
+import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
+import { encodeText } from '../harness/generation-run';
+import {
+  createDefaultRegistry,
+  FULL_POLICY,
+  type PolicyRegistry,
+} from '../harness/policy-registry';
+import { loadTaskModel } from '../pretrain/load-task-model';
+import { TASK_MODEL_FILE } from '../pretrain/manifest';
+import { readModelDirectory } from '../pretrain/model-directory';
+import type { Task } from '../tasks/task';
+import { renderCacheHoldings } from './cache-holdings';
+import { promptLines } from './prompt-lines';
+import { unescapePrompt } from './prompt-text';
+import { streamGeneration } from './streaming-generation';
+import { tokenGlyphs } from './token-glyphs';
+
+/** Generated tokens when neither `--tokens` nor a task bounds them. */
+const DEFAULT_NEW_TOKENS = 200;
+
+interface GenerateFlags {
+  readonly model: string;
+  readonly policy: string;
+  readonly budget: string;
+  readonly prompt?: string;
+  readonly tokens?: string;
+  readonly seed: string;
+  readonly temperature: string;
+  readonly perHead?: boolean;
+  readonly backend?: string;
+}
+
+/** What one generation needs, checked once. */
+interface Generator {
+  readonly model: DecoderModel;
+  readonly tokenizer: CharTokenizer;
+  readonly task: Task | undefined;
+  readonly registry: PolicyRegistry;
+  readonly policy: string;
+  readonly budget: number;
+  readonly tokens: number | undefined;
+  readonly seed: number;
+  readonly temperature: number;
+  readonly perHead: boolean;
+}
+
+const DIM = '\u001b[2m';
+const RESET = '\u001b[0m';
+
+/**
+ * Adds `lethe generate`: loads a model directory (a task model, or any directory with
+ * `config.json`, `model.safetensors` and `tokenizer.json`), generates under an eviction policy
+ * at a budget fraction of the full-cache length, streams the text, and then shows, one row per
+ * layer, which tokens the KV cache still holds (evicted ones as `·`; colours only on a
+ * terminal). Without `--prompt` it reads prompts line by line from stdin until EOF
+ * (interactively, with a `lethe> ` prompt, on a terminal).
+ */
+export function addGenerateCommand(program: Command): void {
+  program
+    .command('generate')
+    .summary('generate and show what the cache keeps')
+    .description(
+      'Generate under an eviction policy, streaming the text, then show per layer which ' +
+        'tokens the KV cache still holds (· = evicted). Without --prompt, reads prompts from ' +
+        'stdin until EOF (interactively on a terminal).',
+    )
+    .requiredOption(
+      '--model <dir>',
+      'model directory (lethe pretrain output, or config.json + model.safetensors + tokenizer.json)',
+    )
+    .option(
+      '--policy <name>',
+      'eviction policy: full or a registry name (h2o, streaming-llm, …)',
+      FULL_POLICY,
+    )
+    .option(
+      '--budget <b>',
+      'budget fraction in (0, 1] of the full-cache length, prompt + --tokens (1 for full)',
+      '1',
+    )
+    .option('--prompt <text>', 'prompt text; \\n is a newline (task prompts end with one)')
+    .option(
+      '--tokens <n>',
+      `most tokens to generate (default: the task's answer allowance, else ${DEFAULT_NEW_TOKENS})`,
+    )
+    .option('--seed <n>', 'sampling and eviction seed', '0')
+    .option('--temperature <t>', 'sampling temperature, 0 = greedy', '0')
+    .option('--per-head', 'one row per KV head instead of one per layer')
+    .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
+    .action(async (flags: GenerateFlags) => {
+      const registry = createDefaultRegistry();
+      registry.factory(flags.policy, '--policy');
+      const budget = validateBudgetFraction(Number(flags.budget), '--budget');
+      if (flags.policy === FULL_POLICY && budget !== 1) {
+        throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${budget}`, '--budget');
+      }
+      const tokens =
+        flags.tokens === undefined ? undefined : integerFlag(flags.tokens, '--tokens', 1);
+      const seed = integerFlag(flags.seed, '--seed', 0);
+      const temperature = Number(flags.temperature);
+      if (!(Number.isFinite(temperature) && temperature >= 0)) {
+        throw new LetheError(
+          'E_ARG',
+          `must be a number ≥ 0, got ${JSON.stringify(flags.temperature)}`,
+          '--temperature',
+        );
+      }
+      await initBackend((flags.backend ?? 'wasm') as BackendName);
+      const loaded = existsSync(join(flags.model, TASK_MODEL_FILE))
+        ? await loadTaskModel(flags.model)
+        : { ...(await readModelDirectory(flags.model)), task: undefined };
+      const generator: Generator = {
+        model: loaded.model,
+        tokenizer: loaded.tokenizer!,
+        task: loaded.task,
+        registry,
+        policy: flags.policy,
+        budget,
+        tokens,
+        seed,
+        temperature,
+        perHead: flags.perHead ?? false,
+      };
+      const c = loaded.model.config;
+      console.log(
+        `model: ${flags.model}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
+      );
+      try {
+        if (flags.prompt !== undefined) {
+          await generateOne(generator, flags.prompt);
+        } else {
+          const interactive = process.stdin.isTTY === true;
+          for await (const line of promptLines(process.stdin, process.stdout, interactive)) {
+            if (line.trim() === '') continue;
+            try {
+              await generateOne(generator, line);
+            } catch (error) {
+              if (!(error instanceof LetheError)) throw error;
+              process.stderr.write(`lethe: ${error.message}\n`);
+            }
+          }
+        }
+      } finally {
+        loaded.model.dispose();
+      }
+    });
+}
+
+/** Generates from one prompt, streaming it, then prints the cache holdings and stats. */
+async function generateOne(g: Generator, raw: string): Promise<void> {
+  const { tokenizer, model, task } = g;
+  const text = unescapePrompt(raw);
+  const prompt = encodeText(tokenizer, text);
+  const unknown = prompt.indexOf(tokenizer.unkId);
+  if (unknown >= 0) {
+    const char = Array.from(text)[unknown - (tokenizer.bosId === undefined ? 0 : 1)];
+    throw new LetheError(
+      'E_ARG',
+      `character ${JSON.stringify(char)} is not in the model's alphabet ${JSON.stringify(tokenizer.alphabet.join(''))}`,
+      '--prompt',
+    );
+  }
+  const maxNewTokens =
+    g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
+  const fullLength = fullCacheLength(prompt.length, maxNewTokens);
+  const capacity = capacityFor(g.budget, fullLength);
+  const eviction = g.registry.create(
+    g.policy,
+    { capacity },
+    { budget: g.budget, fullLength, task: task?.name ?? 'generate', seed: g.seed, model },
+  );
+  const tty = process.stdout.isTTY === true;
+  const color = tty && process.env.NO_COLOR === undefined;
+  console.log(
+    g.policy === FULL_POLICY
+      ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`
+      : `policy ${g.policy}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`,
+  );
+  const stop: StopConditions = {
+    eosTokenIds: tokenizer.eosId === undefined ? [] : [tokenizer.eosId],
+    stopSequences:
+      task?.kind === 'generation' && task.stopText !== '' ? [tokenizer.encode(task.stopText)] : [],
+  };
+  process.stdout.write('\n');
+  process.stdout.write(color ? `${DIM}${text}${RESET}` : text);
+  const result = await streamGeneration({
+    model,
+    prompt,
+    maxNewTokens,
+    eviction,
+    sampling: { temperature: g.temperature },
+    seed: g.seed,
+    stop,
+    onToken: (token) => {
+      process.stdout.write(tokenizer.decode([token], { skipSpecialTokens: true }));
+    },
+  });
+  process.stdout.write('\n\n');
+  console.log(
+    `KV cache after ${result.fed.length} tokens (${EVICTED_LEGEND}${color ? '; yellow: held by some KV heads only' : ''}):`,
+  );
+  const columns = tty ? (process.stdout.columns ?? 100) : Number.POSITIVE_INFINITY;
+  const lines = renderCacheHoldings(result.cache, tokenGlyphs(tokenizer, result.fed), {
+    color,
+    perHead: g.perHead,
+    width: columns - 20,
+  });
+  for (const line of lines) console.log(line);
+  const stats = result.cache.stats();
+  const layers = Array.from(
+    stats.livePerLayer,
+    (live, l) => `L${l} ${live}/${stats.peakPerLayer[l]}`,
+  );
+  const rounds = stats.evictionRounds.reduce((a, b) => a + b, 0);
+  console.log(
+    `${result.tokensPerSecond.toFixed(1)} tok/s | finish: ${result.finishReason} | live/peak KV entries per layer: ${layers.join('  ')} | eviction rounds ${rounds}\n`,
+  );
+}
+
+const EVICTED_LEGEND = '· = evicted by every KV head';
+
+function integerFlag(text: string, flag: string, min: number): number {
+  const value = Number(text);
+  if (!(Number.isSafeInteger(value) && value >= min)) {
+    throw new LetheError('E_ARG', `must be an integer ≥ ${min}, got ${JSON.stringify(text)}`, flag);
+  }
+  return value;
+}

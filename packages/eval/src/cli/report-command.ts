@@ -1,0 +1,46 @@
+import { LetheError } from '@lethe/tensor';
+import type { Command } from 'commander';
+import { isPlainObject } from '../harness/json';
+import { RESULTS_FORMAT, RESULTS_VERSION } from '../harness/results';
+import { checkResults } from '../harness/results-file';
+import { validateSweepConfig } from '../harness/sweep-config';
+import { inFile } from '../pretrain/file-errors';
+import { writeReport } from '../report/node';
+import { readJsonFile } from './json-file';
+
+/**
+ * Adds `lethe report`: reads a results file (`lethe eval --results`, checked like a sweep
+ * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out`.
+ */
+export function addReportCommand(program: Command): void {
+  program
+    .command('report')
+    .summary('write a Markdown/HTML report')
+    .description('Write report.md, report.html and results.json from a results file.')
+    .requiredOption('--results <file>', 'results file written by lethe eval --results')
+    .requiredOption('--out <dir>', 'report directory (created if missing)')
+    .action(async (opts: { results: string; out: string }) => {
+      const json = await readJsonFile(opts.results);
+      if (!isPlainObject(json)) {
+        throw new LetheError('E_FORMAT', 'is not a JSON object', opts.results);
+      }
+      if (json.format !== RESULTS_FORMAT || json.version !== RESULTS_VERSION) {
+        throw new LetheError(
+          'E_FORMAT',
+          `is not a ${RESULTS_FORMAT} file of version ${RESULTS_VERSION} (format ${JSON.stringify(json.format)}, version ${JSON.stringify(json.version)})`,
+          opts.results,
+        );
+      }
+      let results: ReturnType<typeof checkResults>;
+      try {
+        results = checkResults(json, validateSweepConfig(json.config), opts.results);
+      } catch (error) {
+        throw inFile(opts.results, error);
+      }
+      const files = await writeReport(opts.out, results);
+      console.log(`${results.cells.length} cells`);
+      console.log(`wrote ${files.markdown}`);
+      console.log(`wrote ${files.html}`);
+      console.log(`wrote ${files.results}`);
+    });
+}

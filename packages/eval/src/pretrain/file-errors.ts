@@ -1,0 +1,52 @@
+import { LetheError, type LetheErrorCode } from '@lethe/tensor';
+import { bareMessage } from './error-message';
+
+const REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory, expected a file',
+  ENOTDIR: 'a parent of it is not a directory',
+  EMFILE: 'too many open files',
+};
+
+/**
+ * A file-system error while reading `path` as a `LetheError` that names the file and says why:
+ * argument `path`, a message such as `cannot be read: no such file or directory (ENOENT)`, and
+ * code `code` (default `E_CHECKPOINT`, for the files of a model directory; `E_ARG` suits a file
+ * named on the command line). A `LetheError` is returned unchanged.
+ */
+export function unreadableFile(
+  path: string,
+  error: unknown,
+  code: LetheErrorCode = 'E_CHECKPOINT',
+): LetheError {
+  if (error instanceof LetheError) return error;
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason =
+    errno !== undefined && REASONS[errno] !== undefined
+      ? `${REASONS[errno]} (${errno})`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return new LetheError(code, `cannot be read: ${reason}`, path);
+}
+
+/**
+ * An error about the contents of the file `path`: a `LetheError` keeps its code and its message
+ * (which names the field or tensor) and is re-issued with `path` as its argument, e.g.
+ * `[E_FORMAT] run/config.json: [E_ARG] hidden_size: must be …` becomes
+ * `[E_ARG] run/config.json: hidden_size: must be …`. Other errors become `E_FORMAT`.
+ */
+export function inFile(path: string, error: unknown): LetheError {
+  if (error instanceof LetheError) {
+    if (error.argument === path) return error;
+    const message = bareMessage(error);
+    return new LetheError(
+      error.code,
+      error.argument === undefined ? message : `${error.argument}: ${message}`,
+      path,
+    );
+  }
+  return new LetheError('E_FORMAT', error instanceof Error ? error.message : String(error), path);
+}

@@ -1,0 +1,316 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CellMetrics, SweepResults } from '../../src/harness/results';
+import { TASK_MODEL_FILE, type TaskModelManifest } from '../../src/pretrain/manifest';
+import { installShim, lethe, requireBuiltCli, run } from './run-lethe';
+
+let dir: string;
+/** A micro arithmetic model trained by `lethe pretrain` in `beforeAll`. */
+const MODEL = 'models/arithmetic';
+let pretrainOutput: { stdout: string; stderr: string; status: number | null };
+
+const CELL = [
+  '--task',
+  'arithmetic',
+  '--task-options',
+  '{"steps":2}',
+  '--policy',
+  'streaming-llm',
+  '--budget',
+  '0.5',
+  '--seed',
+  '0',
+  '--examples',
+  '3',
+  '--checkpoint',
+  MODEL,
+];
+
+beforeAll(async () => {
+  requireBuiltCli();
+  dir = await mkdtemp(join(tmpdir(), 'lethe-cli-'));
+  pretrainOutput = await lethe(
+    [
+      'pretrain',
+      '--task',
+      'arithmetic',
+      '--task-option',
+      'steps=2',
+      '--hidden',
+      '16',
+      '--layers',
+      '2',
+      '--heads',
+      '2',
+      '--kv-heads',
+      '1',
+      '--intermediate',
+      '32',
+      '--steps',
+      '6',
+      '--batch-size',
+      '4',
+      '--eval-examples',
+      '2',
+      '--lr',
+      '0.02',
+      '--out',
+      MODEL,
+    ],
+    dir,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Metrics without the wall-time fields. */
+function deterministic(metrics: CellMetrics): Omit<CellMetrics, 'tokensPerSecond'> {
+  const { tokensPerSecond: _, ...rest } = metrics;
+  return rest;
+}
+
+describe('lethe pretrain', () => {
+  it('trains with a progress bar and saves the model, its commands and its score', async () => {
+    expect(pretrainOutput.stderr).toMatch(
+      /pretrain \[.*\] 6\/6 steps \| loss \d+\.\d+ \| \d+ tok\/s \| ETA/,
+    );
+    expect(pretrainOutput.status).toBe(0);
+    const out = pretrainOutput.stdout;
+    expect(out).toMatch(/^saved models\/arithmetic \(.* parameters, final loss \d/m);
+    expect(out).toMatch(/^full-cache accuracy on 2 held-out examples \(seed 0\): /m);
+    const manifest = JSON.parse(
+      await readFile(join(dir, MODEL, TASK_MODEL_FILE), 'utf8'),
+    ) as TaskModelManifest;
+    expect(out).toContain(`reproduce: ${manifest.evaluation!.command}`);
+    expect(out).toContain(`recreate:  ${manifest.command}`);
+    expect(manifest.command).toMatch(
+      /^lethe pretrain --task arithmetic --task-option steps=2 --hidden 16 /,
+    );
+    expect(manifest.command).toContain('--steps 6 --batch-size 4 --seed 1 --lr 0.02');
+    // The resumable state is removed after success.
+    await expect(stat(join(dir, `${MODEL}.state`))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('lethe eval', () => {
+  it('prints the table and a reproduce command that recomputes the same metrics', async () => {
+    const first = await lethe(['eval', ...CELL, '--results', 'first.json'], dir);
+    expect(first.stderr).toMatch(/eval \[.*\] 1\/1 cells \| arithmetic streaming-llm 0\.5 seed 0/);
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^\| task \| policy \| budget \|/m);
+    expect(first.stdout).toMatch(/^\| arithmetic \| streaming-llm \| 50% \|/m);
+    const command = /^reproduce: (lethe eval .*)$/m.exec(first.stdout)?.[1];
+    expect(command).toBeDefined();
+
+    const bin = join(dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    await installShim(bin);
+    const again = await run('/bin/sh', ['-c', `${command} --results again.json`], {
+      cwd: dir,
+      env: { PATH: `${bin}:${process.env.PATH}` },
+    });
+    expect(again.stderr).not.toMatch(/lethe: /);
+    expect(again.status).toBe(0);
+    const a = JSON.parse(await readFile(join(dir, 'first.json'), 'utf8')) as SweepResults;
+    const b = JSON.parse(await readFile(join(dir, 'again.json'), 'utf8')) as SweepResults;
+    expect(b.config).toEqual(a.config);
+    expect(b.cells.map((c) => c.key)).toEqual(a.cells.map((c) => c.key));
+    expect(b.cells.map((c) => c.command)).toEqual([command]);
+    expect(deterministic(b.cells[0]!.metrics)).toEqual(deterministic(a.cells[0]!.metrics));
+  });
+
+  it('runs a sweep from --config, resumes from --results, and lethe report writes the report', async () => {
+    const config = {
+      tasks: [{ name: 'arithmetic', options: { steps: 2 } }],
+      policies: ['full', 'h2o', 'tova'],
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 2,
+      checkpoints: { arithmetic: MODEL },
+    };
+    await writeFile(join(dir, 'sweep.json'), JSON.stringify(config));
+    const first = await lethe(
+      ['eval', '--config', 'sweep.json', '--results', 'sweep-results.json'],
+      dir,
+    );
+    expect(first.status).toBe(0);
+    expect(first.stderr).toMatch(/3\/3 cells/);
+    for (const policy of ['full', 'h2o', 'tova']) {
+      expect(first.stdout).toMatch(new RegExp(`^\\| arithmetic \\| ${policy} \\|`, 'm'));
+    }
+    const written = await readFile(join(dir, 'sweep-results.json'), 'utf8');
+    const resumed = await lethe(
+      ['eval', '--config', 'sweep.json', '--results', 'sweep-results.json'],
+      dir,
+    );
+    expect(resumed.status).toBe(0);
+    expect(resumed.stderr).toMatch(/\(done before\)/);
+    expect(await readFile(join(dir, 'sweep-results.json'), 'utf8')).toBe(written);
+
+    const report = await lethe(
+      ['report', '--results', 'sweep-results.json', '--out', 'report'],
+      dir,
+    );
+    expect(report.status).toBe(0);
+    expect((await readdir(join(dir, 'report'))).sort()).toEqual([
+      'report.html',
+      'report.md',
+      'results.json',
+    ]);
+    expect(await readFile(join(dir, 'report', 'report.md'), 'utf8')).toMatch(
+      /^\| arithmetic \| h2o \|/m,
+    );
+  });
+});
+
+describe('lethe generate', () => {
+  it('streams the text and shows per layer which tokens the cache holds, without ANSI colours', async () => {
+    const out = await lethe(
+      [
+        'generate',
+        '--model',
+        MODEL,
+        '--policy',
+        'streaming-llm',
+        '--budget',
+        '0.4',
+        '--prompt',
+        'compute: 3 +4 *2\\n',
+        '--tokens',
+        '24',
+      ],
+      dir,
+    );
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    expect(out.stdout).not.toContain('\u001b[');
+    expect(out.stdout).toMatch(/^policy streaming-llm, budget 0\.4: 17 entries per KV head/m);
+    expect(out.stdout).toContain('compute: 3 +4 *2\n');
+    const rows = out.stdout.split('\n').filter((line) => /^L\d /.test(line));
+    expect(rows).toHaveLength(2);
+    for (const [layer, row] of rows.entries()) {
+      const match = /^L(\d) (\d+)\/(\d+) │(.*)│$/.exec(row);
+      expect(match).not.toBeNull();
+      const [, l, held, total, text] = match!;
+      expect(Number(l)).toBe(layer);
+      expect(Array.from(text!)).toHaveLength(Number(total));
+      expect(Array.from(text!).filter((c) => c !== '·')).toHaveLength(Number(held));
+      // StreamingLLM keeps the sink (BOS, drawn ^) and the most recent tokens.
+      expect(text!.startsWith('^')).toBe(true);
+      expect(text).toContain('·');
+    }
+    expect(out.stdout).toMatch(
+      /tok\/s \| finish: \S+ \| live\/peak KV entries per layer: L0 \d+\/\d+ {2}L1 \d+\/\d+/,
+    );
+  });
+
+  it('reads prompts from stdin until EOF when no --prompt is given', async () => {
+    const out = await lethe(
+      [
+        'generate',
+        '--model',
+        MODEL,
+        '--policy',
+        'h2o',
+        '--budget',
+        '0.5',
+        '--tokens',
+        '8',
+        '--per-head',
+      ],
+      dir,
+      'compute: 5 -2\\n\ncompute: 9 /3\\n\n',
+    );
+    expect(out.status).toBe(0);
+    expect(out.stdout.match(/^KV cache after \d+ tokens/gm)).toHaveLength(2);
+    expect(out.stdout.match(/^L0\.h0 /gm)).toHaveLength(2);
+  });
+});
+
+describe('bad input', () => {
+  const cases: [string, string[], RegExp][] = [
+    [
+      'unknown task',
+      ['eval', ...CELL.slice(0, 1), 'nope', ...CELL.slice(2)],
+      /--task \(tasks\[0\]\.name\): unknown task "nope"; valid tasks: countdown, retrieval, arithmetic, lm/,
+    ],
+    [
+      'unknown policy',
+      ['eval', ...CELL.slice(0, 5), 'nope', ...CELL.slice(6)],
+      /--policy \(policies\[0\]\): unknown policy "nope"; valid policies: full, streaming-llm, h2o, snapkv/,
+    ],
+    [
+      'budget above 1',
+      ['eval', ...CELL.slice(0, 7), '1.5', ...CELL.slice(8)],
+      /\[E_BUDGET\] --budget \(budgets\[0\]\): must be a number in \(0, 1\], got 1\.5/,
+    ],
+    [
+      'missing checkpoint',
+      ['eval', ...CELL.slice(0, -1), 'models/missing'],
+      /\[E_CHECKPOINT\] models\/missing: cannot be read: no such file or directory/,
+    ],
+    [
+      'malformed sweep config',
+      ['eval', '--config', 'bad-sweep.json'],
+      /\[E_BUDGET\] bad-sweep\.json: budgets\[1\]: must be a number in \(0, 1\], got 0/,
+    ],
+    [
+      'generate: unknown policy',
+      ['generate', '--model', MODEL, '--policy', 'nope', '--prompt', 'x'],
+      /--policy: unknown policy "nope"; valid policies: full, streaming-llm/,
+    ],
+    [
+      'generate: budget 0',
+      ['generate', '--model', MODEL, '--policy', 'h2o', '--budget', '0', '--prompt', 'x'],
+      /\[E_BUDGET\] --budget: must be a number in \(0, 1\], got 0/,
+    ],
+    [
+      'generate: missing weights',
+      ['generate', '--model', 'broken', '--policy', 'h2o', '--budget', '0.5', '--prompt', 'x'],
+      /\[E_CHECKPOINT\] broken\/model\.safetensors: cannot be read: no such file or directory \(ENOENT\)/,
+    ],
+    [
+      'pretrain: unknown task',
+      ['pretrain', '--task', 'nope'],
+      /--task \(task\): unknown task "nope"; valid names: countdown, retrieval, arithmetic, lm/,
+    ],
+    [
+      'pretrain: bad size',
+      ['pretrain', '--task', 'arithmetic', '--hidden', '30', '--heads', '4'],
+      /--heads \(modelSize\.heads\): must divide hidden/,
+    ],
+    [
+      'report: unreadable results',
+      ['report', '--results', 'none.json', '--out', 'r'],
+      /none\.json: cannot be read/,
+    ],
+  ];
+
+  it('exits with status 2 and one line naming the problem, without a stack', async () => {
+    await writeFile(
+      join(dir, 'bad-sweep.json'),
+      JSON.stringify({
+        tasks: ['arithmetic'],
+        policies: ['h2o'],
+        budgets: [0.5, 0],
+        seeds: [0],
+        examplesPerCell: 1,
+      }),
+    );
+    await mkdir(join(dir, 'broken'), { recursive: true });
+    for (const file of ['config.json', 'tokenizer.json', TASK_MODEL_FILE]) {
+      await writeFile(join(dir, 'broken', file), await readFile(join(dir, MODEL, file)));
+    }
+    const runs = await Promise.all(cases.map(([, args]) => lethe(args, dir)));
+    runs.forEach((result, i) => {
+      const [name, , pattern] = cases[i]!;
+      expect(`${name}: ${result.stderr}`).toMatch(pattern);
+      expect(result.status, name).toBe(2);
+      expect(result.stderr, name).not.toMatch(/^\s+at /m);
+    });
+  });
+});
