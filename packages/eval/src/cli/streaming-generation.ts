@@ -2,15 +2,10 @@ import type { EvictionPolicy, KVCache } from '@lethe/kv-cache';
 import {
   type DecoderModel,
   type FinishReason,
-  GenerationSession,
+  generate,
   type SamplingOptions,
   type StopConditions,
-  sampleToken,
-  stopReason,
-  validateSampling,
-  validateStop,
 } from '@lethe/model';
-import { Rng } from '@lethe/tensor';
 
 /** Options of {@link streamGeneration}. */
 export interface StreamGenerationOptions {
@@ -41,48 +36,39 @@ export interface StreamGenerationResult {
 }
 
 /**
- * Generates one sequence token by token, calling `onToken` as each is sampled, exactly as
- * `generate()` of `@lethe/model` does for a batch of one with stream id 0 (same session, same
- * sampling stream `new Rng(seed).fork('sample-0')`, same stop rules), and returns its cache so
- * the caller can show what the eviction policy kept.
+ * Generates one sequence with `generate()` of `@lethe/model` (stream id 0), calling `onToken`
+ * as each token is sampled, and returns its cache so the caller can show what the eviction
+ * policy kept.
  *
  * @throws LetheError `E_ARG` for bad sampling or stop options.
  */
 export async function streamGeneration(
   options: StreamGenerationOptions,
 ): Promise<StreamGenerationResult> {
-  const { model, prompt, sampling, stop } = options;
-  validateSampling(sampling);
-  validateStop(stop, model.config.vocab_size);
-  const session = new GenerationSession({
-    model,
-    eviction: options.eviction,
-    seed: options.seed,
+  const { prompt } = options;
+  const result = await generate({
+    model: options.model,
+    prompts: [prompt],
     streamIds: [0],
+    maxNewTokens: options.maxNewTokens,
+    eviction: options.eviction,
+    sampling: options.sampling,
+    seed: options.seed,
+    stop: options.stop,
+    onToken: (event) => {
+      options.onToken?.(event.token);
+      return true;
+    },
   });
-  const sampler = new Rng(options.seed).fork('sample-0');
-  let out = await session.prefill([prompt]);
-  const tokens: number[] = [];
-  const start = performance.now();
-  let finishReason: FinishReason | undefined;
-  for (;;) {
-    const { token } = sampleToken(out.logits[0]!, sampling, sampler);
-    tokens.push(token);
-    options.onToken?.(token);
-    finishReason =
-      stopReason(tokens, stop) ?? (tokens.length >= options.maxNewTokens ? 'length' : undefined);
-    if (finishReason !== undefined) break;
-    out = await session.step([0], Int32Array.of(token));
-  }
-  const seconds = (performance.now() - start) / 1000;
+  const tokens = result.tokens[0]!;
   const fed = new Int32Array(prompt.length + tokens.length - 1);
   fed.set(prompt, 0);
-  fed.set(tokens.slice(0, -1), prompt.length);
+  fed.set(tokens.subarray(0, -1), prompt.length);
   return {
-    tokens: Int32Array.from(tokens),
+    tokens,
     fed,
-    cache: session.caches[0]!,
-    finishReason,
-    tokensPerSecond: seconds > 0 ? (tokens.length - 1) / seconds : 0,
+    cache: result.caches[0]!,
+    finishReason: result.finishReasons[0]!,
+    tokensPerSecond: result.stats.tokensPerSecond,
   };
 }

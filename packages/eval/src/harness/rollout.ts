@@ -2,15 +2,10 @@ import type { EvictionPolicy } from '@lethe/kv-cache';
 import {
   type DecoderModel,
   type FinishReason,
-  GenerationSession,
+  generate,
   type SamplingOptions,
   type StopConditions,
-  sampleToken,
-  stopReason,
-  validateSampling,
-  validateStop,
 } from '@lethe/model';
-import { LetheError, Rng } from '@lethe/tensor';
 import type { Clock } from './clock';
 import { ReadRecorder, type ReadTrace } from './read-trace';
 
@@ -51,80 +46,45 @@ export interface RolloutBatch {
 }
 
 /**
- * Generates a batch exactly as `generate()` of `@lethe/model` does with the same `prompts`,
- * `seed` (as both `seed` and `samplingSeed`), `streamIds`, `sampling`, `stop`, `maxNewTokens` and
- * `eviction` — same sampling streams (`new Rng(seed).fork('sample-<id>')`), same stop rules,
- * same session — while also recording, per sequence, what its cache read at every predicted
- * token ({@link ReadTrace}), which `generate()`'s end-of-run statistics cannot give.
+ * Generates a batch with `generate()` of `@lethe/model` (`seed` as both `seed` and
+ * `samplingSeed`) while recording, per sequence, what its cache read at every predicted token
+ * ({@link ReadTrace}) through `generate()`'s per-step hook.
  *
  * @throws LetheError `E_ARG` / `E_SHAPE` for bad options (as `generate()`); rejects with
  *   `signal.reason` when `signal` aborts.
  */
 export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
-  const { model, prompts, streamIds, maxNewTokens, sampling, stop, clock, signal } = options;
-  if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
-    throw new LetheError(
-      'E_ARG',
-      `must be a positive integer, got ${maxNewTokens}`,
-      'maxNewTokens',
-    );
-  }
-  if (streamIds.length !== prompts.length) {
-    throw new LetheError(
-      'E_SHAPE',
-      `needs one id per prompt (${prompts.length}), got ${streamIds.length}`,
-      'streamIds',
-    );
-  }
-  validateSampling(sampling);
-  validateStop(stop, model.config.vocab_size);
-  signal?.throwIfAborted();
-  const session = new GenerationSession({
-    model,
-    eviction: options.eviction,
-    seed: options.seed,
-    streamIds,
-  });
-  const root = new Rng(options.seed);
-  const samplers = streamIds.map((id) => root.fork(`sample-${id}`));
+  const { model, prompts, clock } = options;
   const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;
-  const recorders = prompts.map(() => new ReadRecorder(perToken));
-  const tokens: number[][] = prompts.map(() => []);
-  const finish: (FinishReason | undefined)[] = prompts.map(() => undefined);
-
-  let out = await session.prefill(prompts);
-  prompts.forEach((prompt, b) => {
-    recorders[b]!.prefill(prompt.length);
+  const recorders = prompts.map((prompt) => {
+    const recorder = new ReadRecorder(perToken);
+    recorder.prefill(prompt.length);
+    return recorder;
   });
-  const start = clock();
-  let active = prompts.map((_, b) => b);
-  while (active.length > 0) {
-    const next = new Int32Array(active.length);
-    active.forEach((b, i) => {
-      const drawn = sampleToken(out.logits[i]!, sampling, samplers[b]!);
-      next[i] = drawn.token;
-      tokens[b]!.push(drawn.token);
-      finish[b] =
-        stopReason(tokens[b]!, stop) ?? (tokens[b]!.length >= maxNewTokens ? 'length' : undefined);
-    });
-    const still = active.filter((b) => finish[b] === undefined);
-    if (still.length === 0) break;
-    signal?.throwIfAborted();
-    const feed = Int32Array.from(still, (b) => next[active.indexOf(b)]!);
-    for (const b of still) {
-      recorders[b]!.step(session.caches[b]!, prompts[b]!.length + tokens[b]!.length);
-    }
-    out = await session.step(still, feed);
-    active = still;
-  }
-  const decodeMs = clock() - start;
+  const result = await generate({
+    model,
+    prompts,
+    streamIds: options.streamIds,
+    maxNewTokens: options.maxNewTokens,
+    sampling: options.sampling,
+    seed: options.seed,
+    stop: options.stop,
+    eviction: options.eviction,
+    signal: options.signal,
+    now: clock,
+    // Before a step a cache holds every token but the one being fed, so the full-cache prefix
+    // of the step (the new token included) is the cache length + 1.
+    onStep: ({ sequences, caches }) => {
+      for (const b of sequences) recorders[b]!.step(caches[b]!, caches[b]!.length(0) + 1);
+    },
+  });
   return {
     sequences: prompts.map((_, b) => ({
-      ...recorders[b]!.finish(session.caches[b]!),
-      tokens: Int32Array.from(tokens[b]!),
-      finishReason: finish[b] ?? 'length',
+      ...recorders[b]!.finish(result.caches[b]!),
+      tokens: result.tokens[b]!,
+      finishReason: result.finishReasons[b]!,
     })),
-    generatedTokens: tokens.reduce((sum, t) => sum + t.length, 0),
-    decodeMs,
+    generatedTokens: result.stats.generatedTokens,
+    decodeMs: result.stats.decodeMs,
   };
 }

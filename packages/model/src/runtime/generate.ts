@@ -1,3 +1,4 @@
+import type { KVCache } from '@lethe/kv-cache';
 import { LetheError, Rng } from '@lethe/tensor';
 import { collectStats, type GenerationStats } from './generation-stats';
 import { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
@@ -35,6 +36,23 @@ export interface GenerateOptions extends SessionOptions {
   readonly stop?: StopConditions;
   /** Called for every token as it is generated; return `false` to stop that sequence. */
   readonly onToken?: (event: TokenEvent) => boolean | undefined;
+  /**
+   * Called before every decode step with the sequences about to step and all caches (as the
+   * step will find them), e.g. to record what each cache holds per step.
+   */
+  readonly onStep?: (event: StepEvent) => void;
+  /** Checked before prefill and between decode steps; an abort rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+  /** Clock for the timing statistics, ms (default `performance.now`). */
+  readonly now?: () => number;
+}
+
+/** What {@link GenerateOptions.onStep} sees before a decode step. */
+export interface StepEvent {
+  /** Indices of the sequences about to step. */
+  readonly sequences: readonly number[];
+  /** Every sequence's cache. */
+  readonly caches: readonly KVCache[];
 }
 
 /** Output of {@link generate}. */
@@ -47,6 +65,8 @@ export interface GenerationResult {
   readonly finishReasons: FinishReason[];
   /** Throughput, timings and KV-cache accounting. */
   readonly stats: GenerationStats;
+  /** Each sequence's cache after the last step (what the eviction policy kept). */
+  readonly caches: readonly KVCache[];
 }
 
 /**
@@ -63,7 +83,8 @@ export interface GenerationResult {
  * ```
  */
 export async function generate(options: GenerateOptions): Promise<GenerationResult> {
-  const { prompts, maxNewTokens, sampling = {}, stop = {}, onToken } = options;
+  const { prompts, maxNewTokens, sampling = {}, stop = {}, onToken, onStep, signal } = options;
+  const now = options.now ?? (() => performance.now());
   if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
     throw new LetheError(
       'E_ARG',
@@ -81,9 +102,10 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
   const logProbs: number[][] = prompts.map(() => []);
   const finish: (FinishReason | undefined)[] = prompts.map(() => undefined);
 
-  const t0 = performance.now();
+  signal?.throwIfAborted();
+  const t0 = now();
   let out = await session.prefill(prompts);
-  const t1 = performance.now();
+  const t1 = now();
   let active = prompts.map((_, b) => b);
   while (active.length > 0) {
     const next = new Int32Array(active.length);
@@ -102,16 +124,19 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     });
     const still = active.filter((b) => finish[b] === undefined);
     if (still.length === 0) break;
+    signal?.throwIfAborted();
+    onStep?.({ sequences: still, caches: session.caches });
     const feed = Int32Array.from(still, (b) => next[active.indexOf(b)]!);
     out = await session.step(still, feed);
     active = still;
   }
-  const t2 = performance.now();
+  const t2 = now();
   const generated = tokens.reduce((s, t) => s + t.length, 0);
   return {
     tokens: tokens.map((t) => Int32Array.from(t)),
     logProbs: logProbs.map((l) => Float32Array.from(l)),
     finishReasons: finish.map((f) => f ?? 'length'),
+    caches: session.caches,
     stats: collectStats(session.caches, {
       promptTokens: prompts.reduce((s, p) => s + p.length, 0),
       generatedTokens: generated,
