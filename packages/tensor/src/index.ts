@@ -18,4 +18,5 @@ export {
   assertLength,
   assertNoNaN,
 } from './validate';
+export { registerHeapSlices, restoreStockSlices } from './wasm-kernels/heap-slices';
 export { type EnsureWebGpuOptions, ensureWebGpu, SWIFTSHADER_ICD } from './webgpu-node';
