@@ -41,16 +41,7 @@ export function intOption(
   min: number,
   max: number,
 ): number {
-  const value = fields[name];
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new LetheError(
-      'E_ARG',
-      `must be an integer in [${min}, ${max}], got ${describe(value)}`,
-      name,
-    );
-  }
-  return value;
+  return boundedNumber(fields, name, fallback, [min, max], 'an integer');
 }
 
 /**
@@ -65,12 +56,25 @@ export function numberOption(
   min: number,
   max: number,
 ): number {
+  return boundedNumber(fields, name, fallback, [min, max], 'a number');
+}
+
+function boundedNumber(
+  fields: Readonly<Record<string, unknown>>,
+  name: string,
+  fallback: number,
+  [min, max]: readonly [number, number],
+  kind: 'an integer' | 'a number',
+): number {
   const value = fields[name];
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+  const wellTyped =
+    typeof value === 'number' &&
+    (kind === 'an integer' ? Number.isInteger(value) : Number.isFinite(value));
+  if (!wellTyped || value < min || value > max) {
     throw new LetheError(
       'E_ARG',
-      `must be a number in [${min}, ${max}], got ${describe(value)}`,
+      `must be ${kind} in [${min}, ${max}], got ${describe(value)}`,
       name,
     );
   }
