@@ -106,6 +106,7 @@ export async function runGeneration(
       seed,
       stop: plan.stop,
       eviction,
+      ...(config.prefillChunk === null ? {} : { prefillChunk: config.prefillChunk }),
       clock,
       signal: env.signal,
     });

@@ -9,7 +9,8 @@ export interface ReadTrace {
   readonly peakTotal: number;
   /**
    * Entries the attention of each event read, summed over layers and KV heads: the whole
-   * prompt for the prefill event; the live entries left by earlier evictions plus the new token
+   * prompt for the prefill event (with a chunked prefill, the live entries before the last
+   * chunk plus that chunk); the live entries left by earlier evictions plus the new token
    * for a decode step.
    */
   readonly read: readonly number[];
@@ -25,12 +26,16 @@ export class ReadRecorder {
   /** @param entriesPerToken Layers × KV heads: the entries one token adds to a cache. */
   constructor(private readonly entriesPerToken: number) {}
 
-  /** The prefill event: a dense read of `prefixLength` tokens. */
-  prefill(prefixLength: number): void {
-    this.read.push(prefixLength * this.entriesPerToken);
+  /**
+   * The prefill event: the read of the prompt's last token, `prefixLength` tokens in. With a
+   * chunked prefill its chunk started at prompt position `chunkStart` on a cache holding
+   * `liveBefore` entries, so it read those plus the chunk's tokens up to itself; a prompt
+   * prefilled whole (the defaults) reads densely.
+   */
+  prefill(prefixLength: number, liveBefore = 0, chunkStart = 0): void {
+    this.read.push(liveBefore + (prefixLength - chunkStart) * this.entriesPerToken);
     this.available.push(prefixLength * this.entriesPerToken);
   }
-
   /**
    * A decode step about to run on `cache`, whose full-cache prefix (the new token included)
    * is `prefixLength` tokens.

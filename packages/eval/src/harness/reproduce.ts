@@ -68,6 +68,12 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
     description: 'sequences per generation batch (default 16)',
   },
   {
+    flag: '--prefill-chunk',
+    field: 'prefillChunk',
+    required: false,
+    description: 'prefill prompts in chunks of n tokens, evicting between them (default: whole)',
+  },
+  {
     flag: '--checkpoint',
     field: 'checkpoints[task]',
     required: false,
@@ -139,6 +145,7 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
     '--batch-size',
     String(cell.batchSize),
   );
+  if (cell.prefillChunk !== null) parts.push('--prefill-chunk', String(cell.prefillChunk));
   const checkpoint = cell.checkpoints[task.name];
   if (checkpoint !== undefined) parts.push('--checkpoint', checkpoint);
   return parts.map(shellQuote).join(' ');
@@ -189,6 +196,7 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
   if (values.has('--top-p')) sampling.topP = numberFlag(values, '--top-p');
   json.sampling = sampling;
   if (values.has('--batch-size')) json.batchSize = numberFlag(values, '--batch-size');
+  if (values.has('--prefill-chunk')) json.prefillChunk = numberFlag(values, '--prefill-chunk');
   if (values.has('--checkpoint')) json.checkpoints = { [task]: values.get('--checkpoint') };
   return validateSweepConfig(json);
 }

@@ -7,7 +7,7 @@ import {
   type StopConditions,
 } from '@lethe/model';
 import type { Clock } from './clock';
-import { ReadRecorder, type ReadTrace } from './read-trace';
+import { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 
 /** Options of {@link rollout}. */
 export interface RolloutOptions {
@@ -24,6 +24,8 @@ export interface RolloutOptions {
   readonly stop: StopConditions;
   /** Eviction policy (`undefined`: full cache). */
   readonly eviction: EvictionPolicy | undefined;
+  /** Prefill chunk size (`undefined`: each prompt whole); see `SweepConfig.prefillChunk`. */
+  readonly prefillChunk?: number;
   readonly clock: Clock;
   /** Checked between decode steps; an abort rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
@@ -56,11 +58,7 @@ export interface RolloutBatch {
 export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
   const { model, prompts, clock } = options;
   const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;
-  const recorders = prompts.map((prompt) => {
-    const recorder = new ReadRecorder(perToken);
-    recorder.prefill(prompt.length);
-    return recorder;
-  });
+  const recorders = prompts.map(() => new ReadRecorder(perToken));
   const result = await generate({
     model,
     prompts,
@@ -70,6 +68,16 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     seed: options.seed,
     stop: options.stop,
     eviction: options.eviction,
+    prefillChunk: options.prefillChunk,
+    // The prompt's last token is read in the chunk that reaches the end of its prompt.
+    onPrefillChunk: ({ sequences, caches, start }) => {
+      for (const b of sequences) {
+        const length = prompts[b]!.length;
+        if (start + (options.prefillChunk ?? length) >= length) {
+          recorders[b]!.prefill(length, liveTotal(caches[b]!), start);
+        }
+      }
+    },
     signal: options.signal,
     now: clock,
     // Before a step a cache holds every token but the one being fed, so the full-cache prefix

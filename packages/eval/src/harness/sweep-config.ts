@@ -50,6 +50,12 @@ export interface SweepConfig {
   /** Sequences per generation batch (each with its own cache). Default 16. */
   readonly batchSize: number;
   /**
+   * Generation tasks: prefill each prompt in chunks of this many tokens with an eviction check
+   * after each, so the budget bounds the cache during the prompt too (`null`, the default: the
+   * whole prompt goes in before the first check, so the peak is at least the prompt).
+   */
+  readonly prefillChunk: number | null;
+  /**
    * Model checkpoint directory (`config.json` + `model.safetensors`) per task name. A task
    * without one needs a model provider (`RunSweepOptions.models`).
    */
@@ -77,6 +83,7 @@ const FIELDS = [
   'passAtK',
   'sampling',
   'batchSize',
+  'prefillChunk',
   'checkpoints',
 ] as const;
 
@@ -172,6 +179,11 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
       ? DEFAULT_BATCH_SIZE
       : positiveInteger(json.batchSize, 'batchSize');
 
+  const prefillChunk =
+    json.prefillChunk === undefined || json.prefillChunk === null
+      ? null
+      : positiveInteger(json.prefillChunk, 'prefillChunk');
+
   const checkpoints: Record<string, string> = {};
   if (json.checkpoints !== undefined) {
     if (!isPlainObject(json.checkpoints)) {
@@ -207,6 +219,7 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     passAtK,
     sampling,
     batchSize,
+    prefillChunk,
     checkpoints,
   };
 }

@@ -101,6 +101,42 @@ describe('rollout', () => {
   });
 });
 
+describe('rollout with a chunked prefill', () => {
+  it('traces the last prompt token reading the cache left before its chunk, and bounds the peak', async () => {
+    const prompts = [encode('abcabcabcabcab'), encode('bcdefgh'), encode('hhabchhabchh')];
+    const capacity = 4;
+    const chunk = 3;
+    const run = (prefillChunk?: number) =>
+      rollout({
+        model,
+        prompts,
+        streamIds: [0, 1, 2],
+        maxNewTokens: 6,
+        sampling: { temperature: 0 },
+        seed: 1,
+        stop: {},
+        eviction: new H2OPolicy({
+          budget: { capacity },
+          trigger: { whenLiveExceeds: capacity, slack: 0 },
+        }),
+        ...(prefillChunk === undefined ? {} : { prefillChunk }),
+        clock: steppingClock(),
+      });
+    const whole = await run();
+    const chunked = await run(chunk);
+    chunked.sequences.forEach((sequence, b) => {
+      const P = prompts[b]!.length;
+      expect(whole.sequences[b]!.peakTotal).toBe(P * PER_TOKEN);
+      expect(sequence.peakTotal).toBeLessThanOrEqual((capacity + chunk) * PER_TOKEN);
+      // The last chunk starts at a multiple of 3 and finds the cache trimmed to the capacity.
+      const lastChunk = P - Math.floor((P - 1) / chunk) * chunk;
+      const before = P > chunk ? capacity * PER_TOKEN : 0;
+      expect(sequence.read[0]).toBe(before + lastChunk * PER_TOKEN);
+      expect(sequence.available[0]).toBe(P * PER_TOKEN);
+    });
+  });
+});
+
 describe('runCell on a generation task', () => {
   it('gives consistent metrics for the full cache and evicting policies, without leaks', async () => {
     const env = generationEnv();

@@ -103,6 +103,7 @@ describe('validateSweepConfig', () => {
       passAtK: [],
       sampling: { temperature: 0, topK: 0, topP: 1 },
       batchSize: 16,
+      prefillChunk: null,
       checkpoints: {},
     });
     expect(validateSweepConfig(config)).toEqual(config);
@@ -140,6 +141,9 @@ describe('validateSweepConfig', () => {
       [{ ...base, sampling: { temperature: '1' } }, 'sampling.temperature'],
       [{ ...base, sampling: { beam: 2 } }, 'sampling.beam'],
       [{ ...base, batchSize: 0 }, 'batchSize'],
+      [{ ...base, prefillChunk: 0 }, 'prefillChunk'],
+      [{ ...base, prefillChunk: 2.5 }, 'prefillChunk'],
+      [{ ...base, prefillChunk: '8' }, 'prefillChunk'],
       [{ ...base, checkpoints: 'dir' }, 'checkpoints'],
       [{ ...base, checkpoints: { other: 'dir' } }, 'checkpoints.other'],
       [{ ...base, checkpoints: { toy: '' } }, 'checkpoints.toy'],
@@ -175,6 +179,7 @@ describe('cells and reproduce commands', () => {
     samplesPerExample: 4,
     sampling: { temperature: 0.7, topP: 0.95 },
     batchSize: 5,
+    prefillChunk: 32,
     checkpoints: { toy: '/runs/my model' },
   });
 
@@ -200,7 +205,7 @@ describe('cells and reproduce commands', () => {
     }
     expect(reproduceCommand({ task: 'lm', policy: 'h2o', budget: 0.125, seed: 1 }, config)).toBe(
       'lethe eval --task lm --policy h2o --budget 0.125 --seed 1 --examples 8 --samples 4 ' +
-        '--pass-at-k 1,2,4 --temperature 0.7 --top-k 0 --top-p 0.95 --batch-size 5',
+        '--pass-at-k 1,2,4 --temperature 0.7 --top-k 0 --top-p 0.95 --batch-size 5 --prefill-chunk 32',
     );
   });
 

@@ -1,7 +1,18 @@
-export { type GenerateOptions, type GenerationResult, generate, type TokenEvent } from './generate';
+export {
+  type GenerateOptions,
+  type GenerationResult,
+  generate,
+  type StepEvent,
+  type TokenEvent,
+} from './generate';
 export { collectStats, type GenerationStats } from './generation-stats';
 export { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
-export { GenerationSession, type SessionOptions, type StepOutput } from './session';
+export {
+  GenerationSession,
+  type PrefillChunkEvent,
+  type SessionOptions,
+  type StepOutput,
+} from './session';
 export {
   type FinishReason,
   type StopConditions,

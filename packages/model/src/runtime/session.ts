@@ -5,7 +5,7 @@ import {
   type LayerControls,
   type ReadSelector,
 } from '@lethe/kv-cache';
-import { LetheError, Rng, type tf } from '@lethe/tensor';
+import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
 
@@ -32,6 +32,28 @@ export interface SessionOptions {
    * behaves exactly as the same sequence inside a batch with stream id s.
    */
   readonly streamIds?: readonly number[];
+  /**
+   * Prefill in chunks of at most this many tokens per sequence, with the eviction check after
+   * every chunk, so a policy bounds the cache's peak during the prompt too (about its capacity
+   * plus one chunk) instead of only after the whole prompt is in. Default: the whole prompt at
+   * once.
+   */
+  readonly prefillChunk?: number;
+  /**
+   * Called before every prefill chunk (once when the prompt goes in whole) with the sequences
+   * it feeds, all caches as the chunk will find them, and the chunk's first prompt position.
+   */
+  readonly onPrefillChunk?: (event: PrefillChunkEvent) => void;
+}
+
+/** What {@link SessionOptions.onPrefillChunk} sees before a prefill chunk. */
+export interface PrefillChunkEvent {
+  /** Indices of the sequences whose prompt the chunk continues. */
+  readonly sequences: readonly number[];
+  /** Every sequence's cache. */
+  readonly caches: readonly KVCache[];
+  /** Prompt position of the chunk's first token. */
+  readonly start: number;
 }
 
 /** Last-position outputs of a prefill or a decode step, one row per sequence. */
@@ -66,14 +88,17 @@ export class GenerationSession {
   private readonly pageSize: number;
   private readonly seed: number;
   private readonly streamIds: readonly number[] | undefined;
+  private readonly prefillChunk: number | undefined;
+  private readonly onPrefillChunk: ((event: PrefillChunkEvent) => void) | undefined;
   private evictionRngs: Rng[] = [];
   private computeRngs: Rng[] = [];
   private sinceRound: Int32Array[] = [];
   private lastHidden: Float32Array[] = [];
 
   /**
-   * @throws LetheError `E_ARG` naming `readSelector` (or its field) for a bad read selector, or
-   *   `readSelector.pageSize` when it differs from `pageSize`.
+   * @throws LetheError `E_ARG` naming `readSelector` (or its field) for a bad read selector,
+   *   `readSelector.pageSize` when it differs from `pageSize`, or `prefillChunk` when it is not a
+   *   positive integer.
    */
   constructor(options: SessionOptions) {
     this.model = options.model;
@@ -93,6 +118,9 @@ export class GenerationSession {
     this.pageSize = options.pageSize ?? this.readSelector?.pageSize ?? 16;
     this.seed = options.seed ?? 0;
     this.streamIds = options.streamIds;
+    if (options.prefillChunk !== undefined) assertInteger(options.prefillChunk, 'prefillChunk', 1);
+    this.prefillChunk = options.prefillChunk;
+    this.onPrefillChunk = options.onPrefillChunk;
   }
 
   /** Number of sequences. */
@@ -100,7 +128,11 @@ export class GenerationSession {
     return this.caches.length;
   }
 
-  /** Creates one cache per prompt, runs the batched prefill, then an eviction check. */
+  /**
+   * Creates one cache per prompt and runs the batched prefill — whole, or in chunks of
+   * `prefillChunk` tokens (sequences whose prompt has ended drop out of later chunks) — with an
+   * eviction check after each. Returns the outputs at each prompt's last token.
+   */
   async prefill(prompts: readonly Int32Array[]): Promise<StepOutput> {
     if (prompts.length === 0)
       throw new LetheError('E_ARG', 'must hold at least one prompt', 'prompts');
@@ -138,15 +170,30 @@ export class GenerationSession {
     this.evictionRngs = ids.map((id) => root.fork(`evict-${id}`));
     this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
     this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
-    const all = prompts.map((_, b) => b);
-    const out = this.model.prefill(this.caches, prompts as Int32Array[]);
-    const result = await this.download(
-      out,
-      prompts.map((p) => p.length),
-      all,
-    );
-    this.lastHidden = [...result.hidden];
-    return result;
+    const longest = Math.max(...prompts.map((p) => p.length));
+    const chunk = this.prefillChunk ?? longest;
+    const logits: Float32Array[] = [];
+    const hidden: Float32Array[] = [];
+    for (let start = 0; start < longest; start += chunk) {
+      const sequences = prompts.flatMap((p, b) => (p.length > start ? [b] : []));
+      const pieces = sequences.map((b) => prompts[b]!.subarray(start, start + chunk));
+      this.onPrefillChunk?.({ sequences, caches: this.caches, start });
+      const out = this.model.prefill(
+        sequences.map((b) => this.caches[b]!),
+        pieces,
+      );
+      const result = await this.download(
+        out,
+        pieces.map((p) => p.length),
+        sequences,
+      );
+      sequences.forEach((b, i) => {
+        logits[b] = result.logits[i]!;
+        hidden[b] = result.hidden[i]!;
+      });
+    }
+    this.lastHidden = [...hidden];
+    return { logits, hidden };
   }
 
   /**

@@ -1,0 +1,89 @@
+import { initBackend } from '@lethe/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GenerationSession, generate } from '../../src/runtime/index';
+import { lively, tinyConfig } from '../decoder/helpers';
+import { RecentWindowPolicy } from './recent-window-policy';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+const config = tinyConfig({ vocab_size: 23 });
+const prompt = (n: number, offset: number) =>
+  Int32Array.from({ length: n }, (_, i) => (7 * i + offset) % 23);
+const prompts = [prompt(11, 1), prompt(4, 2), prompt(9, 5)];
+
+describe('chunked prefill', () => {
+  it.each([1, 3, 4, 11, 50])(
+    'with a full cache, chunks of %i give the logits and greedy tokens of one whole prefill',
+    async (chunk) => {
+      const model = lively(config, 3);
+      const whole = await new GenerationSession({ model }).prefill(prompts);
+      const chunked = await new GenerationSession({ model, prefillChunk: chunk }).prefill(prompts);
+      chunked.logits.forEach((row, b) => {
+        row.forEach((v, i) => expect(v).toBeCloseTo(whole.logits[b]![i]!, 4));
+      });
+      const run = (prefillChunk?: number) =>
+        generate({ model, prompts, maxNewTokens: 8, sampling: { temperature: 0 }, prefillChunk });
+      const [a, b] = [await run(), await run(chunk)];
+      expect(b.tokens).toEqual(a.tokens);
+      model.dispose();
+    },
+  );
+
+  it('lets the policy bound the peak during the prompt to capacity + slack + one chunk', async () => {
+    const model = lively(config, 3);
+    const capacity = 5;
+    const slack = 1;
+    const chunk = 3;
+    const run = (prefillChunk?: number) =>
+      generate({
+        model,
+        prompts,
+        maxNewTokens: 4,
+        sampling: { temperature: 0 },
+        eviction: new RecentWindowPolicy(capacity, slack),
+        prefillChunk,
+      });
+    const kvHeads = config.num_key_value_heads;
+    const whole = await run();
+    // Without chunks the whole prompt is in the cache before the first eviction check.
+    expect(whole.stats.caches[0]!.peakPerLayer[0]).toBe(kvHeads * prompts[0]!.length);
+    const chunked = await run(chunk);
+    for (const stats of chunked.stats.caches) {
+      for (const peak of stats.peakPerLayer) {
+        expect(peak).toBeLessThanOrEqual(kvHeads * (capacity + slack + chunk));
+      }
+    }
+    model.dispose();
+  });
+
+  it('calls onPrefillChunk before each chunk with the sequences it continues', async () => {
+    const model = lively(config, 3);
+    const seen: { sequences: number[]; start: number; lengths: number[] }[] = [];
+    await new GenerationSession({
+      model,
+      prefillChunk: 5,
+      onPrefillChunk: ({ sequences, caches, start }) => {
+        seen.push({ sequences: [...sequences], start, lengths: caches.map((c) => c.length(0)) });
+      },
+    }).prefill(prompts);
+    // Prompts of 11, 4 and 9 tokens in chunks of 5.
+    expect(seen).toEqual([
+      { sequences: [0, 1, 2], start: 0, lengths: [0, 0, 0] },
+      { sequences: [0, 2], start: 5, lengths: [5, 4, 5] },
+      { sequences: [0], start: 10, lengths: [10, 4, 9] },
+    ]);
+    model.dispose();
+  });
+
+  it('rejects a chunk size that is not a positive integer, naming it', () => {
+    const model = lively(config, 3);
+    for (const bad of [0, -2, 1.5, Number.NaN]) {
+      expect(() => new GenerationSession({ model, prefillChunk: bad })).toThrowError(
+        expect.objectContaining({ code: 'E_ARG', argument: 'prefillChunk' }),
+      );
+    }
+    model.dispose();
+  });
+});
