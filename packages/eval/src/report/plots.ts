@@ -87,7 +87,8 @@ export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
         xLabel: 'Net keep-rate',
         yLabel: 'Perplexity',
         yUnit: '',
-        yFromZero: false,
+        // Perplexity is at least 1: an axis from 0 never shows impossible negative ticks.
+        yFromZero: true,
         series: series(perplexityPoint),
       });
     }

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDefaultRegistry, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
+import { evaluateFullCache, loadTaskModel } from '@lethe/eval/node';
+import { initBackend } from '@lethe/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const registry = createDefaultRegistry();
+const sweep = validateSweepConfig(JSON.parse(readFileSync(join(root, 'sweep.json'), 'utf8')), {
+  policies: registry.names(),
+  tasks: TASK_NAMES,
+});
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+describe('the main job sweep', () => {
+  it('evaluates every registered policy', () => {
+    expect([...sweep.policies].sort()).toEqual([...registry.names()].sort());
+  });
+
+  it('has tight budgets and a shipped model for every task', () => {
+    expect(Math.min(...sweep.budgets)).toBeLessThanOrEqual(0.25);
+    for (const task of sweep.tasks) expect(sweep.checkpoints[task.name]).toBeDefined();
+  });
+});
+
+describe.each(sweep.tasks.map((task) => [task.name, task] as const))(
+  'the shipped %s model',
+  (name, task) => {
+    const dir = resolve(root, sweep.checkpoints[name]!);
+
+    it('was trained on the options the sweep evaluates', async () => {
+      const loaded = await loadTaskModel(dir);
+      loaded.model.dispose();
+      expect(loaded.manifest.task.name).toBe(name);
+      expect(loaded.manifest.task.options).toEqual(task.options);
+    });
+
+    it('reproduces the full-cache score recorded in its manifest', async () => {
+      const loaded = await loadTaskModel(dir);
+      const recorded = loaded.manifest.evaluation;
+      expect(recorded).not.toBeNull();
+      const score = await evaluateFullCache({
+        task: name,
+        taskOptions: loaded.manifest.task.options,
+        model: loaded.model,
+        checkpoint: dir,
+        seed: recorded!.seed,
+        examples: recorded!.examples,
+        batchSize: recorded!.batchSize,
+      });
+      loaded.model.dispose();
+      expect(score.metric).toBe(recorded!.metric);
+      expect(score.mean).toBeCloseTo(recorded!.mean, 6);
+      expect(score.n).toBe(recorded!.n);
+    });
+  },
+);
