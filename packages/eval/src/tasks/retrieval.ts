@@ -118,24 +118,20 @@ export function retrievalTask(options?: RetrievalOptionsInput): GenerationTask<R
   const tokenizer = taskTokenizer('retrieval');
   const stream = `retrieval/${resolved.variant}`;
 
-  const example = (seed: number, index: number): TaskExample => {
-    const random = SeededRandom.forExample(stream, seed, index);
+  const instanceOf = (
+    random: SeededRandom,
+  ): { prompt: string; target: string; data: RetrievalData } => {
     if (resolved.variant === 'mqar') {
       const instance = mqarInstance(random, resolved);
-      const data: RetrievalData = {
-        variant: 'mqar',
-        queries: instance.queries,
-        values: instance.values,
-        keys: instance.pairs.length,
-        contextLength: mqarContextLength(resolved),
-      };
       return {
-        task: 'retrieval',
-        seed,
-        index,
-        prompt: instance.prompt,
-        target: instance.target,
-        data,
+        ...instance,
+        data: {
+          variant: 'mqar',
+          queries: instance.queries,
+          values: instance.values,
+          keys: instance.pairs.length,
+          contextLength: mqarContextLength(resolved),
+        },
       };
     }
     const spec: NiahSpec =
@@ -143,24 +139,24 @@ export function retrievalTask(options?: RetrievalOptionsInput): GenerationTask<R
         ? { ...resolved, haystack: 'filler', needles: 1 }
         : { ...resolved, needles: resolved.keys };
     const instance = niahInstance(random, spec);
-    const data: RetrievalData = {
-      variant: resolved.variant,
-      queries: [instance.key],
-      values: [instance.value],
-      keys: instance.needles,
-      contextLength: instance.contextLength,
-      requestedDepth: instance.requestedDepth,
-      depth: instance.depth,
-      needleStart: instance.needleStart,
-    };
     return {
-      task: 'retrieval',
-      seed,
-      index,
-      prompt: instance.prompt,
-      target: instance.target,
-      data,
+      ...instance,
+      data: {
+        variant: resolved.variant,
+        queries: [instance.key],
+        values: [instance.value],
+        keys: instance.needles,
+        contextLength: instance.contextLength,
+        requestedDepth: instance.requestedDepth,
+        depth: instance.depth,
+        needleStart: instance.needleStart,
+      },
     };
+  };
+
+  const example = (seed: number, index: number): TaskExample => {
+    const { prompt, target, data } = instanceOf(SeededRandom.forExample(stream, seed, index));
+    return { task: 'retrieval', seed, index, prompt, target, data };
   };
 
   const answers = resolved.variant === 'mqar' ? resolved.queries : 1;
