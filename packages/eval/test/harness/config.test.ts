@@ -1,4 +1,3 @@
-import { LetheError } from '@lethe/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   capacityFor,
@@ -11,6 +10,8 @@ import {
   validateCellKey,
   validateSweepConfig,
 } from '../../src/harness/index';
+import { letheError } from '../lethe-error';
+import { shellWords } from '../shell-words';
 
 const base = {
   tasks: ['toy'],
@@ -19,40 +20,6 @@ const base = {
   seeds: [0],
   examplesPerCell: 4,
 };
-
-function caught(run: () => unknown): LetheError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LetheError);
-    return error as LetheError;
-  }
-  throw new Error('expected a LetheError');
-}
-
-/** Splits a POSIX shell command of bare and single-quoted words (what reproduceCommand writes). */
-function shellSplit(command: string): string[] {
-  const words: string[] = [];
-  let word: string | undefined;
-  for (let i = 0; i < command.length; i++) {
-    const c = command[i]!;
-    if (c === ' ') {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-    } else if (c === "'") {
-      const end = command.indexOf("'", i + 1);
-      word = (word ?? '') + command.slice(i + 1, end);
-      i = end;
-    } else if (c === '\\') {
-      word = (word ?? '') + command[i + 1];
-      i += 1;
-    } else {
-      word = (word ?? '') + c;
-    }
-  }
-  if (word !== undefined) words.push(word);
-  return words;
-}
 
 describe('budget semantics', () => {
   it('gives max(1, ceil(b · L)) entries per KV head, L = prompt + maxNewTokens', () => {
@@ -66,7 +33,7 @@ describe('budget semantics', () => {
 
   it('rejects budgets outside (0, 1] with E_BUDGET naming the field', () => {
     for (const bad of [0, -0.5, 1.0001, Number.NaN, Number.POSITIVE_INFINITY]) {
-      const error = caught(() => capacityFor(bad, 10));
+      const error = letheError(() => capacityFor(bad, 10));
       expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budget']);
     }
     for (const [budgets, field] of [
@@ -76,13 +43,13 @@ describe('budget semantics', () => {
       [['0.5'], 'budgets[0]'],
       [[null], 'budgets[0]'],
     ] as const) {
-      const error = caught(() => validateSweepConfig({ ...base, budgets }));
+      const error = letheError(() => validateSweepConfig({ ...base, budgets }));
       expect([error.code, error.argument]).toEqual(['E_BUDGET', field]);
     }
   });
 
   it('allows full only at budget 1', () => {
-    const error = caught(() =>
+    const error = letheError(() =>
       validateCellKey({ task: 'toy', policy: 'full', budget: 0.5, seed: 0 }),
     );
     expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budget']);
@@ -149,7 +116,7 @@ describe('validateSweepConfig', () => {
       [{ ...base, checkpoints: { toy: '' } }, 'checkpoints.toy'],
     ];
     for (const [json, field] of cases) {
-      const error = caught(() => validateSweepConfig(json));
+      const error = letheError(() => validateSweepConfig(json));
       expect({ code: error.code, argument: error.argument }).toEqual({
         code: 'E_ARG',
         argument: field,
@@ -158,12 +125,12 @@ describe('validateSweepConfig', () => {
   });
 
   it('checks task and policy names against the known ones, listing them', () => {
-    const policy = caught(() =>
+    const policy = letheError(() =>
       validateSweepConfig({ ...base, policies: ['full', 'h2x'] }, { policies: ['full', 'h2o'] }),
     );
     expect([policy.code, policy.argument]).toEqual(['E_ARG', 'policies[1]']);
     expect(policy.message).toContain('full, h2o');
-    const task = caught(() => validateSweepConfig(base, { tasks: ['countdown', 'lm'] }));
+    const task = letheError(() => validateSweepConfig(base, { tasks: ['countdown', 'lm'] }));
     expect([task.code, task.argument]).toEqual(['E_ARG', 'tasks[0].name']);
     expect(task.message).toContain('countdown, lm');
   });
@@ -197,7 +164,7 @@ describe('cells and reproduce commands', () => {
   it('writes a lethe eval command that parses back to exactly the cell', () => {
     for (const key of sweepCells(config)) {
       const command = reproduceCommand(key, config);
-      const words = shellSplit(command);
+      const words = shellWords(command);
       expect(words.slice(0, 4)).toEqual(['lethe', 'eval', '--task', key.task]);
       const parsed = parseEvalFlags(words.slice(2));
       expect(parsed).toEqual(cellConfig(key, config));
@@ -210,21 +177,26 @@ describe('cells and reproduce commands', () => {
   });
 
   it('rejects bad flags naming them', () => {
-    const words = shellSplit(
+    const words = shellWords(
       reproduceCommand({ task: 'lm', policy: 'h2o', budget: 0.5, seed: 1 }, config),
     ).slice(2);
-    expect(caught(() => parseEvalFlags([...words, '--nope', '1'])).argument).toBe('--nope');
-    expect(caught(() => parseEvalFlags(words.slice(2))).argument).toBe('--task');
-    expect(caught(() => parseEvalFlags([...words, '--budget', '0.5'])).argument).toBe('--budget');
-    expect(caught(() => parseEvalFlags([...words, '--checkpoint'])).argument).toBe('--checkpoint');
+    expect(letheError(() => parseEvalFlags([...words, '--nope', '1'])).argument).toBe('--nope');
+    expect(letheError(() => parseEvalFlags(words.slice(2))).argument).toBe('--task');
+    expect(letheError(() => parseEvalFlags([...words, '--budget', '0.5'])).argument).toBe(
+      '--budget',
+    );
+    expect(letheError(() => parseEvalFlags([...words, '--checkpoint'])).argument).toBe(
+      '--checkpoint',
+    );
     const budget = words.map((w, i) => (words[i - 1] === '--budget' ? '2' : w));
-    const error = caught(() => parseEvalFlags(budget));
+    const error = letheError(() => parseEvalFlags(budget));
     expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budgets[0]']);
     const seed = words.map((w, i) => (words[i - 1] === '--seed' ? 'one' : w));
-    expect(caught(() => parseEvalFlags(seed)).argument).toBe('--seed');
+    expect(letheError(() => parseEvalFlags(seed)).argument).toBe('--seed');
     expect(
-      caught(() => reproduceCommand({ task: 'nope', policy: 'h2o', budget: 0.5, seed: 1 }, config))
-        .argument,
+      letheError(() =>
+        reproduceCommand({ task: 'nope', policy: 'h2o', budget: 0.5, seed: 1 }, config),
+      ).argument,
     ).toBe('key.task');
   });
 });

@@ -1,6 +1,6 @@
 import { type EvictionPolicy, NO_NEEDS } from '@lethe/kv-cache';
 import { HEURISTIC_NAMES, SnapKVPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   amortisationSlack,
@@ -9,6 +9,7 @@ import {
   type PolicyContext,
   PolicyRegistry,
 } from '../../src/harness/index';
+import { letheError } from '../lethe-error';
 import { tinyModel } from './toy';
 
 let context: PolicyContext;
@@ -17,16 +18,6 @@ beforeAll(async () => {
   await initBackend('wasm');
   context = { budget: 0.25, fullLength: 128, task: 'toy', seed: 0, model: tinyModel() };
 });
-
-function caught(run: () => unknown): LetheError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LetheError);
-    return error as LetheError;
-  }
-  throw new Error('expected a LetheError');
-}
 
 describe('PolicyRegistry', () => {
   it('holds full and every heuristic by default', () => {
@@ -60,7 +51,7 @@ describe('PolicyRegistry', () => {
 
   it('rejects an unknown name with E_ARG listing the valid names', () => {
     const registry = createDefaultRegistry();
-    const error = caught(() => registry.create('h2x', { capacity: 8 }, context));
+    const error = letheError(() => registry.create('h2x', { capacity: 8 }, context));
     expect(error.code).toBe('E_ARG');
     expect(error.argument).toBe('policy');
     for (const name of registry.names()) expect(error.message).toContain(name);
@@ -91,14 +82,16 @@ describe('PolicyRegistry', () => {
 
   it('rejects duplicate and malformed names, and bad capacities', () => {
     const registry = createDefaultRegistry();
-    const duplicate = caught(() => registry.register('h2o', () => undefined));
+    const duplicate = letheError(() => registry.register('h2o', () => undefined));
     expect([duplicate.code, duplicate.argument]).toEqual(['E_ARG', 'name']);
-    expect(caught(() => registry.register('full', () => undefined)).code).toBe('E_ARG');
-    expect(caught(() => registry.register('Bad Name', () => undefined)).argument).toBe('name');
-    expect(caught(() => new PolicyRegistry().register('ok', 3 as never)).argument).toBe('factory');
-    const budget = caught(() => registry.create('h2o', { capacity: 0 }, context));
+    expect(letheError(() => registry.register('full', () => undefined)).code).toBe('E_ARG');
+    expect(letheError(() => registry.register('Bad Name', () => undefined)).argument).toBe('name');
+    expect(letheError(() => new PolicyRegistry().register('ok', 3 as never)).argument).toBe(
+      'factory',
+    );
+    const budget = letheError(() => registry.create('h2o', { capacity: 0 }, context));
     expect([budget.code, budget.argument]).toEqual(['E_BUDGET', 'budget.capacity']);
-    expect(caught(() => createDefaultRegistry({ slackFraction: -1 })).argument).toBe(
+    expect(letheError(() => createDefaultRegistry({ slackFraction: -1 })).argument).toBe(
       'slackFraction',
     );
   });

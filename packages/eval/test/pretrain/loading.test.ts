@@ -10,7 +10,8 @@ import { readModelDirectory } from '../../src/pretrain/model-directory';
 import { resolvePretrainSettings } from '../../src/pretrain/pretrain-settings';
 import { pretrainTaskModel } from '../../src/pretrain/pretrain-task-model';
 import { formatTaskOptionFlag, parseTaskOptionFlag } from '../../src/pretrain/task-option-flag';
-import { letheError, letheRejection, MICRO } from './helpers';
+import { letheError, letheRejection } from '../lethe-error';
+import { MICRO } from './helpers';
 
 let dir: string;
 let model: string;

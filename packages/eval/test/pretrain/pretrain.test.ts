@@ -8,7 +8,8 @@ import { TASK_MODEL_FILE } from '../../src/pretrain/manifest';
 import { parsePretrainFlags } from '../../src/pretrain/pretrain-flags';
 import { resolvePretrainSettings } from '../../src/pretrain/pretrain-settings';
 import { pretrainTaskModel } from '../../src/pretrain/pretrain-task-model';
-import { MICRO, shellWords } from './helpers';
+import { shellWords } from '../shell-words';
+import { MICRO } from './helpers';
 
 let dir: string;
 

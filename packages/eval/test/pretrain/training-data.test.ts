@@ -10,7 +10,7 @@ import {
   trainingSeed,
 } from '../../src/pretrain/training-seed';
 import { createTask } from '../../src/tasks/registry';
-import { letheError } from './helpers';
+import { letheError } from '../lethe-error';
 
 beforeAll(async () => {
   await initBackend('wasm');
