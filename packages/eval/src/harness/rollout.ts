@@ -70,13 +70,13 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     eviction: options.eviction,
     prefillChunk: options.prefillChunk,
     // The prompt's last token is read in the chunk that reaches the end of its prompt.
-    onPrefillChunk: ({ sequences, caches, start }) => {
-      for (const b of sequences) {
+    onPrefillChunk: ({ sequences, caches, start, lengths }) => {
+      sequences.forEach((b, i) => {
         const length = prompts[b]!.length;
-        if (start + (options.prefillChunk ?? length) >= length) {
+        if (start + lengths[i]! === length) {
           recorders[b]!.prefill(length, liveTotal(caches[b]!), start);
         }
-      }
+      });
     },
     signal: options.signal,
     now: clock,

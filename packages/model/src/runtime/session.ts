@@ -54,6 +54,8 @@ export interface PrefillChunkEvent {
   readonly caches: readonly KVCache[];
   /** Prompt position of the chunk's first token. */
   readonly start: number;
+  /** Tokens the chunk feeds to each of `sequences` (a prompt ends in the chunk where `start + length` reaches it). */
+  readonly lengths: readonly number[];
 }
 
 /** Last-position outputs of a prefill or a decode step, one row per sequence. */
@@ -177,16 +179,13 @@ export class GenerationSession {
     for (let start = 0; start < longest; start += chunk) {
       const sequences = prompts.flatMap((p, b) => (p.length > start ? [b] : []));
       const pieces = sequences.map((b) => prompts[b]!.subarray(start, start + chunk));
-      this.onPrefillChunk?.({ sequences, caches: this.caches, start });
+      const lengths = pieces.map((p) => p.length);
+      this.onPrefillChunk?.({ sequences, caches: this.caches, start, lengths });
       const out = this.model.prefill(
         sequences.map((b) => this.caches[b]!),
         pieces,
       );
-      const result = await this.download(
-        out,
-        pieces.map((p) => p.length),
-        sequences,
-      );
+      const result = await this.download(out, lengths, sequences);
       sequences.forEach((b, i) => {
         logits[b] = result.logits[i]!;
         hidden[b] = result.hidden[i]!;

@@ -60,19 +60,24 @@ describe('chunked prefill', () => {
 
   it('calls onPrefillChunk before each chunk with the sequences it continues', async () => {
     const model = lively(config, 3);
-    const seen: { sequences: number[]; start: number; lengths: number[] }[] = [];
+    const seen: { sequences: number[]; start: number; lengths: number[]; fed: number[] }[] = [];
     await new GenerationSession({
       model,
       prefillChunk: 5,
-      onPrefillChunk: ({ sequences, caches, start }) => {
-        seen.push({ sequences: [...sequences], start, lengths: caches.map((c) => c.length(0)) });
+      onPrefillChunk: ({ sequences, caches, start, lengths }) => {
+        seen.push({
+          sequences: [...sequences],
+          start,
+          lengths: caches.map((c) => c.length(0)),
+          fed: [...lengths],
+        });
       },
     }).prefill(prompts);
     // Prompts of 11, 4 and 9 tokens in chunks of 5.
     expect(seen).toEqual([
-      { sequences: [0, 1, 2], start: 0, lengths: [0, 0, 0] },
-      { sequences: [0, 2], start: 5, lengths: [5, 4, 5] },
-      { sequences: [0], start: 10, lengths: [10, 4, 9] },
+      { sequences: [0, 1, 2], start: 0, lengths: [0, 0, 0], fed: [5, 4, 5] },
+      { sequences: [0, 2], start: 5, lengths: [5, 4, 5], fed: [5, 4] },
+      { sequences: [0], start: 10, lengths: [10, 4, 9], fed: [1] },
     ]);
     model.dispose();
   });
