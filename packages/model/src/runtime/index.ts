@@ -9,6 +9,7 @@ export { collectStats, type GenerationStats } from './generation-stats';
 export { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
 export {
   GenerationSession,
+  type EvictionRoundEvent,
   type PrefillChunkEvent,
   type SessionOptions,
   type StepOutput,

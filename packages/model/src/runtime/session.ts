@@ -1,8 +1,10 @@
 import {
   type ComputePolicy,
   type EvictionPolicy,
+  type KeepDecision,
   KVCache,
   type LayerControls,
+  type LayerObservation,
   type ReadSelector,
 } from '@lethe/kv-cache';
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
@@ -44,6 +46,25 @@ export interface SessionOptions {
    * it feeds, all caches as the chunk will find them, and the chunk's first prompt position.
    */
   readonly onPrefillChunk?: (event: PrefillChunkEvent) => void;
+  /**
+   * Called after every eviction round, once the cache has applied the decision — how a trainer
+   * records a learned policy's actions per sequence (NGC's rollouts).
+   */
+  readonly onEvictionRound?: (event: EvictionRoundEvent) => void;
+}
+
+/** What {@link SessionOptions.onEvictionRound} sees after an eviction round. */
+export interface EvictionRoundEvent {
+  /** Index of the sequence whose cache ran the round. */
+  readonly sequence: number;
+  /** Layer index. */
+  readonly layer: number;
+  /** Tokens in the layer when the round ran (the cache's `length(layer)`). */
+  readonly step: number;
+  /** What the policy observed; its arrays are only valid during the call (copy what you keep). */
+  readonly observation: LayerObservation;
+  /** What the policy returned and the cache applied. */
+  readonly decision: KeepDecision;
 }
 
 /** What {@link SessionOptions.onPrefillChunk} sees before a prefill chunk. */
@@ -92,6 +113,7 @@ export class GenerationSession {
   private readonly streamIds: readonly number[] | undefined;
   private readonly prefillChunk: number | undefined;
   private readonly onPrefillChunk: ((event: PrefillChunkEvent) => void) | undefined;
+  private readonly onEvictionRound: ((event: EvictionRoundEvent) => void) | undefined;
   private evictionRngs: Rng[] = [];
   private computeRngs: Rng[] = [];
   private sinceRound: Int32Array[] = [];
@@ -123,6 +145,7 @@ export class GenerationSession {
     if (options.prefillChunk !== undefined) assertInteger(options.prefillChunk, 'prefillChunk', 1);
     this.prefillChunk = options.prefillChunk;
     this.onPrefillChunk = options.onPrefillChunk;
+    this.onEvictionRound = options.onEvictionRound;
   }
 
   /** Number of sequences. */
@@ -289,8 +312,11 @@ export class GenerationSession {
         policy.needs,
         policy.needs.hidden ? hidden : undefined,
       );
-      cache.keep(layer, policy.select(observation, this.evictionRngs[b]!));
+      const decision = policy.select(observation, this.evictionRngs[b]!);
+      const step = cache.length(layer);
+      cache.keep(layer, decision);
       since[layer] = 0;
+      this.onEvictionRound?.({ sequence: b, layer, step, observation, decision });
     }
   }
 }
