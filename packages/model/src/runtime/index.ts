@@ -8,8 +8,8 @@ export {
 export { collectStats, type GenerationStats } from './generation-stats';
 export { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
 export {
-  GenerationSession,
   type EvictionRoundEvent,
+  GenerationSession,
   type PrefillChunkEvent,
   type SessionOptions,
   type StepOutput,
