@@ -8,6 +8,14 @@ export {
 } from './dtype';
 export { LetheError, type LetheErrorCode } from './errors';
 export { countTensors, withLeakCheck } from './leaks';
+export {
+  AdamW,
+  type AdamWOptions,
+  type AdamWState,
+  type ClippedGradients,
+  clipByGlobalNorm,
+  globalNorm,
+} from './optim/index';
 export { philox4x32 } from './philox';
 export { Rng, type RngState } from './rng';
 export { tf } from './tf';

@@ -1,11 +1,10 @@
-import { LetheError, type RngState } from '@lethe/tensor';
+import { type AdamWState, LetheError, type RngState } from '@lethe/tensor';
 import {
   type Float32Tensor,
   parseSafetensors,
   type SafetensorsTensor,
   serializeSafetensors,
 } from '../io/index';
-import type { AdamWState } from './adamw';
 
 /** Value of the `format` metadata key of an SFT checkpoint. */
 export const SFT_CHECKPOINT_FORMAT = 'lethe-sft-checkpoint';

@@ -1,6 +1,15 @@
 // Browser-safe: nothing here imports Node modules. File-backed checkpoints live in './node'.
 
-export { AdamW, type AdamWOptions, type AdamWState } from './adamw';
+// The optimiser and gradient clipping live in @lethe/tensor (shared with @lethe/rl-grpo); they
+// stay exported here so code importing them from @lethe/model keeps working.
+export {
+  AdamW,
+  type AdamWOptions,
+  type AdamWState,
+  type ClippedGradients,
+  clipByGlobalNorm,
+  globalNorm,
+} from '@lethe/tensor';
 export {
   type BatchProvider,
   type SampledBatchesOptions,
@@ -15,7 +24,6 @@ export {
   type SftCheckpoint,
 } from './checkpoint';
 export type { CheckpointStore } from './checkpoint-store';
-export { type ClippedGradients, clipByGlobalNorm, globalNorm } from './clip';
 export { crossEntropyLoss } from './cross-entropy';
 export {
   type NextTokenBatch,

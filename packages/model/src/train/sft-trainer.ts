@@ -1,10 +1,19 @@
-import { assertFiniteInRange, assertInteger, LetheError, Rng, tf } from '@lethe/tensor';
+import {
+  AdamW,
+  type AdamWOptions,
+  assertFiniteInRange,
+  assertInteger,
+  type ClippedGradients,
+  clipByGlobalNorm,
+  globalNorm,
+  LetheError,
+  Rng,
+  tf,
+} from '@lethe/tensor';
 import type { Float32Tensor } from '../io/index';
-import { AdamW, type AdamWOptions } from './adamw';
 import type { BatchProvider, TrainBatch } from './batch-provider';
 import { decodeSftCheckpoint, encodeSftCheckpoint, type SftCheckpoint } from './checkpoint';
 import type { CheckpointStore } from './checkpoint-store';
-import { type ClippedGradients, clipByGlobalNorm, globalNorm } from './clip';
 import { ProgressMeter, type TrainProgress } from './progress';
 import type { LrSchedule } from './schedule';
 

@@ -52,7 +52,7 @@ describe('onEvictionRound', () => {
         const mask = cache.replayMask(layer);
         for (const { step, decision } of mine) {
           expect(decision.granularity).toBe('head');
-          const kept = (decision as { keep: Int32Array[] }).keep[0]!;
+          const kept = (decision as { readonly keep: readonly Int32Array[] }).keep[0]!;
           expect(kept).toHaveLength(capacity);
           const dropped = step - capacity - 1; // the oldest live entry after the sink
           if (step < length) {

@@ -1,7 +1,8 @@
-import { initBackend, tf } from '@lethe/tensor';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clipByGlobalNorm, globalNorm } from '../../src/train';
+import { initBackend } from '../../src/backend';
+import { clipByGlobalNorm, globalNorm } from '../../src/optim/index';
+import { tf } from '../../src/tf';
 import { expectClose, expectLetheError, values } from './helpers';
 
 beforeAll(async () => {

@@ -1,4 +1,6 @@
-import { assertFiniteInRange, assertInteger, LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '../errors';
+import { tf } from '../tf';
+import { assertFiniteInRange, assertInteger } from '../validate';
 
 /** Hyper-parameters of {@link AdamW}; every field is optional (PyTorch defaults). */
 export interface AdamWOptions {
@@ -11,8 +13,8 @@ export interface AdamWOptions {
   /** Decoupled weight decay λ ≥ 0; each update multiplies a parameter by `1 − lr·λ`. Default 0.01. */
   readonly weightDecay?: number;
   /**
-   * Parameters (by name) that get no weight decay, e.g. `isNormOrBias`. Default: none
-   * excluded.
+   * Parameters (by name) that get no weight decay, e.g. `isNormOrBias` from `@lethe/model`.
+   * Default: none excluded.
    */
   readonly excludeFromWeightDecay?: (name: string) => boolean;
 }

@@ -1,4 +1,6 @@
-import { assertFiniteInRange, LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '../errors';
+import { tf } from '../tf';
+import { assertFiniteInRange } from '../validate';
 
 /** Added to the norm before dividing, as in PyTorch's `clip_grad_norm_`. */
 const CLIP_EPSILON = 1e-6;
