@@ -15,7 +15,30 @@ const PARAMETER_PREFIX = 'param/';
 const FIRST_MOMENT_PREFIX = 'adamw.m/';
 const SECOND_MOMENT_PREFIX = 'adamw.v/';
 
-/** Everything needed to continue a run bit-identically. */
+/** The format name and version a training checkpoint is written with and must be read back with. */
+export interface CheckpointFormat {
+  /** Value of the `format` metadata key, e.g. {@link SFT_CHECKPOINT_FORMAT}. */
+  readonly format: string;
+  /** Version written into (and required from) the checkpoint. */
+  readonly version: number;
+}
+
+/**
+ * What every trainer's checkpoint holds: parameters, optimizer moments and step, the number of
+ * completed updates, and trainer-specific string metadata (generator state, history, config).
+ */
+export interface TrainingCheckpoint {
+  /** Updates completed when the checkpoint was taken. */
+  readonly step: number;
+  /** Trained parameters by name. */
+  readonly parameters: ReadonlyMap<string, Float32Tensor>;
+  /** Optimizer moments and step; moments have their parameter's shape. */
+  readonly optimizer: AdamWState;
+  /** Trainer-specific metadata (keys other than `format`, `version`, `step`, `optimizerStep`). */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** Everything needed to continue an SFT run bit-identically. */
 export interface SftCheckpoint {
   /** Updates completed when the checkpoint was taken. */
   readonly step: number;
@@ -27,12 +50,26 @@ export interface SftCheckpoint {
   readonly optimizer: AdamWState;
 }
 
+const RESERVED_KEYS = ['format', 'version', 'step', 'optimizerStep'];
+const SFT: CheckpointFormat = { format: SFT_CHECKPOINT_FORMAT, version: SFT_CHECKPOINT_VERSION };
+
 /**
- * Encodes `checkpoint` as safetensors bytes. Tensors are stored as F32 under `param/<name>`,
- * `adamw.m/<name>` and `adamw.v/<name>`; the format name and version, step, optimizer step and
- * generator state go into the safetensors metadata. Browser-safe (no file I/O).
+ * Encodes a training checkpoint as safetensors bytes. Tensors are stored as F32 under
+ * `param/<name>`, `adamw.m/<name>` and `adamw.v/<name>`; the format name and version, step and
+ * optimizer step go into the safetensors metadata next to the trainer's own keys. Browser-safe.
+ *
+ * @throws LetheError `E_ARG` naming `metadata.<key>` for a reserved key, or `optimizer` for a
+ *   parameter without moments.
  */
-export function encodeSftCheckpoint(checkpoint: SftCheckpoint): Uint8Array {
+export function encodeTrainingCheckpoint(
+  checkpoint: TrainingCheckpoint,
+  format: CheckpointFormat,
+): Uint8Array {
+  for (const key of Object.keys(checkpoint.metadata)) {
+    if (RESERVED_KEYS.includes(key)) {
+      throw new LetheError('E_ARG', 'is reserved by the checkpoint format', `metadata.${key}`);
+    }
+  }
   const tensors: Record<string, SafetensorsTensor> = {};
   for (const [name, { shape, data }] of checkpoint.parameters) {
     tensors[PARAMETER_PREFIX + name] = { dtype: 'F32', shape, data };
@@ -40,31 +77,34 @@ export function encodeSftCheckpoint(checkpoint: SftCheckpoint): Uint8Array {
     tensors[SECOND_MOMENT_PREFIX + name] = momentTensor(checkpoint.optimizer.v, name, shape);
   }
   return serializeSafetensors(tensors, {
-    format: SFT_CHECKPOINT_FORMAT,
-    version: String(SFT_CHECKPOINT_VERSION),
+    ...checkpoint.metadata,
+    format: format.format,
+    version: String(format.version),
     step: String(checkpoint.step),
     optimizerStep: String(checkpoint.optimizer.step),
-    rng: JSON.stringify(checkpoint.rng),
   });
 }
 
 /**
- * Decodes bytes written by {@link encodeSftCheckpoint}. The arrays are copies (they do not
- * share memory with `bytes`).
+ * Decodes bytes written by {@link encodeTrainingCheckpoint} with the same `format`. The arrays
+ * are copies (they do not share memory with `bytes`).
  *
- * @throws LetheError `E_FORMAT` for bytes that are not an SFT checkpoint of this version or are
- * malformed (including a parameter without both moments).
+ * @throws LetheError `E_FORMAT` for bytes of another format or version, or malformed ones
+ *   (including a parameter without both moments).
  */
-export function decodeSftCheckpoint(bytes: Uint8Array): SftCheckpoint {
+export function decodeTrainingCheckpoint(
+  bytes: Uint8Array,
+  format: CheckpointFormat,
+): TrainingCheckpoint {
   const file = parseSafetensors(bytes, { copy: true });
-  const metadata = file.metadata ?? {};
-  if (metadata.format !== SFT_CHECKPOINT_FORMAT) {
-    throw new LetheError('E_FORMAT', `not an SFT checkpoint (format ${metadata.format})`, 'format');
+  const { format: name, version, step, optimizerStep, ...metadata } = file.metadata ?? {};
+  if (name !== format.format) {
+    throw new LetheError('E_FORMAT', `not a ${format.format} checkpoint (format ${name})`, 'format');
   }
-  if (metadata.version !== String(SFT_CHECKPOINT_VERSION)) {
+  if (version !== String(format.version)) {
     throw new LetheError(
       'E_FORMAT',
-      `version ${metadata.version} is not the supported ${SFT_CHECKPOINT_VERSION}`,
+      `version ${version} is not the supported ${format.version}`,
       'version',
     );
   }
@@ -85,20 +125,40 @@ export function decodeSftCheckpoint(bytes: Uint8Array): SftCheckpoint {
     } else if (key.startsWith(SECOND_MOMENT_PREFIX)) {
       v.set(key.slice(SECOND_MOMENT_PREFIX.length), tensor.data);
     } else {
-      throw new LetheError('E_FORMAT', 'unexpected tensor in an SFT checkpoint', key);
+      throw new LetheError('E_FORMAT', `unexpected tensor in a ${format.format} checkpoint`, key);
     }
   }
-  for (const name of new Set([...parameters.keys(), ...m.keys(), ...v.keys()])) {
-    if (!(parameters.has(name) && m.has(name) && v.has(name))) {
-      throw new LetheError('E_FORMAT', 'needs a parameter and both moments', name);
+  for (const parameter of new Set([...parameters.keys(), ...m.keys(), ...v.keys()])) {
+    if (!(parameters.has(parameter) && m.has(parameter) && v.has(parameter))) {
+      throw new LetheError('E_FORMAT', 'needs a parameter and both moments', parameter);
     }
   }
   return {
-    step: parseCount(metadata.step, 'step'),
-    rng: parseRngState(metadata.rng),
+    step: parseCount(step, 'step'),
     parameters,
-    optimizer: { step: parseCount(metadata.optimizerStep, 'optimizerStep'), m, v },
+    optimizer: { step: parseCount(optimizerStep, 'optimizerStep'), m, v },
+    metadata,
   };
+}
+
+/**
+ * Encodes an SFT checkpoint: {@link encodeTrainingCheckpoint} with format
+ * {@link SFT_CHECKPOINT_FORMAT} and the generator state under the `rng` metadata key.
+ */
+export function encodeSftCheckpoint(checkpoint: SftCheckpoint): Uint8Array {
+  const { rng, ...rest } = checkpoint;
+  return encodeTrainingCheckpoint({ ...rest, metadata: { rng: JSON.stringify(rng) } }, SFT);
+}
+
+/**
+ * Decodes bytes written by {@link encodeSftCheckpoint}. The arrays are copies.
+ *
+ * @throws LetheError `E_FORMAT` for bytes that are not an SFT checkpoint of this version or are
+ * malformed (including a parameter without both moments or a bad generator state).
+ */
+export function decodeSftCheckpoint(bytes: Uint8Array): SftCheckpoint {
+  const { metadata, ...rest } = decodeTrainingCheckpoint(bytes, SFT);
+  return { ...rest, rng: parseRngState(metadata.rng) };
 }
 
 function momentTensor(

@@ -17,11 +17,15 @@ export {
   type TrainBatch,
 } from './batch-provider';
 export {
+  type CheckpointFormat,
   decodeSftCheckpoint,
+  decodeTrainingCheckpoint,
   encodeSftCheckpoint,
+  encodeTrainingCheckpoint,
   SFT_CHECKPOINT_FORMAT,
   SFT_CHECKPOINT_VERSION,
   type SftCheckpoint,
+  type TrainingCheckpoint,
 } from './checkpoint';
 export type { CheckpointStore } from './checkpoint-store';
 export { crossEntropyLoss } from './cross-entropy';

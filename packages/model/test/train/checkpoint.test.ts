@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeSafetensors } from '../../src/io/index';
 import {
   decodeSftCheckpoint,
+  decodeTrainingCheckpoint,
   encodeSftCheckpoint,
+  encodeTrainingCheckpoint,
   SFT_CHECKPOINT_FORMAT,
   type SftCheckpoint,
 } from '../../src/train';
@@ -106,6 +108,34 @@ describe('SFT checkpoint encoding', () => {
     expectLetheError(
       () => decodeSftCheckpoint(encodeSftCheckpoint(sample()).subarray(0, 100)),
       'E_FORMAT',
+    );
+  });
+});
+
+describe('training checkpoint encoding', () => {
+  const format = { format: 'lethe-test-checkpoint', version: 3 };
+
+  it('round-trips a trainer\'s own metadata next to parameters and moments', () => {
+    const { rng, ...rest } = sample();
+    const written = { ...rest, metadata: { history: '[1,2]', config: '{"a":1}' } };
+    const read = decodeTrainingCheckpoint(encodeTrainingCheckpoint(written, format), format);
+    expect(read.metadata).toEqual(written.metadata);
+    expectSame({ ...read, rng }, { ...written, rng });
+  });
+
+  it('refuses reserved metadata keys and bytes of another format or version', () => {
+    const { rng: _, ...rest } = sample();
+    expectLetheError(
+      () => encodeTrainingCheckpoint({ ...rest, metadata: { step: '3' } }, format),
+      'E_ARG',
+      'metadata.step',
+    );
+    const bytes = encodeTrainingCheckpoint({ ...rest, metadata: {} }, format);
+    expectLetheError(() => decodeSftCheckpoint(bytes), 'E_FORMAT', 'format');
+    expectLetheError(
+      () => decodeTrainingCheckpoint(bytes, { ...format, version: 4 }),
+      'E_FORMAT',
+      'version',
     );
   });
 });
