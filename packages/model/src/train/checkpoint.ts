@@ -99,7 +99,11 @@ export function decodeTrainingCheckpoint(
   const file = parseSafetensors(bytes, { copy: true });
   const { format: name, version, step, optimizerStep, ...metadata } = file.metadata ?? {};
   if (name !== format.format) {
-    throw new LetheError('E_FORMAT', `not a ${format.format} checkpoint (format ${name})`, 'format');
+    throw new LetheError(
+      'E_FORMAT',
+      `not a ${format.format} checkpoint (format ${name})`,
+      'format',
+    );
   }
   if (version !== String(format.version)) {
     throw new LetheError(

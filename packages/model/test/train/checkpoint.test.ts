@@ -115,7 +115,7 @@ describe('SFT checkpoint encoding', () => {
 describe('training checkpoint encoding', () => {
   const format = { format: 'lethe-test-checkpoint', version: 3 };
 
-  it('round-trips a trainer\'s own metadata next to parameters and moments', () => {
+  it("round-trips a trainer's own metadata next to parameters and moments", () => {
     const { rng, ...rest } = sample();
     const written = { ...rest, metadata: { history: '[1,2]', config: '{"a":1}' } };
     const read = decodeTrainingCheckpoint(encodeTrainingCheckpoint(written, format), format);
