@@ -89,10 +89,11 @@ export class AdamW {
       if (param.dtype !== 'float32') {
         throw new LetheError('E_DTYPE', `must be float32, got ${param.dtype}`, name);
       }
+      // tidy frees the zero tensors the variables were initialised from.
       this.slots.set(name, {
         param,
-        m: tf.variable(tf.zerosLike(param), false),
-        v: tf.variable(tf.zerosLike(param), false),
+        m: tf.tidy(() => tf.variable(tf.zerosLike(param), false)),
+        v: tf.tidy(() => tf.variable(tf.zerosLike(param), false)),
         decays: !excluded(name),
       });
     }
