@@ -1,0 +1,18 @@
+/**
+ * `@lethe/policies-ngc`: the inference side of Neural Garbage Collection (NGC) — a language model
+ * that evicts its own KV cache using its attention as the eviction policy. Attention of the most
+ * recent queries scores every live entry ({@link entryScores}), entries are grouped in blocks
+ * ({@link blockScores}), block scores become logits ({@link NgcLogits}), and each eviction round
+ * keeps the best blocks (evaluation) or a Gumbel-top-k draw with its exact log-probability
+ * (training rollouts) — {@link NgcPolicy}, an `EvictionPolicy` of `@lethe/kv-cache`. The batched,
+ * differentiable log-probability ({@link gumbelTopKLogProbTensor}) and the interoception prompt
+ * tag ({@link evictionRateTag}) serve the trainer.
+ *
+ * @packageDocumentation
+ */
+export * from './entry-scores';
+export * from './gumbel-top-k';
+export * from './gumbel-top-k-tensor';
+export * from './interoception';
+export * from './logits';
+export * from './ngc-policy';

@@ -1,0 +1,41 @@
+import { checkEvictionRate } from './ngc-policy';
+
+/**
+ * The percentage of an eviction rate as NGC's tag writes it: 100·rate as an integer when it is
+ * one, else with one or two decimals — the fewest that represent it — and rounded to two
+ * decimals when two do not suffice (1/3 → "33.33"). "Represent" allows a relative error of 1e-9,
+ * which absorbs binary floating point (0.07 · 100 = 7.000000000000001 is written "7").
+ */
+function percentText(rate: number): string {
+  const percent = 100 * rate;
+  for (let decimals = 0; decimals <= 2; decimals++) {
+    const text = percent.toFixed(decimals);
+    if (Math.abs(Number(text) - percent) <= 1e-9 * percent) return text;
+  }
+  return percent.toFixed(2);
+}
+
+/**
+ * NGC's budget-aware interoception tag (§5.3): `<eviction_rate>p%</eviction_rate>` with p the
+ * eviction rate in percent (`0.5` → `<eviction_rate>50%</eviction_rate>`, `0.125` →
+ * `12.5%`, `0.07` → `7%`, `1/3` → `33.33%`; see the rounding rule above).
+ *
+ * @param rate Eviction rate ε ∈ (0, 1].
+ * @throws LetheError `E_ARG` (`rate`) outside (0, 1].
+ */
+export function evictionRateTag(rate: number): string {
+  checkEvictionRate(rate, 'rate');
+  return `<eviction_rate>${percentText(rate)}%</eviction_rate>`;
+}
+
+/**
+ * Appends the {@link evictionRateTag} to a prompt, as NGC does for every prompt of a rollout group
+ * trained (and evaluated) at eviction rate p (§5.3: "append the same structured tag to every
+ * prompt in that group"). Nothing is inserted between the prompt and the tag; add a separator to
+ * the prompt if the prompt template needs one. The tokenizer must cover the tag's characters.
+ *
+ * @throws LetheError `E_ARG` (`rate`) outside (0, 1].
+ */
+export function withEvictionRateTag(prompt: string, rate: number): string {
+  return `${prompt}${evictionRateTag(rate)}`;
+}

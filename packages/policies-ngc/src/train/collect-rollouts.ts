@@ -1,0 +1,101 @@
+import { type DecoderModel, generate, type StopConditions } from '@lethe/model';
+import { assertInteger, LetheError } from '@lethe/tensor';
+import { isNgcDecision, NgcPolicy, type NgcPolicyOptions } from '../ngc-policy';
+import type { EvictionRoundRecord, NgcRollout } from './rollout';
+
+/** One rollout to generate. */
+export interface RolloutRequest {
+  /** Prompt tokens. */
+  readonly prompt: Int32Array;
+  /** Random-stream id: sampling and eviction draws depend only on it and the seed, not on batching. */
+  readonly stream: number;
+  /** Eviction rate ε in (0, 1], or 0 for a full cache (no eviction rounds). */
+  readonly evictionRate: number;
+}
+
+/** Shared settings of {@link collectRollouts}. */
+export interface CollectRolloutsOptions {
+  readonly model: DecoderModel;
+  /** NGC's cadence, block size, window and logits; the eviction rate comes from each request. */
+  readonly ngc: Omit<NgcPolicyOptions, 'evictionRate' | 'mode'>;
+  /** Most tokens generated per rollout. */
+  readonly maxNewTokens: number;
+  /** Sampling temperature (the paper's Countdown runs use 0.9). */
+  readonly temperature: number;
+  readonly stop: StopConditions;
+  /** Seed of every stream. */
+  readonly seed: number;
+  /** Prefill chunk size (default: whole prompts). */
+  readonly prefillChunk?: number;
+}
+
+/**
+ * Generates rollouts with sampled evictions (Gumbel-top-k, `mode: 'sample'`), recording every
+ * round of every layer through the session's `onEvictionRound` hook. Requests with the same
+ * eviction rate run as one batch; results come back in request order.
+ *
+ * @throws LetheError `E_ARG` naming `requests[i].evictionRate` outside {0} ∪ (0, 1], or the
+ *   option `generate` rejects.
+ */
+export async function collectRollouts(
+  requests: readonly RolloutRequest[],
+  options: CollectRolloutsOptions,
+): Promise<NgcRollout[]> {
+  assertInteger(options.maxNewTokens, 'maxNewTokens', 1);
+  const byRate = new Map<number, number[]>();
+  requests.forEach((request, i) => {
+    const rate = request.evictionRate;
+    if (!(rate === 0 || (rate > 0 && rate <= 1))) {
+      throw new LetheError(
+        'E_ARG',
+        `must be 0 or in (0, 1], got ${rate}`,
+        `requests[${i}].evictionRate`,
+      );
+    }
+    byRate.set(rate, [...(byRate.get(rate) ?? []), i]);
+  });
+  const out: NgcRollout[] = new Array(requests.length);
+  for (const [rate, members] of byRate) {
+    const rounds: EvictionRoundRecord[][] = members.map(() => []);
+    const result = await generate({
+      model: options.model,
+      prompts: members.map((i) => requests[i]!.prompt),
+      streamIds: members.map((i) => requests[i]!.stream),
+      maxNewTokens: options.maxNewTokens,
+      sampling: { temperature: options.temperature },
+      seed: options.seed,
+      stop: options.stop,
+      prefillChunk: options.prefillChunk,
+      eviction:
+        rate === 0
+          ? undefined
+          : new NgcPolicy({ ...options.ngc, evictionRate: rate, mode: 'sample' }),
+      onEvictionRound: ({ sequence, layer, step, observation, decision }) => {
+        if (!isNgcDecision(decision)) {
+          throw new LetheError('E_STATE', 'an NGC round returned a foreign decision', 'decision');
+        }
+        rounds[sequence]!.push({
+          layer,
+          step,
+          positions: observation.positions.slice(0, observation.liveCounts[0]),
+          window: observation.window,
+          blockSize: decision.blockSize,
+          order: decision.order.slice(),
+          logProb: decision.logProb,
+        });
+      },
+    });
+    members.forEach((i, b) => {
+      out[i] = {
+        prompt: requests[i]!.prompt,
+        tokens: result.tokens[b]!,
+        tokenLogProbs: result.logProbs[b]!,
+        finishReason: result.finishReasons[b]!,
+        rounds: rounds[b]!,
+        evictionRate: rate,
+        peakEntries: result.stats.caches[b]!.peakTotal,
+      };
+    });
+  }
+  return out;
+}

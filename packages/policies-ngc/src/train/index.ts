@@ -1,0 +1,48 @@
+/**
+ * `@lethe/policies-ngc/train`: end-to-end NGC training — rollouts with sampled evictions, replay
+ * masks, the joint token + eviction policy gradient (eq. 3–5) with Dr. GRPO, the staircase
+ * curriculum, the min-length penalty and a resumable trainer.
+ *
+ * @packageDocumentation
+ */
+export {
+  type CollectRolloutsOptions,
+  collectRollouts,
+  type RolloutRequest,
+} from './collect-rollouts';
+export {
+  DEFAULT_CURRICULUM_BLEND,
+  evictionRateAt,
+  retentionAt,
+  type StaircaseCurriculum,
+  validateCurriculum,
+} from './curriculum';
+export {
+  type LearnerUpdate,
+  type LearnerUpdateOptions,
+  learnerUpdate,
+  type NgcVariant,
+} from './learner-update';
+export { type NgcLossParts, ngcLoss } from './ngc-loss';
+export type { NgcTask } from './ngc-task';
+export {
+  NGC_CHECKPOINT_FORMAT,
+  NGC_CHECKPOINT_VERSION,
+  type NgcProgress,
+  type NgcRolloutSettings,
+  type NgcStepMetrics,
+  NgcTrainer,
+  type NgcTrainerOptions,
+  type NgcTrainResult,
+  type RolloutFunction,
+} from './ngc-trainer';
+export {
+  type LayerRounds,
+  type ReplayBatch,
+  type ReplayBatchOptions,
+  replayBatch,
+} from './replay-batch';
+export { type ReplayLogProbs, type ReplayScoring, replayLogProbs } from './replay-forward';
+export { evictedAtFromRounds, writeReplayMask } from './replay-visibility';
+export { applyMinLengthPenalty } from './reward';
+export { type EvictionRoundRecord, type NgcRollout, replayLength } from './rollout';
