@@ -7,7 +7,8 @@ import type { CheckpointStore } from './checkpoint-store';
 export const SFT_CHECKPOINT_FILE = 'sft-checkpoint.safetensors';
 
 /**
- * A Node {@link CheckpointStore} keeping `<directory>/sft-checkpoint.safetensors`. Writes go
+ * A Node {@link CheckpointStore} keeping `<directory>/<fileName>` (default
+ * `sft-checkpoint.safetensors`; another trainer passes its own name). Writes go
  * through a temporary file in the same directory, fsync and rename (atomic); the directory is
  * created on the first write. Node-only (imports `node:fs`).
  *
@@ -18,8 +19,9 @@ export const SFT_CHECKPOINT_FILE = 'sft-checkpoint.safetensors';
  */
 export function directoryCheckpointStore(
   directory: string,
+  fileName: string = SFT_CHECKPOINT_FILE,
 ): CheckpointStore & { readonly path: string } {
-  const path = join(directory, SFT_CHECKPOINT_FILE);
+  const path = join(directory, fileName);
   return {
     path,
     read: async () => {

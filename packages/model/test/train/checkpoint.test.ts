@@ -151,4 +151,12 @@ describe('directoryCheckpointStore', () => {
     expectSame(decodeSftCheckpoint((await store.read())!), sample());
     expect(await readdir(dir)).toEqual([SFT_CHECKPOINT_FILE]);
   });
+
+  it('keeps another trainer\'s file under the name it gives', async () => {
+    const dir = join(root, 'other');
+    const store = directoryCheckpointStore(dir, 'ngc-checkpoint.safetensors');
+    await store.write(Uint8Array.of(4, 5));
+    expect(await readdir(dir)).toEqual(['ngc-checkpoint.safetensors']);
+    expect(await store.read()).toEqual(Uint8Array.of(4, 5));
+  });
 });
