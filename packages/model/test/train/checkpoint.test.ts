@@ -152,7 +152,7 @@ describe('directoryCheckpointStore', () => {
     expect(await readdir(dir)).toEqual([SFT_CHECKPOINT_FILE]);
   });
 
-  it('keeps another trainer\'s file under the name it gives', async () => {
+  it("keeps another trainer's file under the name it gives", async () => {
     const dir = join(root, 'other');
     const store = directoryCheckpointStore(dir, 'ngc-checkpoint.safetensors');
     await store.write(Uint8Array.of(4, 5));
