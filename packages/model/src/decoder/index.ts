@@ -10,6 +10,7 @@ export {
   visibilityToLogitBias,
 } from './masks';
 export { type MlpWeights, swiGluMlp } from './mlp';
+export { resizeVocabulary } from './resize-vocabulary';
 export { rmsNorm } from './rms-norm';
 export { applyRope, type RopeTables, ropeInverseFrequencies, ropeTables } from './rope';
 export type {
