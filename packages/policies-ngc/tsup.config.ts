@@ -1,8 +1,17 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base';
 
-// The inference policy and the trainer (`@lethe/policies-ngc/train`); splitting keeps one copy
-// of the modules both use.
+// The inference policy, the trainer (`@lethe/policies-ngc/train`), its Node-only worker pool
+// (`@lethe/policies-ngc/train/node`) and the module the pool's threads run, which the pool finds
+// next to itself as `train-rollout-worker.js`; splitting keeps one copy of the modules they share.
 export default defineConfig(
-  packageBuild({ index: 'src/index.ts', train: 'src/train/index.ts' }, { splitting: true }),
+  packageBuild(
+    {
+      index: 'src/index.ts',
+      train: 'src/train/index.ts',
+      'train-node': 'src/train/node.ts',
+      'train-rollout-worker': 'src/train/rollout-worker.ts',
+    },
+    { splitting: true },
+  ),
 );

@@ -1,4 +1,4 @@
-import { checkEvictionRate } from './ngc-policy';
+import { LetheError } from '@lethe/tensor';
 
 /**
  * The percentage of an eviction rate as NGC's tag writes it: 100·rate as an integer when it is
@@ -20,11 +20,14 @@ function percentText(rate: number): string {
  * eviction rate in percent (`0.5` → `<eviction_rate>50%</eviction_rate>`, `0.125` →
  * `12.5%`, `0.07` → `7%`, `1/3` → `33.33%`; see the rounding rule above).
  *
- * @param rate Eviction rate ε ∈ (0, 1].
- * @throws LetheError `E_ARG` (`rate`) outside (0, 1].
+ * @param rate Eviction rate ε ∈ [0, 1]; 0 (`0%`) says the cache is not evicted, as in the
+ *   first stage of the curriculum.
+ * @throws LetheError `E_ARG` (`rate`) outside [0, 1].
  */
 export function evictionRateTag(rate: number): string {
-  checkEvictionRate(rate, 'rate');
+  if (!(typeof rate === 'number' && rate >= 0 && rate <= 1)) {
+    throw new LetheError('E_ARG', `must be in [0, 1], got ${String(rate)}`, 'rate');
+  }
   return `<eviction_rate>${percentText(rate)}%</eviction_rate>`;
 }
 
@@ -34,7 +37,7 @@ export function evictionRateTag(rate: number): string {
  * prompt in that group"). Nothing is inserted between the prompt and the tag; add a separator to
  * the prompt if the prompt template needs one. The tokenizer must cover the tag's characters.
  *
- * @throws LetheError `E_ARG` (`rate`) outside (0, 1].
+ * @throws LetheError `E_ARG` (`rate`) outside [0, 1].
  */
 export function withEvictionRateTag(prompt: string, rate: number): string {
   return `${prompt}${evictionRateTag(rate)}`;

@@ -27,8 +27,12 @@ describe('interoception tag (§5.3)', () => {
     expect(withEvictionRateTag('', 0.25)).toBe('<eviction_rate>25%</eviction_rate>');
   });
 
-  it('validates the rate like ε', () => {
-    for (const rate of [0, -0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+  it("writes 0% for no eviction (the curriculum's first stage)", () => {
+    expect(evictionRateTag(0)).toBe('<eviction_rate>0%</eviction_rate>');
+  });
+
+  it('validates the rate: ε or 0', () => {
+    for (const rate of [-0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expectLetheError(() => evictionRateTag(rate), 'E_ARG', 'rate');
       expectLetheError(() => withEvictionRateTag('x', rate), 'E_ARG', 'rate');
     }

@@ -279,6 +279,13 @@ export class NgcTrainer<E> {
     for (const [name, variable] of this.options.model.parameters) {
       const tensor = checkpoint.parameters.get(name);
       if (tensor === undefined) throw new LetheError('E_CHECKPOINT', 'has no such parameter', name);
+      if (tensor.shape.join() !== variable.shape.join()) {
+        throw new LetheError(
+          'E_CHECKPOINT',
+          `has shape [${tensor.shape}] but the model's parameter is [${variable.shape}]`,
+          name,
+        );
+      }
       const value = tf.tensor(tensor.data, [...tensor.shape]);
       variable.assign(value);
       value.dispose();

@@ -1,0 +1,39 @@
+import type { EvictionPolicy } from '@lethe/kv-cache';
+import { createHeuristic, type HeuristicName } from '@lethe/policies-heuristic';
+import { NgcPolicy } from '@lethe/policies-ngc';
+
+/** The heuristics of the paper's Fig. 3 (§5.1), plus H2O. */
+export const BASELINE_HEURISTICS: readonly HeuristicName[] = [
+  'streaming-llm',
+  'h2o',
+  'snapkv',
+  'keydiff',
+  'knorm',
+];
+
+/** The grow-then-evict schedule every method runs under in the comparison. */
+export interface EvictionSchedule {
+  /** Eviction rate ε per round. */
+  readonly rate: number;
+  /** Cadence δ. */
+  readonly cadence: number;
+  /** NGC's block size b and scoring window w (SnapKV observes the same window). */
+  readonly blockSize: number;
+  readonly window: number;
+}
+
+/**
+ * The eviction policy of `method` under `schedule`: NGC greedy (evaluation mode, §5.1), or a
+ * heuristic that keeps ⌈(1 − ε)·live⌉ entries per KV head every δ tokens — the same rounds and
+ * the same fraction, so the comparison isolates *what* is kept. SnapKV observes NGC's window
+ * (its default 64 would protect more than a whole round's cache here).
+ */
+export function evalPolicy(method: string, schedule: EvictionSchedule): EvictionPolicy {
+  const { rate, cadence, blockSize, window } = schedule;
+  if (method === 'ngc') {
+    return new NgcPolicy({ evictionRate: rate, cadence, blockSize, window, mode: 'greedy' });
+  }
+  const shared = { budget: { keepRatio: 1 - rate }, trigger: { every: cadence } };
+  if (method === 'snapkv') return createHeuristic('snapkv', { ...shared, windowSize: window });
+  return createHeuristic(method as HeuristicName, shared);
+}

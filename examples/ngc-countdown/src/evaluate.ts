@@ -1,0 +1,141 @@
+// Evaluates trained models on held-out Countdown problems, e.g.
+//   pnpm --filter @lethe/example-ngc-countdown evaluate --baseline runs/no-evict \
+//     --run ngc=runs/ngc --run token-only=runs/token-only --run dropout=runs/dropout
+// Rerunning the same command resumes (finished cells are kept in --out).
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { GenerationTask } from '@lethe/eval';
+import { loadTaskModel, readModelDirectory } from '@lethe/eval/node';
+import type { DecoderModel, Tokenizer } from '@lethe/model';
+import { withEvictionRateTag } from '@lethe/policies-ngc';
+import { initBackend } from '@lethe/tensor';
+import cliProgress from 'cli-progress';
+import { Command, InvalidArgumentError } from 'commander';
+import { BASELINE_HEURISTICS, evalPolicy } from './eval-policy';
+import { cellKey, openResults, saveResults } from './eval-results';
+import { evaluateMethod } from './evaluate-method';
+import { NGC_RUN_FILE } from './train-run';
+import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
+
+const integer = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+};
+const rates = (v: string): number[] =>
+  v.split(',').map((x) => {
+    const n = Number(x);
+    if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`rate ${x} must be in (0, 1]`);
+    return n;
+  });
+const labelled = (v: string, previous: [string, string][]): [string, string][] => {
+  const at = v.indexOf('=');
+  if (at < 1) throw new InvalidArgumentError('must be label=directory');
+  return [...previous, [v.slice(0, at), v.slice(at + 1)]];
+};
+
+const program = new Command()
+  .name('ngc-countdown-evaluate')
+  .description('Accuracy and peak KV reduction of NGC, its ablations and heuristics on Countdown.')
+  .requiredOption('--baseline <dir>', 'full-cache RL model (no-evict): heuristics and upper bound')
+  .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelled, [])
+  .option('--base <dir>', 'the SFT task model (full cache, for context)', '../../models/countdown')
+  .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
+  .option('--examples <n>', 'held-out problems', integer, 256)
+  .option('--eval-seed <n>', 'task seed of the held-out problems', Number, 0)
+  .option('--batch-size <n>', 'sequences per generate call', integer, 64)
+  .option('--out <file>', 'results file', 'out/ngc-eval.json')
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+const o = program.opts<{
+  baseline: string;
+  run: [string, string][];
+  base: string;
+  rates: number[];
+  examples: number;
+  evalSeed: number;
+  batchSize: number;
+  out: string;
+}>();
+
+await initBackend('wasm');
+const base = await loadTaskModel(o.base);
+const task = base.task as GenerationTask;
+const schedule = { cadence: D.cadence, blockSize: D.blockSize, window: D.window };
+const settings = { examples: o.examples, evalSeed: o.evalSeed, ...schedule, decoding: 'greedy' };
+const examples = Array.from({ length: o.examples }, (_, i) => task.example(o.evalSeed, i));
+await mkdir(dirname(o.out), { recursive: true });
+const results = await openResults(o.out, settings);
+const done = new Set(results.cells.map((c) => cellKey(c.model, c.method, c.rate)));
+
+const models: [string, string | DecoderModel][] = [
+  ['sft', base.model],
+  ['no-evict', o.baseline],
+  ...o.run,
+];
+const plan: { model: string; method: string; rate: number }[] = [
+  { model: 'sft', method: 'full', rate: 0 },
+  { model: 'no-evict', method: 'full', rate: 0 },
+  ...o.rates.flatMap((rate) => [
+    ...BASELINE_HEURISTICS.map((method) => ({ model: 'no-evict', method, rate })),
+    ...o.run.map(([model]) => ({ model, method: 'ngc', rate })),
+  ]),
+].filter((cell) => !done.has(cellKey(cell.model, cell.method, cell.rate)));
+
+const bar = new cliProgress.SingleBar(
+  {
+    format: 'eval [{bar}] {value}/{total} examples | cell {cell} | {name}',
+    noTTYOutput: true,
+    notTTYSchedule: 10_000,
+    stream: process.stderr,
+  },
+  cliProgress.Presets.shades_classic,
+);
+interface Loaded {
+  readonly model: DecoderModel;
+  readonly tokenizer: Tokenizer;
+  /** Trained with the eviction-rate tag in its prompts (§5.3). */
+  readonly interoception: boolean;
+}
+const loaded = new Map<string, Loaded>();
+const modelFor = async (label: string): Promise<Loaded> => {
+  const source = models.find(([name]) => name === label)![1];
+  if (typeof source !== 'string')
+    return { model: source, tokenizer: task.tokenizer, interoception: false };
+  if (!loaded.has(label)) {
+    const { model, tokenizer } = await readModelDirectory(source);
+    const run = JSON.parse(await readFile(join(source, NGC_RUN_FILE), 'utf8'));
+    loaded.set(label, {
+      model,
+      tokenizer: tokenizer!,
+      interoception: run.settings.interoception === true,
+    });
+  }
+  return loaded.get(label)!;
+};
+for (const [index, cell] of plan.entries()) {
+  bar.start(o.examples, 0, {
+    cell: `${index + 1}/${plan.length}`,
+    name: cellKey(cell.model, cell.method, cell.rate),
+  });
+  const { model, tokenizer, interoception } = await modelFor(cell.model);
+  const outcomes = await evaluateMethod({
+    model,
+    tokenizer,
+    ...(interoception
+      ? { promptText: (e: { prompt: string }) => withEvictionRateTag(e.prompt, cell.rate) }
+      : {}),
+    task,
+    examples,
+    batchSize: o.batchSize,
+    policy: () =>
+      cell.method === 'full'
+        ? undefined
+        : evalPolicy(cell.method, { rate: cell.rate, ...schedule }),
+    onBatch: (n) => bar.update(n),
+  });
+  bar.stop();
+  results.cells.push({ ...cell, outcomes });
+  await saveResults(o.out, results);
+}
+for (const model of [base.model, ...[...loaded.values()].map((l) => l.model)]) model.dispose();
+console.log(`${results.cells.length} cells in ${o.out}`);

@@ -1,0 +1,208 @@
+import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval';
+import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
+import type { EvalCell, EvalResults } from './eval-results';
+import { type MethodSummary, summarize } from './summarize';
+
+/** A training run's label and per-step history (from its `lethe-ngc.json`). */
+export interface RunHistory {
+  readonly label: string;
+  readonly history: readonly NgcStepMetrics[];
+}
+
+/** The report: Markdown plus SVG figures by file name (linked from the Markdown). */
+export interface NgcReport {
+  readonly markdown: string;
+  readonly figures: Readonly<Record<string, string>>;
+}
+
+const COLORS = [
+  '#1f77b4',
+  '#d62728',
+  '#2ca02c',
+  '#ff7f0e',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+];
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** The summary of every cell against the reference full-cache run of `no-evict`. */
+function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary })[] {
+  const reference = results.cells.find((c) => c.model === 'no-evict' && c.method === 'full');
+  if (reference === undefined) return [];
+  return results.cells.map((cell) => ({
+    ...cell,
+    summary: summarize(cell.outcomes, reference.outcomes),
+  }));
+}
+
+/**
+ * The NGC Countdown report: the comparison at ε = `mainRate` (the paper's Fig. 3 left), the
+ * ablation ordering (Fig. 4), accuracy against peak cache size across rates (Fig. 3 right) and
+ * the training curves (Fig. 5).
+ */
+export function ngcReport(
+  results: EvalResults,
+  runs: readonly RunHistory[],
+  mainRate: number,
+): NgcReport {
+  const cells = summaries(results);
+  const full = cells.find((c) => c.model === 'no-evict' && c.method === 'full');
+  const lines: string[] = ['# NGC on Countdown', ''];
+  lines.push(
+    `${results.settings.examples} held-out problems (task seed ${results.settings.evalSeed}), greedy decoding; every method evicts at the same rounds (every δ = ${results.settings.cadence} tokens, prefill included) and the same rate ε; NGC keeps blocks of b = ${results.settings.blockSize} scored by the last w = ${results.settings.window} queries. Peak reduction is eq. 7: the mean over problems of the full-cache run's peak KV entries over the method's.`,
+    '',
+    `## Comparison at ε = ${mainRate} per round`,
+    '',
+    '| model | method | accuracy | ± SE | of full cache | peak reduction | mean peak entries | mean completion |',
+    '|---|---|--:|--:|--:|--:|--:|--:|',
+  );
+  const rows = cells.filter((c) => c.rate === 0 || c.rate === mainRate);
+  for (const { model, method, summary: s } of rows) {
+    lines.push(
+      `| ${model} | ${method} | ${pct(s.accuracy)} | ${pct(s.accuracySe)} | ${full ? pct(s.accuracy / full.summary.accuracy) : '–'} | ${s.peakReduction.toFixed(2)}× | ${s.meanPeak.toFixed(1)} | ${s.meanCompletion.toFixed(1)} |`,
+    );
+  }
+  lines.push('');
+  const family = rows
+    .filter((c) => c.method === 'ngc')
+    .sort((a, b) => a.summary.accuracy - b.summary.accuracy);
+  if (family.length > 1) {
+    lines.push(
+      `Ablation ordering at ε = ${mainRate} (paper, Fig. 4: dropout 2.5% < token-only 35.7% < NGC 49.6%): ${family.map((c) => `${c.model} ${pct(c.summary.accuracy)}`).join(' < ')}.`,
+      '',
+    );
+  }
+  const rates = [...new Set(cells.filter((c) => c.rate > 0).map((c) => c.rate))].sort();
+  lines.push(
+    '## Across eviction rates (accuracy, peak reduction)',
+    '',
+    `| model | method | ${rates.map((r) => `ε = ${r}`).join(' | ')} |`,
+    `|---|---|${rates.map(() => '--:').join('|')}|`,
+  );
+  const methods = [
+    ...new Set(cells.filter((c) => c.rate > 0).map((c) => `${c.model}|${c.method}`)),
+  ];
+  for (const key of methods) {
+    const [model, method] = key.split('|') as [string, string];
+    const entries = rates.map((rate) => {
+      const cell = cells.find((c) => c.model === model && c.method === method && c.rate === rate);
+      return cell
+        ? `${pct(cell.summary.accuracy)} (${cell.summary.peakReduction.toFixed(2)}×)`
+        : '–';
+    });
+    lines.push(`| ${model} | ${method} | ${entries.join(' | ')} |`);
+  }
+  lines.push('');
+  const figures: Record<string, string> = {};
+  figures['accuracy-vs-peak.svg'] = svg(renderChartFigure(accuracyVsPeak(cells)));
+  lines.push(
+    '## Accuracy against peak cache size',
+    '',
+    '![accuracy vs peak](accuracy-vs-peak.svg)',
+    '',
+  );
+  for (const [name, metric, label, unit] of [
+    [
+      'training-reward.svg',
+      (m: NgcStepMetrics) => m.reward,
+      'reward (mean, after the min-length penalty)',
+      '',
+    ],
+    [
+      'training-grad-norm.svg',
+      (m: NgcStepMetrics) => m.gradNorm,
+      'gradient norm (before clipping)',
+      '',
+    ],
+    [
+      'training-eviction-rate.svg',
+      (m: NgcStepMetrics) => 100 * m.evictionRate,
+      'eviction rate ε',
+      '%',
+    ],
+  ] as const) {
+    figures[name] = svg(renderChartFigure(trainingCurve(runs, name, metric, label, unit)));
+    lines.push(`![${label}](${name})`, '');
+  }
+  return { markdown: `${lines.join('\n')}\n`, figures };
+}
+
+function accuracyVsPeak(cells: readonly (EvalCell & { summary: MethodSummary })[]): ChartSpec {
+  const groups = new Map<string, (EvalCell & { summary: MethodSummary })[]>();
+  for (const cell of cells) {
+    const key =
+      cell.method === 'full'
+        ? `${cell.model} full cache`
+        : cell.method === 'ngc'
+          ? `${cell.model} (NGC greedy)`
+          : cell.method;
+    groups.set(key, [...(groups.get(key) ?? []), cell]);
+  }
+  const series: ChartSeries[] = [...groups].map(([key, members], i) => ({
+    key,
+    label: key,
+    color: COLORS[i % COLORS.length]!,
+    dash: 'none',
+    reference: members[0]!.method === 'full',
+    points: members
+      .sort((a, b) => a.summary.meanPeak - b.summary.meanPeak)
+      .map((c) => ({
+        x: c.summary.meanPeak,
+        y: 100 * c.summary.accuracy,
+        yError: 100 * c.summary.accuracySe,
+        note: `${key} ε=${c.rate}: ${pct(c.summary.accuracy)}, peak ${c.summary.meanPeak.toFixed(0)}`,
+      })),
+  }));
+  return {
+    id: 'accuracy-vs-peak',
+    title: 'Countdown accuracy against mean peak KV entries',
+    caption: 'One point per eviction rate ε; error bars ±1 SE; dashed lines: full cache.',
+    xLabel: 'mean peak KV entries (all layers and heads)',
+    yLabel: 'accuracy',
+    yUnit: '%',
+    yFromZero: true,
+    series,
+  };
+}
+
+function trainingCurve(
+  runs: readonly RunHistory[],
+  id: string,
+  metric: (m: NgcStepMetrics) => number,
+  label: string,
+  unit: string,
+): ChartSpec {
+  return {
+    id: id.replace('.svg', ''),
+    title: `Training: ${label}`,
+    caption: 'Per update (64 rollouts: 8 prompts × 8).',
+    xLabel: 'update',
+    yLabel: label,
+    yUnit: unit,
+    yFromZero: true,
+    series: runs.map((run, i) => ({
+      key: run.label,
+      label: run.label,
+      color: COLORS[i % COLORS.length]!,
+      dash: 'none',
+      reference: false,
+      points: run.history.map((m) => ({
+        x: m.step,
+        y: metric(m),
+        yError: 0,
+        note: `${run.label} step ${m.step}`,
+      })),
+    })),
+  };
+}
+
+/** The `<svg>` element of a rendered figure, as a standalone SVG file. */
+function svg(figure: string): string {
+  const start = figure.indexOf('<svg');
+  const end = figure.lastIndexOf('</svg>') + '</svg>'.length;
+  const element = figure.slice(start, end);
+  return `${element.includes('xmlns=') ? element : element.replace('<svg', '<svg xmlns="http://www.w3.org/2000/svg"')}\n`;
+}

@@ -1,0 +1,43 @@
+// Writes the NGC Countdown report (Markdown + SVG figures) from the evaluation results and the
+// training runs, e.g.
+//   pnpm --filter @lethe/example-ngc-countdown report --results out/ngc-eval.json \
+//     --run ngc=runs/ngc --run no-evict=runs/no-evict --out out/report
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '@lethe/model/node';
+import { Command, InvalidArgumentError } from 'commander';
+import type { EvalResults } from './eval-results';
+import { ngcReport, type RunHistory } from './report-content';
+import { NGC_RUN_FILE } from './train-run';
+
+const labelled = (v: string, previous: [string, string][]): [string, string][] => {
+  const at = v.indexOf('=');
+  if (at < 1) throw new InvalidArgumentError('must be label=directory');
+  return [...previous, [v.slice(0, at), v.slice(at + 1)]];
+};
+const o = new Command()
+  .name('ngc-countdown-report')
+  .requiredOption('--results <file>', 'evaluation results (evaluate --out)')
+  .option(
+    '--run <label=dir>',
+    'trained model directory whose training curves to plot',
+    labelled,
+    [],
+  )
+  .option('--rate <x>', 'the rate of the main comparison', Number, 0.5)
+  .option('--out <dir>', 'report directory', 'out/report')
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
+  .opts<{ results: string; run: [string, string][]; rate: number; out: string }>();
+
+const results = JSON.parse(await readFile(o.results, 'utf8')) as EvalResults;
+const runs: RunHistory[] = [];
+for (const [label, dir] of o.run) {
+  const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
+  runs.push({ label, history: run.history });
+}
+const report = ngcReport(results, runs, o.rate);
+await mkdir(o.out, { recursive: true });
+await writeFileAtomic(join(o.out, 'report.md'), report.markdown);
+for (const [name, svg] of Object.entries(report.figures))
+  await writeFileAtomic(join(o.out, name), svg);
+console.log(report.markdown);

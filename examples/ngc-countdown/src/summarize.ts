@@ -1,0 +1,47 @@
+import { LetheError } from '@lethe/tensor';
+import type { ExampleOutcome } from './evaluate-method';
+
+/** A method's result on the held-out set. */
+export interface MethodSummary {
+  readonly examples: number;
+  /** Fraction correct and its standard error √(p(1 − p)/n). */
+  readonly accuracy: number;
+  readonly accuracySe: number;
+  /** Mean peak KV entries (all layers and heads). */
+  readonly meanPeak: number;
+  /**
+   * Eq. 7's average peak KV cache reduction: the mean over examples of the full-cache
+   * reference's peak on that example divided by this method's peak on it.
+   */
+  readonly peakReduction: number;
+  readonly meanCompletion: number;
+}
+
+/**
+ * Summarises per-example outcomes against the full-cache reference run on the same examples
+ * (the no-eviction baseline of eq. 7: same prompts, the reference model's own completions).
+ */
+export function summarize(
+  outcomes: readonly ExampleOutcome[],
+  reference: readonly ExampleOutcome[],
+): MethodSummary {
+  const n = outcomes.length;
+  if (n === 0 || reference.length !== n) {
+    throw new LetheError(
+      'E_ARG',
+      `has ${reference.length} outcomes for ${n} examples (need one per example, n ≥ 1)`,
+      'reference',
+    );
+  }
+  const accuracy = outcomes.filter((o) => o.correct).length / n;
+  const mean = (f: (o: ExampleOutcome, i: number) => number): number =>
+    outcomes.reduce((sum, o, i) => sum + f(o, i), 0) / n;
+  return {
+    examples: n,
+    accuracy,
+    accuracySe: Math.sqrt((accuracy * (1 - accuracy)) / n),
+    meanPeak: mean((o) => o.peak),
+    peakReduction: mean((o, i) => reference[i]!.peak / o.peak),
+    meanCompletion: mean((o) => o.completionLength),
+  };
+}

@@ -1,0 +1,141 @@
+import type { TaskExample } from '@lethe/eval';
+import { loadTaskModel, writeModelDirectory } from '@lethe/eval/node';
+import { resizeVocabulary } from '@lethe/model';
+import { directoryCheckpointStore } from '@lethe/model/node';
+import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
+import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
+import { assertInteger, LetheError } from '@lethe/tensor';
+import { countdownNgcTask } from './countdown-ngc-task';
+import { interoceptionTokenizer } from './interoception-tokenizer';
+import type { TrainSettings } from './train-settings';
+
+/** File of a trained NGC model directory that records how it was trained. */
+export const NGC_RUN_FILE = 'lethe-ngc.json';
+/** Checkpoint file inside `<out>.state/`. */
+export const NGC_STATE_FILE = 'ngc-checkpoint.safetensors';
+
+/** What {@link trainRun} needs besides the settings. */
+export interface TrainRunOptions {
+  /** Output model directory; the resumable state lives in `<out>.state/`. */
+  readonly out: string;
+  /** The command line that reproduces the run, recorded in {@link NGC_RUN_FILE}. */
+  readonly command: string;
+  /**
+   * Threads that generate the rollouts (default 1: this thread); from 2 on, a worker pool
+   * (`workerPoolRollouts`). The results do not depend on it.
+   */
+  readonly threads?: number;
+  readonly onProgress?: (progress: NgcProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Trains the Countdown model with NGC (or an ablation) from `settings`, checkpointing to
+ * `<out>.state/` (a rerun of the same command resumes), and writes the trained model directory
+ * `<out>` (weights, config, tokenizer, {@link NGC_RUN_FILE} with the settings, command and the
+ * per-step history) when the run completes.
+ *
+ * @throws LetheError `E_ARG` naming `threads` when it is not an integer ≥ 1.
+ */
+export async function trainRun(
+  settings: TrainSettings,
+  options: TrainRunOptions,
+): Promise<NgcTrainResult> {
+  const threads = assertInteger(options.threads ?? 1, 'threads', 1);
+  const base = await loadTaskModel(settings.model);
+  if (base.task.kind !== 'generation' || base.task.name !== 'countdown') {
+    base.model.dispose();
+    throw new LetheError('E_ARG', `is a ${base.task.name} model, not Countdown`, 'model');
+  }
+  const tokenizer = settings.interoception
+    ? interoceptionTokenizer(base.tokenizer)
+    : base.tokenizer;
+  const model = settings.interoception
+    ? resizeVocabulary(base.model, tokenizer.vocabSize)
+    : base.model;
+  if (model !== base.model) base.model.dispose();
+  const task = countdownNgcTask(
+    base.task,
+    settings.seed,
+    settings.promptsPerStep,
+    settings.interoception ? tokenizer : undefined,
+  );
+  const ngc = {
+    cadence: settings.cadence,
+    blockSize: settings.blockSize,
+    window: settings.window,
+    logits: settings.logits,
+  };
+  const pool =
+    threads === 1
+      ? undefined
+      : workerPoolRollouts(
+          model,
+          {
+            ngc,
+            maxNewTokens: settings.maxNewTokens,
+            temperature: settings.temperature,
+            stop: task.stop,
+            seed: settings.seed,
+          },
+          { threads },
+        );
+  let trainer: NgcTrainer<TaskExample> | undefined;
+  try {
+    trainer = new NgcTrainer({
+      model,
+      task,
+      variant: settings.variant,
+      steps: settings.steps,
+      promptsPerStep: settings.promptsPerStep,
+      groupSize: settings.groupSize,
+      curriculum: {
+        retention: settings.retention,
+        stageSteps: settings.stageSteps,
+        blend: settings.blend,
+      },
+      ngc,
+      temperature: settings.temperature,
+      maxNewTokens: settings.maxNewTokens,
+      lr: settings.lr,
+      adam: {
+        beta1: settings.beta1,
+        beta2: settings.beta2,
+        epsilon: settings.adamEpsilon,
+        weightDecay: settings.weightDecay,
+      },
+      clipNorm: settings.clipNorm,
+      microBatch: settings.microBatch,
+      minLengthPenalty: settings.minLengthPenalty,
+      seed: settings.seed,
+      checkpoint: directoryCheckpointStore(`${options.out}.state`, NGC_STATE_FILE),
+      checkpointEvery: settings.checkpointEvery,
+      rollouts: pool,
+      onProgress: options.onProgress,
+      signal: options.signal,
+    });
+    const result = await trainer.train();
+    if (!result.stopped) {
+      await writeModelDirectory(options.out, {
+        model,
+        tokenizer,
+        json: {
+          [NGC_RUN_FILE]: {
+            format: 'lethe-ngc-run',
+            version: 1,
+            baseModel: base.manifest,
+            task: { name: base.task.name, options: base.task.options },
+            settings,
+            command: options.command,
+            history: result.history,
+          },
+        },
+      });
+    }
+    return result;
+  } finally {
+    trainer?.dispose();
+    await pool?.close();
+    model.dispose();
+  }
+}

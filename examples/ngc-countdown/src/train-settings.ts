@@ -1,0 +1,71 @@
+import type { NgcLogits } from '@lethe/policies-ngc';
+import type { NgcVariant } from '@lethe/policies-ngc/train';
+
+/** Everything a training run is made of; recorded with the trained model. */
+export interface TrainSettings {
+  /** Task-model directory the run starts from (the SFT Countdown model). */
+  readonly model: string;
+  readonly variant: NgcVariant;
+  readonly steps: number;
+  readonly promptsPerStep: number;
+  readonly groupSize: number;
+  /** Retention rates of the staircase curriculum (eq. 6). */
+  readonly retention: readonly number[];
+  readonly stageSteps: number;
+  readonly blend: number;
+  /** NGC cadence δ, block size b, window w and score-to-logit map. */
+  readonly cadence: number;
+  readonly blockSize: number;
+  readonly window: number;
+  readonly logits: NgcLogits;
+  readonly temperature: number;
+  readonly maxNewTokens: number;
+  readonly lr: number;
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly adamEpsilon: number;
+  readonly weightDecay: number;
+  readonly clipNorm: number;
+  readonly microBatch: number;
+  readonly minLengthPenalty: boolean;
+  /** Append `<eviction_rate>p%</eviction_rate>` to every prompt (§5.3); extends the vocabulary. */
+  readonly interoception: boolean;
+  readonly seed: number;
+  readonly checkpointEvery: number;
+}
+
+/**
+ * The defaults: the paper's Countdown recipe (App. A.1, §5.1–5.2) scaled to the project's tiny
+ * model and short traces. A prompt is ~28 tokens and a greedy trace ~40 (~75 sampled at 0.9)
+ * instead of ≤ 1024 tokens, so the cadence shrinks 256 → 16 (rounds after the prompt, then every
+ * 16 tokens; at ε = 0.5 the pre-round cache tends to δ/ε = 32 per head, about half the full
+ * cache's peak) and the block size keeps the paper's δ/b = 8 (32 → 2); the window stays w = 5;
+ * ε ends at 0.5 as in Fig. 3; 8 prompts × 8 rollouts per step instead of 32 × 16. The learning rate is the
+ * SFT model's scale (the paper's 5e-6 is for a 1.5B model); β2 = 0.95, clip 1, temperature 0.9,
+ * constant schedule, no KL, as in Table 1.
+ */
+export const DEFAULT_TRAIN_SETTINGS: Omit<TrainSettings, 'model' | 'variant'> = {
+  steps: 120,
+  promptsPerStep: 8,
+  groupSize: 8,
+  retention: [1, 0.9, 0.8, 0.7, 0.6, 0.5],
+  stageSteps: 12,
+  blend: 0.6,
+  cadence: 16,
+  blockSize: 2,
+  window: 5,
+  logits: { kind: 'log', temperature: 1 },
+  temperature: 0.9,
+  maxNewTokens: 320,
+  lr: 1e-4,
+  beta1: 0.9,
+  beta2: 0.95,
+  adamEpsilon: 1e-8,
+  weightDecay: 0,
+  clipNorm: 1,
+  microBatch: 16,
+  minLengthPenalty: true,
+  interoception: false,
+  seed: 0,
+  checkpointEvery: 5,
+};

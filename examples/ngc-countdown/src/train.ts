@@ -1,0 +1,126 @@
+// Trains the Countdown model with NGC or one of the paper's ablations, e.g.
+//   pnpm --filter @lethe/example-ngc-countdown train --variant ngc --out runs/ngc
+// Rerunning the same command resumes from runs/ngc.state/.
+import type { NgcLogits } from '@lethe/policies-ngc';
+import type { NgcVariant } from '@lethe/policies-ngc/train';
+import { initBackend, LetheError } from '@lethe/tensor';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { trainingBar } from './progress-bar';
+import { trainRun } from './train-run';
+import { DEFAULT_TRAIN_SETTINGS as D, type TrainSettings } from './train-settings';
+
+const integer = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
+  return n;
+};
+const number = (v: string): number => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
+  return n;
+};
+const numbers = (v: string): number[] => v.split(',').map(number);
+
+const program = new Command()
+  .name('ngc-countdown-train')
+  .description('RL-train the Countdown task model with NGC (or an ablation) and save it.')
+  .addOption(
+    new Option('--variant <name>', 'objective')
+      .choices(['ngc', 'token-only', 'dropout', 'no-evict'])
+      .makeOptionMandatory(),
+  )
+  .requiredOption('--out <dir>', 'output model directory (state in <dir>.state/)')
+  .option('--model <dir>', 'starting task model', '../../models/countdown')
+  .option('--steps <n>', 'updates', integer, D.steps)
+  .option('--prompts <n>', 'prompts per update', integer, D.promptsPerStep)
+  .option('--group <n>', 'rollouts per prompt G', integer, D.groupSize)
+  .option('--retention <list>', 'curriculum retention rates', numbers, [...D.retention])
+  .option('--stage-steps <n>', 'updates per curriculum stage', integer, D.stageSteps)
+  .option('--blend <a>', 'curriculum blend fraction α', number, D.blend)
+  .option('--cadence <n>', 'eviction cadence δ', integer, D.cadence)
+  .option('--block <n>', 'block size b', integer, D.blockSize)
+  .option('--window <n>', 'scoring window w', integer, D.window)
+  .addOption(
+    new Option('--logits <kind>', 'score-to-logit map')
+      .choices(['log', 'score', 'scaled'])
+      .default(D.logits.kind),
+  )
+  .option('--logit-temperature <t>', 'τ of the log / scaled maps', number, 1)
+  .option('--temperature <t>', 'sampling temperature', number, D.temperature)
+  .option('--max-new-tokens <n>', 'tokens per rollout', integer, D.maxNewTokens)
+  .option('--lr <x>', 'constant learning rate', number, D.lr)
+  .option('--beta1 <x>', 'AdamW β1', number, D.beta1)
+  .option('--beta2 <x>', 'AdamW β2', number, D.beta2)
+  .option('--adam-epsilon <x>', 'AdamW ε', number, D.adamEpsilon)
+  .option('--weight-decay <x>', 'AdamW weight decay', number, D.weightDecay)
+  .option('--clip <x>', 'gradient-norm bound', number, D.clipNorm)
+  .option('--micro-batch <n>', 'rollouts per replay forward', integer, D.microBatch)
+  .option('--no-min-length-penalty', 'keep the reward of rollouts shorter than δ')
+  .option(
+    '--interoception',
+    'append <eviction_rate>p%</eviction_rate> to every prompt (§5.3)',
+    false,
+  )
+  .option('--seed <n>', 'seed', integer, D.seed)
+  .option('--checkpoint-every <n>', 'updates between checkpoints', integer, D.checkpointEvery)
+  .option('--threads <n>', 'rollout worker threads (1: in this thread)', integer, 1)
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+
+const o = program.opts();
+const logits: NgcLogits =
+  o.logits === 'score' ? { kind: 'score' } : { kind: o.logits, temperature: o.logitTemperature };
+const settings: TrainSettings = {
+  model: o.model,
+  variant: o.variant as NgcVariant,
+  steps: o.steps,
+  promptsPerStep: o.prompts,
+  groupSize: o.group,
+  retention: o.retention,
+  stageSteps: o.stageSteps,
+  blend: o.blend,
+  cadence: o.cadence,
+  blockSize: o.block,
+  window: o.window,
+  logits,
+  temperature: o.temperature,
+  maxNewTokens: o.maxNewTokens,
+  lr: o.lr,
+  beta1: o.beta1,
+  beta2: o.beta2,
+  adamEpsilon: o.adamEpsilon,
+  weightDecay: o.weightDecay,
+  clipNorm: o.clip,
+  microBatch: o.microBatch,
+  minLengthPenalty: o.minLengthPenalty,
+  interoception: o.interoception,
+  seed: o.seed,
+  checkpointEvery: o.checkpointEvery,
+};
+
+await initBackend('wasm');
+const controller = new AbortController();
+process.once('SIGINT', () => controller.abort());
+const bar = trainingBar(settings.steps);
+try {
+  const result = await trainRun(settings, {
+    out: o.out,
+    command: process.argv.slice(2).join(' '),
+    threads: o.threads,
+    onProgress: bar.update,
+    signal: controller.signal,
+  });
+  bar.stop();
+  const last = result.history.at(-1);
+  console.log(
+    result.stopped
+      ? `stopped at step ${result.step}; rerun the same command to resume`
+      : `saved ${o.out} after ${result.step} steps (last reward ${last?.reward.toFixed(3)}, ε ${last?.evictionRate.toFixed(2)})`,
+  );
+} catch (error) {
+  bar.stop();
+  if (error instanceof LetheError) {
+    console.error(`error: ${error.message}${error.argument ? ` (${error.argument})` : ''}`);
+    process.exit(2);
+  }
+  throw error;
+}

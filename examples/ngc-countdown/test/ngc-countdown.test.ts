@@ -1,0 +1,139 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { encodeText, type GenerationTask } from '@lethe/eval';
+import { loadTaskModel, readModelDirectory } from '@lethe/eval/node';
+import type { CharTokenizer } from '@lethe/model';
+import { initBackend } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countdownNgcTask } from '../src/countdown-ngc-task';
+import { BASELINE_HEURISTICS, evalPolicy } from '../src/eval-policy';
+import { evaluateMethod } from '../src/evaluate-method';
+import { interoceptionTokenizer } from '../src/interoception-tokenizer';
+import { ngcReport } from '../src/report-content';
+import { summarize } from '../src/summarize';
+import { NGC_RUN_FILE, trainRun } from '../src/train-run';
+import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
+
+const MODEL = fileURLToPath(new URL('../../../models/countdown', import.meta.url));
+let root: string;
+
+beforeAll(async () => {
+  await initBackend('wasm');
+  root = await mkdtemp(join(tmpdir(), 'lethe-ngc-countdown-'));
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('Countdown as an NGC task', () => {
+  it('rewards the reference solution, not a wrong one, on training examples only', async () => {
+    const { task, model } = await loadTaskModel(MODEL);
+    model.dispose();
+    const generation = task as GenerationTask;
+    const ngcTask = countdownNgcTask(generation, 0, 8);
+    const example = ngcTask.example(2, 3);
+    // Step 2, slot 3 is training example 2 · 8 + 3 = 19 of the training seed.
+    expect(example.index).toBe(19);
+    expect(example.seed).toBeGreaterThanOrEqual(1_000_000);
+    expect(ngcTask.prompt(example, 0.5)).toEqual(encodeText(generation.tokenizer, example.prompt));
+    const right = generation.tokenizer.encode(example.target);
+    expect(ngcTask.reward(example, right)).toBe(1);
+    expect(ngcTask.reward(example, generation.tokenizer.encode('1+1.'))).toBe(0);
+  });
+
+  it('with interoception, tags every prompt with its rate over an extended vocabulary', async () => {
+    const { task, model } = await loadTaskModel(MODEL);
+    model.dispose();
+    const generation = task as GenerationTask;
+    const tokenizer = interoceptionTokenizer(generation.tokenizer as CharTokenizer);
+    // Old ids keep their meaning; the tag's missing characters come after them.
+    expect(tokenizer.alphabet.slice(0, generation.tokenizer.vocabSize - 4)).toEqual(
+      (generation.tokenizer as CharTokenizer).alphabet,
+    );
+    const ngcTask = countdownNgcTask(generation, 0, 8, tokenizer);
+    const example = ngcTask.example(0, 0);
+    const text = tokenizer.decode(ngcTask.prompt(example, 0.5), { skipSpecialTokens: true });
+    expect(text).toBe(`${example.prompt}<eviction_rate>50%</eviction_rate>`);
+    expect(ngcTask.reward(example, tokenizer.encode(example.target))).toBe(1);
+  });
+});
+
+describe('train → evaluate → report', () => {
+  it('trains two steps, writes the model with its history, and evaluates and reports it', async () => {
+    const out = join(root, 'ngc');
+    const settings: TrainSettings = {
+      ...DEFAULT_TRAIN_SETTINGS,
+      model: MODEL,
+      variant: 'ngc',
+      steps: 2,
+      promptsPerStep: 2,
+      groupSize: 2,
+      retention: [0.5],
+      maxNewTokens: 40,
+      checkpointEvery: 1,
+    };
+    const result = await trainRun(settings, { out, command: 'test' });
+    expect(result.step).toBe(2);
+    expect((await readdir(`${out}.state`)).sort()).toEqual(['ngc-checkpoint.safetensors']);
+    const run = JSON.parse(await readFile(join(out, NGC_RUN_FILE), 'utf8'));
+    expect(run.settings).toEqual(settings);
+    expect(run.history).toHaveLength(2);
+    expect(run.history[1].evictionRate).toBe(0.5);
+
+    const trained = await readModelDirectory(out);
+    const base = await loadTaskModel(MODEL);
+    const task = base.task as GenerationTask;
+    const examples = Array.from({ length: 4 }, (_, i) => task.example(0, i));
+    const schedule = {
+      rate: 0.5,
+      cadence: DEFAULT_TRAIN_SETTINGS.cadence,
+      blockSize: DEFAULT_TRAIN_SETTINGS.blockSize,
+      window: DEFAULT_TRAIN_SETTINGS.window,
+    };
+    const full = await evaluateMethod({
+      model: base.model,
+      task,
+      examples,
+      batchSize: 4,
+      policy: () => undefined,
+    });
+    const cells = [{ model: 'no-evict', method: 'full', rate: 0, outcomes: full }];
+    for (const method of [...BASELINE_HEURISTICS, 'ngc']) {
+      const outcomes = await evaluateMethod({
+        model: method === 'ngc' ? trained.model : base.model,
+        task,
+        examples,
+        batchSize: 4,
+        policy: () => evalPolicy(method, schedule),
+      });
+      const summary = summarize(outcomes, full);
+      // Every method evicts half of the cache each round: its peak is below the full cache's.
+      expect(summary.meanPeak).toBeLessThan(summarize(full, full).meanPeak);
+      cells.push({ model: method === 'ngc' ? 'ngc' : 'no-evict', method, rate: 0.5, outcomes });
+    }
+    const report = ngcReport(
+      {
+        format: 'lethe-ngc-eval',
+        version: 1,
+        settings: { examples: 4, evalSeed: 0, ...schedule },
+        cells,
+      },
+      [{ label: 'ngc', history: run.history }],
+      0.5,
+    );
+    expect(report.markdown).toContain('| ngc | ngc |');
+    expect(report.markdown).toContain('| no-evict | snapkv |');
+    expect(Object.keys(report.figures).sort()).toEqual([
+      'accuracy-vs-peak.svg',
+      'training-eviction-rate.svg',
+      'training-grad-norm.svg',
+      'training-reward.svg',
+    ]);
+    for (const svg of Object.values(report.figures)) expect(svg.startsWith('<svg')).toBe(true);
+    trained.model.dispose();
+    base.model.dispose();
+  }, 180_000);
+});

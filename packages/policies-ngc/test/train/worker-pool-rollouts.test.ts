@@ -1,0 +1,170 @@
+import { DecoderModel, defaultConfig } from '@lethe/model';
+import { packSnapshot, RolloutError } from '@lethe/rl-grpo';
+import { initBackend, tf } from '@lethe/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+// The pool's threads run dist/train-rollout-worker.js, which it finds next to its own module:
+// the pool and the worker come from this package's build (turbo builds before the tests).
+import { workerPoolRollouts } from '../../dist/train-node.js';
+import rolloutWorker from '../../dist/train-rollout-worker.js';
+import { type CollectRolloutsOptions, collectRollouts } from '../../src/train/collect-rollouts';
+import type { NgcTask } from '../../src/train/ngc-task';
+import {
+  type NgcStepMetrics,
+  NgcTrainer,
+  type NgcTrainerOptions,
+} from '../../src/train/ngc-trainer';
+import { expectLetheError } from '../helpers';
+
+const config = defaultConfig({
+  model_type: 'llama',
+  vocab_size: 9,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+});
+const ngc = {
+  cadence: 6,
+  blockSize: 2,
+  window: 3,
+  logits: { kind: 'log', temperature: 1 },
+} as const;
+const settings: Omit<CollectRolloutsOptions, 'model'> = {
+  ngc,
+  maxNewTokens: 24,
+  temperature: 1,
+  stop: { eosTokenIds: [2] },
+  seed: 5,
+};
+// Both rates in each half, so 1 and 2 threads batch the same rollouts differently.
+const requests = [0, 0.5, 0, 0.5, 0.5, 0].map((evictionRate, i) => ({
+  prompt: Int32Array.of(1, 3 + (i % 4), 4 + (i % 3)),
+  stream: 10 + i,
+  evictionRate,
+}));
+
+/** Negates one weight matrix (in place): new weights, new rollouts. */
+function changeWeights(model: DecoderModel): void {
+  const variable = model.parameters.get('model.layers.0.self_attn.q_proj.weight')!;
+  tf.tidy(() => variable.assign(tf.neg(variable)));
+}
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+describe('workerPoolRollouts', () => {
+  it.each([1, 2])(
+    'returns exactly the in-process rollouts on %i thread(s), and new weights at the next step',
+    async (threads) => {
+      const model = DecoderModel.random(config, 3);
+      const pool = workerPoolRollouts(model, settings, { threads });
+      try {
+        const before = await collectRollouts(requests, { ...settings, model });
+        expect(before.some((r) => r.rounds.length > 0)).toBe(true);
+        const tensors = tf.memory().numTensors;
+        expect(await pool(requests, 0)).toEqual(before);
+        expect(tf.memory().numTensors).toBe(tensors); // nothing left behind in this thread
+
+        changeWeights(model);
+        const after = await collectRollouts(requests, { ...settings, model });
+        expect(after).not.toEqual(before);
+        expect(await pool(requests, 1)).toEqual(after);
+
+        await pool.close();
+        await expect(pool(requests, 2)).rejects.toMatchObject({ code: 'E_STATE' });
+      } finally {
+        await pool.close();
+        model.dispose();
+      }
+    },
+  );
+
+  it('names the first request of the job that failed', async () => {
+    const model = DecoderModel.random(config, 3);
+    const pool = workerPoolRollouts(model, settings, { threads: 2 });
+    try {
+      const bad = requests.map((r, i) => (i === 4 ? { ...r, evictionRate: 2 } : r));
+      const error = await pool(bad, 0).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RolloutError);
+      expect((error as RolloutError).index).toBe(3);
+      expect((error as RolloutError).message).toMatch(/^requests\[3…5\]: .*evictionRate/);
+    } finally {
+      await pool.close();
+      model.dispose();
+    }
+  });
+
+  it('rejects a bad thread count naming threads', () => {
+    const model = DecoderModel.random(config, 3);
+    for (const threads of [0, 1.5]) {
+      expectLetheError(() => workerPoolRollouts(model, settings, { threads }), 'E_ARG', 'threads');
+    }
+    model.dispose();
+  });
+
+  it('drives an NgcTrainer exactly as in-process rollouts do', async () => {
+    const task: NgcTask<Int32Array> = {
+      example: (step, index) => Int32Array.of(1, 2 + ((step + index) % 5), 4 + (index % 3)),
+      prompt: (example) => example,
+      reward: (_, completion) => (completion.includes(3) ? 1 : 0),
+      stop: settings.stop,
+    };
+    const trainerOptions = (model: DecoderModel): NgcTrainerOptions<Int32Array> => ({
+      model,
+      task,
+      variant: 'ngc',
+      steps: 2,
+      promptsPerStep: 2,
+      groupSize: 3,
+      curriculum: { retention: [1, 0.5], stageSteps: 1, blend: 0.6 },
+      ngc,
+      temperature: settings.temperature,
+      maxNewTokens: settings.maxNewTokens,
+      lr: 1e-2,
+      adam: { beta1: 0.9, beta2: 0.95, epsilon: 1e-8, weightDecay: 0 },
+      clipNorm: 1,
+      microBatch: 4,
+      minLengthPenalty: true,
+      seed: settings.seed,
+    });
+    const histories: Omit<NgcStepMetrics, 'seconds'>[][] = [];
+    for (const threads of [0, 2]) {
+      const model = DecoderModel.random(config, 4);
+      const pool = threads === 0 ? undefined : workerPoolRollouts(model, settings, { threads });
+      const trainer = new NgcTrainer({ ...trainerOptions(model), rollouts: pool });
+      try {
+        const { history } = await trainer.train();
+        histories.push(history.map(({ seconds: _, ...metrics }) => metrics));
+      } finally {
+        await pool?.close();
+        trainer.dispose();
+        model.dispose();
+      }
+    }
+    expect(histories[0]!.map((m) => m.evictionRate)).toEqual([0, 0.5]);
+    expect(histories[1]).toEqual(histories[0]);
+  });
+});
+
+describe('the rollout worker', () => {
+  it('builds the model once per snapshot version and disposes the one it replaces', async () => {
+    const model = DecoderModel.random(config, 3);
+    const job = { config: model.config, settings, requests };
+    const run = async (version: number) =>
+      rolloutWorker({ request: job, snapshot: await packSnapshot(model.parameters, version) });
+    try {
+      const before = await collectRollouts(requests, { ...settings, model });
+      expect(await run(0)).toEqual(before);
+      const held = tf.memory().numTensors; // this model and the worker's copy
+      changeWeights(model);
+      expect(await run(0)).toEqual(before); // same version: the cached weights
+      expect(tf.memory().numTensors).toBe(held);
+      expect(await run(1)).toEqual(await collectRollouts(requests, { ...settings, model }));
+      expect(tf.memory().numTensors).toBe(held);
+    } finally {
+      model.dispose();
+    }
+  });
+});
