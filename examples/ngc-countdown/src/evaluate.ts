@@ -11,6 +11,7 @@ import { withEvictionRateTag } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
+import { labelledDirectory } from './cli-args';
 import { BASELINE_HEURISTICS, evalPolicy } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
@@ -28,17 +29,12 @@ const rates = (v: string): number[] =>
     if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`rate ${x} must be in (0, 1]`);
     return n;
   });
-const labelled = (v: string, previous: [string, string][]): [string, string][] => {
-  const at = v.indexOf('=');
-  if (at < 1) throw new InvalidArgumentError('must be label=directory');
-  return [...previous, [v.slice(0, at), v.slice(at + 1)]];
-};
 
 const program = new Command()
   .name('ngc-countdown-evaluate')
   .description('Accuracy and peak KV reduction of NGC, its ablations and heuristics on Countdown.')
   .requiredOption('--baseline <dir>', 'full-cache RL model (no-evict): heuristics and upper bound')
-  .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelled, [])
+  .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelledDirectory, [])
   .option('--base <dir>', 'the SFT task model (full cache, for context)', '../../models/countdown')
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
   .option('--examples <n>', 'held-out problems', integer, 256)

@@ -5,23 +5,19 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { labelledDirectory } from './cli-args';
 import type { EvalResults } from './eval-results';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './train-run';
 
-const labelled = (v: string, previous: [string, string][]): [string, string][] => {
-  const at = v.indexOf('=');
-  if (at < 1) throw new InvalidArgumentError('must be label=directory');
-  return [...previous, [v.slice(0, at), v.slice(at + 1)]];
-};
 const o = new Command()
   .name('ngc-countdown-report')
   .requiredOption('--results <file>', 'evaluation results (evaluate --out)')
   .option(
     '--run <label=dir>',
     'trained model directory whose training curves to plot',
-    labelled,
+    labelledDirectory,
     [],
   )
   .option('--rate <x>', 'the rate of the main comparison', Number, 0.5)

@@ -1,5 +1,5 @@
 import type { DecoderModel } from '@lethe/model';
-import { packSnapshot, RolloutError } from '@lethe/rl-grpo';
+import { chunkStarts, packSnapshot, RolloutError } from '@lethe/rl-grpo';
 import { WorkerPoolRollouts } from '@lethe/rl-grpo/node';
 import type { CollectRolloutsOptions, RolloutRequest } from './collect-rollouts';
 import type { RolloutFunction } from './ngc-trainer';
@@ -52,7 +52,7 @@ export function workerPoolRollouts(
   );
   const rollouts = async (requests: readonly RolloutRequest[], step: number) => {
     const snapshot = await packSnapshot(model.parameters, step);
-    const starts = jobStarts(requests.length, pool.threads);
+    const starts = chunkStarts(requests.length, pool.threads);
     const jobs = starts.map((start, j) => ({
       config: model.config,
       settings,
@@ -68,13 +68,4 @@ export function workerPoolRollouts(
     }
   };
   return Object.assign(rollouts, { close: () => pool.close() });
-}
-
-/** First request of each of `min(threads, n)` contiguous jobs of near-equal size. */
-function jobStarts(n: number, threads: number): number[] {
-  if (n === 0) return [];
-  const jobs = Math.min(threads, n);
-  const base = Math.floor(n / jobs);
-  const longer = n % jobs;
-  return Array.from({ length: jobs }, (_, j) => j * base + Math.min(j, longer));
 }

@@ -1,22 +1,13 @@
-import { DecoderModel, defaultConfig, initialTensors } from '@lethe/model';
+import { DecoderModel, initialTensors } from '@lethe/model';
 import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectRollouts } from '../../src/train/collect-rollouts';
 import { ngcLoss } from '../../src/train/ngc-loss';
 import { type ReplayBatch, replayBatch } from '../../src/train/replay-batch';
 import { replayLogProbs } from '../../src/train/replay-forward';
+import { TINY_CONFIG } from './fixtures';
 
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-});
+const config = { ...TINY_CONFIG, vocab_size: 11 };
 const logits = { kind: 'log', temperature: 1 } as const;
 
 let model: DecoderModel;

@@ -1,9 +1,4 @@
-import {
-  type CheckpointStore,
-  DecoderModel,
-  decodeTrainingCheckpoint,
-  defaultConfig,
-} from '@lethe/model';
+import { type CheckpointStore, DecoderModel, decodeTrainingCheckpoint } from '@lethe/model';
 import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { collectRollouts } from '../../src/train/collect-rollouts';
@@ -15,18 +10,9 @@ import {
   type NgcTrainerOptions,
 } from '../../src/train/ngc-trainer';
 import type { NgcRollout } from '../../src/train/rollout';
+import { TINY_CONFIG, TINY_NGC } from './fixtures';
 
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 9,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-});
+const config = TINY_CONFIG;
 
 /** Reward 1 when the completion contains token 3; prompts are seeded by step and slot. */
 const task: NgcTask<Int32Array> = {
@@ -61,7 +47,7 @@ function options(
     promptsPerStep: 2,
     groupSize: 3,
     curriculum: { retention: [1, 0.5], stageSteps: 2, blend: 0.6 },
-    ngc: { cadence: 6, blockSize: 2, window: 3, logits: { kind: 'log', temperature: 1 } },
+    ngc: TINY_NGC,
     temperature: 1,
     maxNewTokens: 16,
     lr: 1e-2,

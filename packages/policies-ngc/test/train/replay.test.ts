@@ -5,8 +5,8 @@ import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NgcPolicy } from '../../src/ngc-policy';
 import { collectRollouts } from '../../src/train/collect-rollouts';
-import { replayBatch } from '../../src/train/replay-batch';
-import { replayLogProbs } from '../../src/train/replay-forward';
+import { type ReplayBatch, replayBatch } from '../../src/train/replay-batch';
+import { type ReplayLogProbs, replayLogProbs } from '../../src/train/replay-forward';
 import { evictedAtFromRounds } from '../../src/train/replay-visibility';
 import { type NgcRollout, replayLength } from '../../src/train/rollout';
 
@@ -47,6 +47,29 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => model.dispose());
+
+/** Replays every rollout: NGC's replay (masks and rounds) or a plain causal one. */
+function replayAll(masked: boolean): { batch: ReplayBatch; replay: ReplayLogProbs } {
+  const batch = replayBatch(rollouts, {
+    layers: model.config.num_hidden_layers,
+    replayMasks: masked,
+    scoreRounds: masked,
+  });
+  return { batch, replay: replayLogProbs(model, batch, { temperature: 0.9, logits: ngc.logits }) };
+}
+
+/** Largest |replayed − rollout| token log-prob over every generated token. */
+function worstTokenDifference(replayed: tf.Tensor2D): number {
+  const tokens = replayed.arraySync();
+  let worst = 0;
+  rollouts.forEach((rollout, b) => {
+    const first = rollout.prompt.length - 1;
+    rollout.tokenLogProbs.forEach((logProb, k) => {
+      worst = Math.max(worst, Math.abs(tokens[b]![first + k]! - logProb));
+    });
+  });
+  return worst;
+}
 
 describe('replay masks (§4.5, App. A.3)', () => {
   it('rollouts ran eviction rounds in every layer', () => {
@@ -97,32 +120,15 @@ describe('replay masks (§4.5, App. A.3)', () => {
 
   it('one parallel forward reproduces every rollout token log-prob (max |Δ| < 1e-4)', () => {
     const before = tf.memory().numTensors;
-    const batch = replayBatch(rollouts, {
-      layers: model.config.num_hidden_layers,
-      replayMasks: true,
-      scoreRounds: true,
-    });
-    const replay = replayLogProbs(model, batch, { temperature: 0.9, logits: ngc.logits });
-    const tokens = replay.tokens.arraySync();
-    let worst = 0;
-    rollouts.forEach((rollout, b) => {
-      const first = rollout.prompt.length - 1;
-      rollout.tokenLogProbs.forEach((logProb, k) => {
-        worst = Math.max(worst, Math.abs(tokens[b]![first + k]! - logProb));
-      });
-    });
+    const { replay } = replayAll(true);
+    const worst = worstTokenDifference(replay.tokens);
     expect(worst).toBeLessThan(1e-4);
     tf.dispose([replay.tokens, replay.rounds]);
     expect(tf.memory().numTensors).toBe(before);
   });
 
   it('recomputes every round log-prob of eq. 2 from the replay attention', () => {
-    const batch = replayBatch(rollouts, {
-      layers: model.config.num_hidden_layers,
-      replayMasks: true,
-      scoreRounds: true,
-    });
-    const replay = replayLogProbs(model, batch, { temperature: 0.9, logits: ngc.logits });
+    const { batch, replay } = replayAll(true);
     const rounds = replay.rounds.arraySync();
     const flat = rollouts.flatMap((r) => r.rounds);
     let worst = 0;
@@ -145,20 +151,8 @@ describe('replay masks (§4.5, App. A.3)', () => {
   });
 
   it('without replay masks the causal replay sees evicted entries and the log-probs differ', () => {
-    const batch = replayBatch(rollouts, {
-      layers: model.config.num_hidden_layers,
-      replayMasks: false,
-      scoreRounds: false,
-    });
-    const replay = replayLogProbs(model, batch, { temperature: 0.9, logits: ngc.logits });
-    const tokens = replay.tokens.arraySync();
-    let worst = 0;
-    rollouts.forEach((rollout, b) => {
-      const first = rollout.prompt.length - 1;
-      rollout.tokenLogProbs.forEach((logProb, k) => {
-        worst = Math.max(worst, Math.abs(tokens[b]![first + k]! - logProb));
-      });
-    });
+    const { replay } = replayAll(false);
+    const worst = worstTokenDifference(replay.tokens);
     expect(worst).toBeGreaterThan(1e-2);
     tf.dispose([replay.tokens, replay.rounds]);
   });

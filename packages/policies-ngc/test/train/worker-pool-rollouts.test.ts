@@ -1,4 +1,4 @@
-import { DecoderModel, defaultConfig } from '@lethe/model';
+import { DecoderModel } from '@lethe/model';
 import { packSnapshot, RolloutError } from '@lethe/rl-grpo';
 import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -14,22 +14,10 @@ import {
   type NgcTrainerOptions,
 } from '../../src/train/ngc-trainer';
 import { expectLetheError } from '../helpers';
+import { TINY_CONFIG, TINY_NGC } from './fixtures';
 
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 9,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-});
-const ngc = {
-  cadence: 6,
-  blockSize: 2,
-  window: 3,
-  logits: { kind: 'log', temperature: 1 },
-} as const;
+const config = TINY_CONFIG;
+const ngc = TINY_NGC;
 const settings: Omit<CollectRolloutsOptions, 'model'> = {
   ngc,
   maxNewTokens: 24,

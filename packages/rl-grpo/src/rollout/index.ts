@@ -1,5 +1,6 @@
 // Browser-safe: nothing here imports Node modules. The worker-thread pool lives in '../node'.
 
+export { chunkStarts } from './chunk-starts';
 export { InProcessRollouts } from './in-process-rollouts';
 export {
   type PolicySnapshot,

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { assertInteger, LetheError } from '@lethe/tensor';
 import { Tinypool } from 'tinypool';
+import { chunkStarts } from './chunk-starts';
 import { type ChunkOutcome, type ChunkTask, chunkWorkerUrl } from './chunk-worker';
 import type { PolicySnapshot } from './policy-snapshot';
 import { RolloutError } from './rollout-error';
@@ -119,16 +120,4 @@ function workerModuleUrl(worker: string | URL): string {
   }
   if (!existsSync(path)) throw new LetheError('E_ARG', `no such file: ${path}`, 'worker');
   return pathToFileURL(path).href;
-}
-
-/**
- * First request index of each of `min(threads, n)` contiguous chunks of near-equal size (the
- * first `n mod chunks` chunks one longer); empty for no requests.
- */
-function chunkStarts(n: number, threads: number): number[] {
-  if (n === 0) return [];
-  const chunks = Math.min(threads, n);
-  const base = Math.floor(n / chunks);
-  const longer = n % chunks;
-  return Array.from({ length: chunks }, (_, c) => c * base + Math.min(c, longer));
 }
