@@ -63,6 +63,13 @@ export function checkForwardInputs(
   }
   const [batch, length] = inputIds.shape as [number, number];
   if (batch === 0 || length === 0) throw new LetheError('E_SHAPE', 'must not be empty', 'inputIds');
+  if (options.positions === undefined && length > config.max_position_embeddings) {
+    throw new LetheError(
+      'E_SHAPE',
+      `has ${length} positions, past the model's context of ${config.max_position_embeddings} (max_position_embeddings)`,
+      'inputIds',
+    );
+  }
   checkTokenIds(inputIds.dataSync(), config.vocab_size, 'inputIds');
   const layers = config.num_hidden_layers;
   const kvHeads = config.num_key_value_heads;

@@ -44,6 +44,14 @@ export function checkStepInputs(
       throw new LetheError('E_ARG', 'must be a non-empty Int32Array', `${chunkArgument}[${b}]`);
     }
     checkTokenIds(chunk, config.vocab_size, `${chunkArgument}[${b}]`);
+    const end = caches[b]!.length(0) + chunk.length;
+    if (end > config.max_position_embeddings) {
+      throw new LetheError(
+        'E_ARG',
+        `would take sequence ${b} to ${end} positions, past the model's context of ${config.max_position_embeddings} (max_position_embeddings)`,
+        `${chunkArgument}[${b}]`,
+      );
+    }
   });
   if (controls !== undefined) {
     if (!Array.isArray(controls) || controls.length !== caches.length) {
