@@ -5,8 +5,9 @@
  * ({@link blockScores}), block scores become logits ({@link NgcLogits}), and each eviction round
  * keeps the best blocks (evaluation) or a Gumbel-top-k draw with its exact log-probability
  * (training rollouts) — {@link NgcPolicy}, an `EvictionPolicy` of `@lethe/kv-cache`. The batched,
- * differentiable log-probability ({@link gumbelTopKLogProbTensor}) and the interoception prompt
- * tag ({@link evictionRateTag}) serve the trainer.
+ * differentiable log-probability ({@link gumbelTopKLogProbTensor}), the interoception prompt
+ * tag ({@link evictionRateTag}) and the meta-token hook ({@link metaTokenHook}, App. A.4) serve
+ * the trainer.
  *
  * @packageDocumentation
  */
@@ -15,4 +16,5 @@ export * from './gumbel-top-k';
 export * from './gumbel-top-k-tensor';
 export * from './interoception';
 export * from './logits';
+export * from './meta-token';
 export * from './ngc-policy';

@@ -1,7 +1,13 @@
 import type { KVCache } from '@lethe/kv-cache';
 import { LetheError, Rng } from '@lethe/tensor';
 import { collectStats, type GenerationStats } from './generation-stats';
-import { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
+import {
+  logProbOf,
+  type SampledToken,
+  type SamplingOptions,
+  sampleToken,
+  validateSampling,
+} from './sampling';
 import { GenerationSession, type SessionOptions } from './session';
 import {
   type FinishReason,
@@ -41,6 +47,18 @@ export interface GenerateOptions extends SessionOptions {
    * step will find them), e.g. to record what each cache holds per step.
    */
   readonly onStep?: (event: StepEvent) => void;
+  /**
+   * Constrained decoding: called before each generated token of each sequence is chosen; when it
+   * returns a token id, that token is emitted instead of a sampled one (NGC's meta-token, App.
+   * A.4). A forced token draws nothing from the sequence's sampling stream, so forcing shifts the
+   * draws of the tokens after it. Its recorded log-probability is the one the sampling
+   * distribution gives it at that position ({@link logProbOf}: `softmax(logits / temperature)`
+   * within top-k / top-p), as if it had been sampled, so a trainer's replay recomputes it; a
+   * forced token outside the top-k / top-p set (or, greedy, other than the argmax) is emitted
+   * with log-probability −Infinity. It is otherwise an ordinary token: `onToken`, stop
+   * conditions and `maxNewTokens` see it.
+   */
+  readonly forceToken?: (event: ForceTokenEvent) => number | undefined;
   /** Checked before prefill and between decode steps; an abort rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
   /** Clock for the timing statistics, ms (default `performance.now`). */
@@ -52,6 +70,20 @@ export interface StepEvent {
   /** Indices of the sequences about to step. */
   readonly sequences: readonly number[];
   /** Every sequence's cache. */
+  readonly caches: readonly KVCache[];
+}
+
+/** What {@link GenerateOptions.forceToken} sees before a token is chosen. */
+export interface ForceTokenEvent {
+  /** Index of the sequence in the batch. */
+  readonly sequence: number;
+  /** 0-based index of the token about to be chosen among the sequence's generated tokens. */
+  readonly index: number;
+  /**
+   * Every sequence's cache, as the token will find them: the sequence's cache holds its prompt
+   * and its `index` earlier generated tokens (`length(layer)` = prompt length + `index`), after
+   * any eviction round they triggered. The chosen token is appended by the next decode step.
+   */
   readonly caches: readonly KVCache[];
 }
 
@@ -71,7 +103,11 @@ export interface GenerationResult {
 
 /**
  * Runs prefill + decode for a batch of prompts under an optional eviction policy, compute
- * policy and read selector (`readSelector`, e.g. Quest), sampling with a seed, and returns the tokens with throughput and KV statistics.
+ * policy and read selector (`readSelector`, e.g. Quest), sampling with a seed (or forcing chosen
+ * tokens, `forceToken`), and returns the tokens with throughput and KV statistics.
+ *
+ * @throws LetheError `E_ARG` naming `maxNewTokens`, the bad sampling or stop option, or
+ *   `forceToken` when it returns something other than an integer in [0, vocab_size).
  *
  * @example
  * ```ts
@@ -83,7 +119,16 @@ export interface GenerationResult {
  * ```
  */
 export async function generate(options: GenerateOptions): Promise<GenerationResult> {
-  const { prompts, maxNewTokens, sampling = {}, stop = {}, onToken, onStep, signal } = options;
+  const {
+    prompts,
+    maxNewTokens,
+    sampling = {},
+    stop = {},
+    onToken,
+    onStep,
+    forceToken,
+    signal,
+  } = options;
   const now = options.now ?? (() => performance.now());
   if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
     throw new LetheError(
@@ -93,7 +138,8 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     );
   }
   validateSampling(sampling);
-  validateStop(stop, options.model.config.vocab_size);
+  const vocab = options.model.config.vocab_size;
+  validateStop(stop, vocab);
   const session = new GenerationSession(options);
   const ids = options.streamIds ?? prompts.map((_, b) => b);
   const root = new Rng(options.samplingSeed ?? options.seed ?? 0);
@@ -110,7 +156,18 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
   while (active.length > 0) {
     const next = new Int32Array(active.length);
     active.forEach((b, i) => {
-      const drawn: SampledToken = sampleToken(out.logits[i]!, sampling, samplers[b]!);
+      const forced = forceToken?.({
+        sequence: b,
+        index: tokens[b]!.length,
+        caches: session.caches,
+      });
+      const drawn: SampledToken =
+        forced === undefined
+          ? sampleToken(out.logits[i]!, sampling, samplers[b]!)
+          : {
+              token: forced,
+              logProb: logProbOf(out.logits[i]!, checkForced(forced, vocab), sampling),
+            };
       next[i] = drawn.token;
       tokens[b]!.push(drawn.token);
       logProbs[b]!.push(drawn.logProb);
@@ -144,4 +201,16 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
       decodeMs: t2 - t1,
     }),
   };
+}
+
+/** `id` when it is a token id of the vocabulary; else `E_ARG` naming `forceToken`. */
+function checkForced(id: number, vocab: number): number {
+  if (!(Number.isInteger(id) && id >= 0 && id < vocab)) {
+    throw new LetheError(
+      'E_ARG',
+      `must return undefined or an integer in [0, ${vocab}), got ${id}`,
+      'forceToken',
+    );
+  }
+  return id;
 }

@@ -1,4 +1,5 @@
 export {
+  type ForceTokenEvent,
   type GenerateOptions,
   type GenerationResult,
   generate,
@@ -6,7 +7,13 @@ export {
   type TokenEvent,
 } from './generate';
 export { collectStats, type GenerationStats } from './generation-stats';
-export { type SampledToken, type SamplingOptions, sampleToken, validateSampling } from './sampling';
+export {
+  logProbOf,
+  type SampledToken,
+  type SamplingOptions,
+  sampleToken,
+  validateSampling,
+} from './sampling';
 export {
   type EvictionRoundEvent,
   GenerationSession,

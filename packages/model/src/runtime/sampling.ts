@@ -44,18 +44,78 @@ export function sampleToken(
   options: SamplingOptions,
   rng: Rng,
 ): SampledToken {
-  const { temperature = 1, topK = 0, topP = 1 } = options;
-  const n = logits.length;
-  for (let i = 0; i < n; i++) {
+  const { temperature = 1 } = options;
+  checkLogits(logits);
+  if (temperature === 0) return { token: argmax(logits), logProb: 0 };
+  const { order, weights, nucleus, total } = nucleusOf(logits, options);
+  const u = rng.uniform(1)[0]! * total;
+  let acc = 0;
+  let pick = nucleus - 1;
+  for (let r = 0; r < nucleus; r++) {
+    acc += weights[r]!;
+    if (u < acc) {
+      pick = r;
+      break;
+    }
+  }
+  return { token: order[pick]!, logProb: Math.log(weights[pick]! / total) };
+}
+
+/**
+ * The log-probability that {@link sampleToken}'s distribution (same `logits` row and options)
+ * gives `token`, without drawing: `log softmax(logits / temperature)[token]` renormalised over the
+ * top-k / top-p set, exactly the value `sampleToken` reports when it draws that token. A token
+ * outside the set has −Infinity; greedy (temperature 0) gives 0 to the argmax (lowest index among
+ * ties) and −Infinity to every other token. Computed in float64 on the host.
+ *
+ * @throws LetheError `E_ARG` naming `token` when it is not an integer in [0, logits.length), or
+ *   `logits` when a logit is NaN.
+ */
+export function logProbOf(
+  logits: ArrayLike<number>,
+  token: number,
+  options: SamplingOptions,
+): number {
+  const { temperature = 1 } = options;
+  if (!(Number.isInteger(token) && token >= 0 && token < logits.length)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be an integer in [0, ${logits.length}), got ${token}`,
+      'token',
+    );
+  }
+  checkLogits(logits);
+  if (temperature === 0) return token === argmax(logits) ? 0 : Number.NEGATIVE_INFINITY;
+  const { order, weights, nucleus, total } = nucleusOf(logits, options);
+  const rank = order.indexOf(token);
+  return rank >= 0 && rank < nucleus ? Math.log(weights[rank]! / total) : Number.NEGATIVE_INFINITY;
+}
+
+function checkLogits(logits: ArrayLike<number>): void {
+  for (let i = 0; i < logits.length; i++) {
     if (Number.isNaN(logits[i]!))
       throw new LetheError('E_ARG', `NaN logit at index ${i}`, 'logits');
   }
-  if (temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < n; i++) if (logits[i]! > logits[best]!) best = i;
-    return { token: best, logProb: 0 };
-  }
-  // Order tokens by logit (stable: lower index first among ties), then cut by top-k and top-p.
+}
+
+/** Index of the largest logit, the lowest among ties. */
+function argmax(logits: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
+  return best;
+}
+
+/**
+ * The tokens ordered by logit (stable: lower index first among ties), their unnormalised
+ * temperature-scaled weights (relative to the largest) within top-k, how many of them the top-p
+ * nucleus keeps, and the nucleus's total weight.
+ */
+function nucleusOf(
+  logits: ArrayLike<number>,
+  options: SamplingOptions,
+): { order: number[]; weights: Float64Array; nucleus: number; total: number } {
+  const { temperature = 1, topK = 0, topP = 1 } = options;
+  const n = logits.length;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => logits[b]! - logits[a]! || a - b,
   );
@@ -80,15 +140,5 @@ export function sampleToken(
     total = 0;
     for (let r = 0; r < nucleus; r++) total += weights[r]!;
   }
-  const u = rng.uniform(1)[0]! * total;
-  let acc = 0;
-  let pick = nucleus - 1;
-  for (let r = 0; r < nucleus; r++) {
-    acc += weights[r]!;
-    if (u < acc) {
-      pick = r;
-      break;
-    }
-  }
-  return { token: order[pick]!, logProb: Math.log(weights[pick]! / total) };
+  return { order, weights, nucleus, total };
 }

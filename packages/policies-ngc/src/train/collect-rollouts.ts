@@ -1,5 +1,6 @@
 import { type DecoderModel, generate, type StopConditions } from '@lethe/model';
 import { assertInteger, LetheError } from '@lethe/tensor';
+import { metaTokenHook } from '../meta-token';
 import { isNgcDecision, NgcPolicy, type NgcPolicyOptions } from '../ngc-policy';
 import type { EvictionRoundRecord, NgcRollout } from './rollout';
 
@@ -27,21 +28,31 @@ export interface CollectRolloutsOptions {
   readonly seed: number;
   /** Prefill chunk size (default: whole prompts). */
   readonly prefillChunk?: number;
+  /**
+   * Id of NGC's compression meta-token g (App. A.4): in rollouts with eviction (rate > 0) it is
+   * forced as the last token before every round ({@link metaTokenHook}) and recorded with the
+   * log-probability the sampling distribution gives it, so the replay scores it like any token.
+   * Default: none.
+   */
+  readonly metaToken?: number;
 }
 
 /**
  * Generates rollouts with sampled evictions (Gumbel-top-k, `mode: 'sample'`), recording every
- * round of every layer through the session's `onEvictionRound` hook. Requests with the same
- * eviction rate run as one batch; results come back in request order.
+ * round of every layer through the session's `onEvictionRound` hook, and — with `metaToken` —
+ * the meta-token forced before each round. Requests with the same eviction rate run as one batch;
+ * results come back in request order.
  *
- * @throws LetheError `E_ARG` naming `requests[i].evictionRate` outside {0} ∪ (0, 1], or the
- *   option `generate` rejects.
+ * @throws LetheError `E_ARG` naming `requests[i].evictionRate` outside {0} ∪ (0, 1], `metaToken`
+ *   outside the model's vocabulary, or the option `generate` rejects.
  */
 export async function collectRollouts(
   requests: readonly RolloutRequest[],
   options: CollectRolloutsOptions,
 ): Promise<NgcRollout[]> {
   assertInteger(options.maxNewTokens, 'maxNewTokens', 1);
+  const { metaToken } = options;
+  if (metaToken !== undefined) checkMetaToken(metaToken, options.model);
   const byRate = new Map<number, number[]>();
   requests.forEach((request, i) => {
     const rate = request.evictionRate;
@@ -70,6 +81,10 @@ export async function collectRollouts(
         rate === 0
           ? undefined
           : new NgcPolicy({ ...options.ngc, evictionRate: rate, mode: 'sample' }),
+      forceToken:
+        rate === 0 || metaToken === undefined
+          ? undefined
+          : metaTokenHook(metaToken, options.ngc.cadence, { prefillChunk: options.prefillChunk }),
       onEvictionRound: ({ sequence, layer, step, observation, decision }) => {
         if (!isNgcDecision(decision)) {
           throw new LetheError('E_STATE', 'an NGC round returned a foreign decision', 'decision');
@@ -98,4 +113,20 @@ export async function collectRollouts(
     });
   }
   return out;
+}
+
+/**
+ * Throws `E_ARG` naming `metaToken` unless it is a token id of `model`'s vocabulary (internal:
+ * shared with the trainer's option checks).
+ */
+export function checkMetaToken(metaToken: number, model: DecoderModel): void {
+  assertInteger(metaToken, 'metaToken', 0);
+  const vocab = model.config.vocab_size;
+  if (metaToken >= vocab) {
+    throw new LetheError(
+      'E_ARG',
+      `must be below the model's vocab_size ${vocab}, got ${metaToken}`,
+      'metaToken',
+    );
+  }
 }

@@ -7,7 +7,7 @@ import {
 import { groupAdvantages } from '@lethe/rl-grpo';
 import { AdamW, assertFiniteInRange, assertInteger, LetheError, tf } from '@lethe/tensor';
 import { NgcPolicy, type NgcPolicyOptions } from '../ngc-policy';
-import { collectRollouts, type RolloutRequest } from './collect-rollouts';
+import { checkMetaToken, collectRollouts, type RolloutRequest } from './collect-rollouts';
 import { evictionRateAt, type StaircaseCurriculum, validateCurriculum } from './curriculum';
 import { learnerUpdate, type NgcVariant } from './learner-update';
 import type { NgcTask } from './ngc-task';
@@ -65,6 +65,12 @@ export interface NgcTrainerOptions<E> {
   readonly minLengthPenalty: boolean;
   /** Seed of the rollouts' sampling and eviction streams. */
   readonly seed: number;
+  /**
+   * Id of NGC's compression meta-token g (App. A.4), forced before every eviction round of the
+   * in-process rollouts (`collectRollouts`' `metaToken`; a `rollouts` function gets it from its
+   * own settings, e.g. `workerPoolRollouts`'). Default: none.
+   */
+  readonly metaToken?: number;
   /** Where the single latest checkpoint lives; written every `checkpointEvery` steps and at the end. */
   readonly checkpoint?: CheckpointStore;
   readonly checkpointEvery?: number;
@@ -251,6 +257,7 @@ export class NgcTrainer<E> {
       temperature: this.options.temperature,
       stop: this.options.task.stop,
       seed: this.options.seed,
+      metaToken: this.options.metaToken,
     });
 
   private async resume(): Promise<number> {
@@ -325,7 +332,7 @@ function mean(values: ArrayLike<number>): number {
 function configFingerprint(options: NgcTrainerOptions<unknown>): string {
   const { variant, steps, promptsPerStep, groupSize, curriculum, ngc, temperature, maxNewTokens } =
     options;
-  const { lr, adam, clipNorm, microBatch, minLengthPenalty, seed } = options;
+  const { lr, adam, clipNorm, microBatch, minLengthPenalty, seed, metaToken } = options;
   return JSON.stringify({
     variant,
     steps,
@@ -341,6 +348,7 @@ function configFingerprint(options: NgcTrainerOptions<unknown>): string {
     microBatch,
     minLengthPenalty,
     seed,
+    metaToken,
   });
 }
 
@@ -362,4 +370,5 @@ function validateTrainerOptions(options: NgcTrainerOptions<unknown>): void {
   assertFiniteInRange(options.clipNorm, 'clipNorm', Number.MIN_VALUE);
   if (options.checkpointEvery !== undefined)
     assertInteger(options.checkpointEvery, 'checkpointEvery', 1);
+  if (options.metaToken !== undefined) checkMetaToken(options.metaToken, options.model);
 }
