@@ -36,6 +36,12 @@ const program = new Command()
   .requiredOption('--baseline <dir>', 'full-cache RL model (no-evict): heuristics and upper bound')
   .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelledDirectory, [])
   .option('--base <dir>', 'the SFT task model (full cache, for context)', '../../models/countdown')
+  .option(
+    '--heuristics-on <labels>',
+    'models the heuristics run on (sft, no-evict)',
+    (v: string) => v.split(','),
+    ['no-evict'],
+  )
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
   .option('--examples <n>', 'held-out problems', integer, 256)
   .option('--eval-seed <n>', 'task seed of the held-out problems', Number, 0)
@@ -46,6 +52,7 @@ const o = program.opts<{
   baseline: string;
   run: [string, string][];
   base: string;
+  heuristicsOn: string[];
   rates: number[];
   examples: number;
   evalSeed: number;
@@ -68,11 +75,20 @@ const models: [string, string | DecoderModel][] = [
   ['no-evict', o.baseline],
   ...o.run,
 ];
+for (const label of o.heuristicsOn) {
+  if (!models.some(([name]) => name === label)) {
+    program.error(
+      `error: --heuristics-on names "${label}", which is not sft, no-evict or a --run label`,
+    );
+  }
+}
 const plan: { model: string; method: string; rate: number }[] = [
   { model: 'sft', method: 'full', rate: 0 },
   { model: 'no-evict', method: 'full', rate: 0 },
   ...o.rates.flatMap((rate) => [
-    ...BASELINE_HEURISTICS.map((method) => ({ model: 'no-evict', method, rate })),
+    ...o.heuristicsOn.flatMap((model) =>
+      BASELINE_HEURISTICS.map((method) => ({ model, method, rate })),
+    ),
     ...o.run.map(([model]) => ({ model, method: 'ngc', rate })),
   ]),
 ].filter((cell) => !done.has(cellKey(cell.model, cell.method, cell.rate)));
