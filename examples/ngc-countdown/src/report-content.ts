@@ -26,6 +26,9 @@ const COLORS = [
   '#7f7f7f',
 ];
 
+/** Updates averaged in the training curves (one update's 8 prompts are a noisy estimate). */
+const SMOOTHING = 10;
+
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 /** The summary of every cell against the reference full-cache run of `no-evict`. */
@@ -138,14 +141,22 @@ function accuracyVsPeak(cells: readonly (EvalCell & { summary: MethodSummary })[
         ? `${cell.model} full cache`
         : cell.method === 'ngc'
           ? `${cell.model} (NGC greedy)`
-          : cell.method;
+          : `${cell.method} (${cell.model})`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);
   }
-  const series: ChartSeries[] = [...groups].map(([key, members], i) => ({
+  // One colour per method (per model for NGC and the full cache); heuristics on the RL baseline dashed.
+  const colors = new Map<string, string>();
+  const colorOf = (name: string): string => {
+    if (!colors.has(name)) colors.set(name, COLORS[colors.size % COLORS.length]!);
+    return colors.get(name)!;
+  };
+  const series: ChartSeries[] = [...groups].map(([key, members]) => ({
     key,
     label: key,
-    color: COLORS[i % COLORS.length]!,
-    dash: 'none',
+    color: colorOf(
+      members[0]!.method === 'ngc' || members[0]!.method === 'full' ? key : members[0]!.method,
+    ),
+    dash: members[0]!.method !== 'ngc' && members[0]!.model === 'no-evict' ? '6 4' : 'none',
     reference: members[0]!.method === 'full',
     points: members
       .sort((a, b) => a.summary.meanPeak - b.summary.meanPeak)
@@ -178,7 +189,7 @@ function trainingCurve(
   return {
     id: id.replace('.svg', ''),
     title: `Training: ${label}`,
-    caption: 'Per update (64 rollouts: 8 prompts × 8).',
+    caption: `Mean over the last ${SMOOTHING} updates (each 64 rollouts: 8 prompts × 8).`,
     xLabel: 'update',
     yLabel: label,
     yUnit: unit,
@@ -189,12 +200,11 @@ function trainingCurve(
       color: COLORS[i % COLORS.length]!,
       dash: 'none',
       reference: false,
-      points: run.history.map((m) => ({
-        x: m.step,
-        y: metric(m),
-        yError: 0,
-        note: `${run.label} step ${m.step}`,
-      })),
+      points: run.history.map((m, i) => {
+        const window = run.history.slice(Math.max(0, i + 1 - SMOOTHING), i + 1);
+        const y = window.reduce((sum, w) => sum + metric(w), 0) / window.length;
+        return { x: m.step, y, yError: 0, note: `${run.label} step ${m.step}: ${metric(m)}` };
+      }),
     })),
   };
 }
