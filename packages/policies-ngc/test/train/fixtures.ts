@@ -1,4 +1,6 @@
-import { defaultConfig } from '@lethe/model';
+import { type DecoderModel, defaultConfig } from '@lethe/model';
+import type { NgcTask } from '../../src/train/ngc-task';
+import type { NgcTrainerOptions } from '../../src/train/ngc-trainer';
 
 /** A two-layer model small enough to train in a test: vocabulary 9, width 16, 2 query / 1 KV heads. */
 export const TINY_CONFIG = defaultConfig({
@@ -20,3 +22,37 @@ export const TINY_NGC = {
   window: 3,
   logits: { kind: 'log', temperature: 1 },
 } as const;
+
+/** A toy task for the tiny model: reward 1 when the completion contains token 3. */
+export const TOY_TASK: NgcTask<Int32Array> = {
+  example: (step, index) => Int32Array.of(1, 2 + ((step + index) % 5), 4 + (index % 3)),
+  prompt: (example) => example,
+  reward: (_, completion) => (completion.includes(3) ? 1 : 0),
+  stop: { eosTokenIds: [2] },
+};
+
+/** Trainer options on the toy task: 3 updates of 2 prompts × 3 rollouts, ε 0 → 0.5. */
+export function toyTrainerOptions(
+  model: DecoderModel,
+  overrides: Partial<NgcTrainerOptions<Int32Array>> = {},
+): NgcTrainerOptions<Int32Array> {
+  return {
+    model,
+    task: TOY_TASK,
+    variant: 'ngc',
+    steps: 3,
+    promptsPerStep: 2,
+    groupSize: 3,
+    curriculum: { retention: [1, 0.5], stageSteps: 2, blend: 0.6 },
+    ngc: TINY_NGC,
+    temperature: 1,
+    maxNewTokens: 16,
+    lr: 1e-2,
+    adam: { beta1: 0.9, beta2: 0.95, epsilon: 1e-8, weightDecay: 0 },
+    clipNorm: 1,
+    microBatch: 4,
+    minLengthPenalty: true,
+    seed: 5,
+    ...overrides,
+  };
+}

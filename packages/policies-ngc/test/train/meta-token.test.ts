@@ -2,12 +2,11 @@ import { type CheckpointStore, DecoderModel, resizeVocabulary } from '@lethe/mod
 import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectRolloutsOptions, collectRollouts } from '../../src/train/collect-rollouts';
-import type { NgcTask } from '../../src/train/ngc-task';
 import { NgcTrainer, type NgcTrainerOptions } from '../../src/train/ngc-trainer';
 import { replayBatch } from '../../src/train/replay-batch';
 import { replayLogProbs } from '../../src/train/replay-forward';
 import type { NgcRollout } from '../../src/train/rollout';
-import { TINY_CONFIG, TINY_NGC } from './fixtures';
+import { TINY_CONFIG, TINY_NGC, TOY_TASK, toyTrainerOptions } from './fixtures';
 
 /** The meta-token g: the one id `resizeVocabulary` adds to the tiny model. */
 const META = TINY_CONFIG.vocab_size;
@@ -115,34 +114,16 @@ describe('rollouts with a meta-token (App. A.4)', () => {
 });
 
 describe('NgcTrainer with a meta-token', () => {
-  const task: NgcTask<Int32Array> = {
-    example: (step, index) => Int32Array.of(1, 2 + ((step + index) % 5), 4),
-    prompt: (example) => example,
-    reward: (_, completion) => (completion.includes(3) ? 1 : 0),
-    stop: { eosTokenIds: [2] },
-  };
   const options = (
     overrides: Partial<NgcTrainerOptions<Int32Array>> = {},
-  ): NgcTrainerOptions<Int32Array> => ({
-    model,
-    task,
-    variant: 'ngc',
-    steps: 1,
-    promptsPerStep: 2,
-    groupSize: 2,
-    curriculum: { retention: [0.5], stageSteps: 1, blend: 0.6 },
-    ngc: TINY_NGC,
-    temperature: 1,
-    maxNewTokens: 16,
-    lr: 1e-2,
-    adam: { beta1: 0.9, beta2: 0.95, epsilon: 1e-8, weightDecay: 0 },
-    clipNorm: 1,
-    microBatch: 4,
-    minLengthPenalty: true,
-    seed: 5,
-    metaToken: META,
-    ...overrides,
-  });
+  ): NgcTrainerOptions<Int32Array> =>
+    toyTrainerOptions(model, {
+      steps: 1,
+      groupSize: 2,
+      curriculum: { retention: [0.5], stageSteps: 1, blend: 0.6 },
+      metaToken: META,
+      ...overrides,
+    });
 
   /** One training step on a copy of the model; the history without wall times. */
   async function trainOnce(
@@ -165,7 +146,7 @@ describe('NgcTrainer with a meta-token', () => {
           ngc: TINY_NGC,
           maxNewTokens: 16,
           temperature: 1,
-          stop: task.stop,
+          stop: TOY_TASK.stop,
           seed: 5,
           metaToken: META,
         });

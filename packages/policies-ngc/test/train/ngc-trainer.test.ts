@@ -2,7 +2,6 @@ import { type CheckpointStore, DecoderModel, decodeTrainingCheckpoint } from '@l
 import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { collectRollouts } from '../../src/train/collect-rollouts';
-import type { NgcTask } from '../../src/train/ngc-task';
 import {
   NGC_CHECKPOINT_FORMAT,
   NGC_CHECKPOINT_VERSION,
@@ -10,17 +9,9 @@ import {
   type NgcTrainerOptions,
 } from '../../src/train/ngc-trainer';
 import type { NgcRollout } from '../../src/train/rollout';
-import { TINY_CONFIG, TINY_NGC } from './fixtures';
+import { TINY_CONFIG, TOY_TASK as task, toyTrainerOptions } from './fixtures';
 
 const config = TINY_CONFIG;
-
-/** Reward 1 when the completion contains token 3; prompts are seeded by step and slot. */
-const task: NgcTask<Int32Array> = {
-  example: (step, index) => Int32Array.of(1, 2 + ((step + index) % 5), 4 + (index % 3)),
-  prompt: (example) => example,
-  reward: (_, completion) => (completion.includes(3) ? 1 : 0),
-  stop: { eosTokenIds: [2] },
-};
 
 function memoryStore(): CheckpointStore & { bytes: Uint8Array | undefined; writes: number } {
   const store = {
@@ -35,30 +26,7 @@ function memoryStore(): CheckpointStore & { bytes: Uint8Array | undefined; write
   return store;
 }
 
-function options(
-  model: DecoderModel,
-  overrides: Partial<NgcTrainerOptions<Int32Array>> = {},
-): NgcTrainerOptions<Int32Array> {
-  return {
-    model,
-    task,
-    variant: 'ngc',
-    steps: 3,
-    promptsPerStep: 2,
-    groupSize: 3,
-    curriculum: { retention: [1, 0.5], stageSteps: 2, blend: 0.6 },
-    ngc: TINY_NGC,
-    temperature: 1,
-    maxNewTokens: 16,
-    lr: 1e-2,
-    adam: { beta1: 0.9, beta2: 0.95, epsilon: 1e-8, weightDecay: 0 },
-    clipNorm: 1,
-    microBatch: 4,
-    minLengthPenalty: true,
-    seed: 5,
-    ...overrides,
-  };
-}
+const options = toyTrainerOptions;
 
 async function parameters(model: DecoderModel): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = {};

@@ -7,14 +7,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { workerPoolRollouts } from '../../dist/train-node.js';
 import rolloutWorker from '../../dist/train-rollout-worker.js';
 import { type CollectRolloutsOptions, collectRollouts } from '../../src/train/collect-rollouts';
-import type { NgcTask } from '../../src/train/ngc-task';
 import {
   type NgcStepMetrics,
   NgcTrainer,
   type NgcTrainerOptions,
 } from '../../src/train/ngc-trainer';
 import { expectLetheError } from '../helpers';
-import { TINY_CONFIG, TINY_NGC } from './fixtures';
+import { TINY_CONFIG, TINY_NGC, TOY_TASK, toyTrainerOptions } from './fixtures';
 
 const config = TINY_CONFIG;
 const ngc = TINY_NGC;
@@ -93,30 +92,15 @@ describe('workerPoolRollouts', () => {
   });
 
   it('drives an NgcTrainer exactly as in-process rollouts do', async () => {
-    const task: NgcTask<Int32Array> = {
-      example: (step, index) => Int32Array.of(1, 2 + ((step + index) % 5), 4 + (index % 3)),
-      prompt: (example) => example,
-      reward: (_, completion) => (completion.includes(3) ? 1 : 0),
-      stop: settings.stop,
-    };
-    const trainerOptions = (model: DecoderModel): NgcTrainerOptions<Int32Array> => ({
-      model,
-      task,
-      variant: 'ngc',
-      steps: 2,
-      promptsPerStep: 2,
-      groupSize: 3,
-      curriculum: { retention: [1, 0.5], stageSteps: 1, blend: 0.6 },
-      ngc,
-      temperature: settings.temperature,
-      maxNewTokens: settings.maxNewTokens,
-      lr: 1e-2,
-      adam: { beta1: 0.9, beta2: 0.95, epsilon: 1e-8, weightDecay: 0 },
-      clipNorm: 1,
-      microBatch: 4,
-      minLengthPenalty: true,
-      seed: settings.seed,
-    });
+    const trainerOptions = (model: DecoderModel): NgcTrainerOptions<Int32Array> =>
+      toyTrainerOptions(model, {
+        steps: 2,
+        curriculum: { retention: [1, 0.5], stageSteps: 1, blend: 0.6 },
+        temperature: settings.temperature,
+        maxNewTokens: settings.maxNewTokens,
+        seed: settings.seed,
+        task: { ...TOY_TASK, stop: settings.stop },
+      });
     const histories: Omit<NgcStepMetrics, 'seconds'>[][] = [];
     for (const threads of [0, 2]) {
       const model = DecoderModel.random(config, 4);
