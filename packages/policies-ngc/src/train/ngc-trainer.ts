@@ -181,7 +181,7 @@ export class NgcTrainer<E> {
   }
 
   /** The rollout requests of training step `step` (0-based): G copies of each prompt, own streams. */
-  requests(step: number): { requests: RolloutRequest[]; examples: E[] } {
+  private requests(step: number): { requests: RolloutRequest[]; examples: E[] } {
     const { task, promptsPerStep, groupSize, variant, curriculum } = this.options;
     const rate = variant === 'no-evict' ? 0 : evictionRateAt(curriculum, step);
     const examples = Array.from({ length: promptsPerStep }, (_, i) => task.example(step, i));
