@@ -1,6 +1,8 @@
 import type { EvictionPolicy } from '@lethe/kv-cache';
 import { createHeuristic, type HeuristicName } from '@lethe/policies-heuristic';
 import { NgcPolicy } from '@lethe/policies-ngc';
+import { LetheError } from '@lethe/tensor';
+import type { TrainSettings } from './train-settings';
 
 /** The heuristics of the paper's Fig. 3 (§5.1), plus H2O. */
 export const BASELINE_HEURISTICS: readonly HeuristicName[] = [
@@ -36,4 +38,25 @@ export function evalPolicy(method: string, schedule: EvictionSchedule): Eviction
   const shared = { budget: { keepRatio: 1 - rate }, trigger: { every: cadence } };
   if (method === 'snapkv') return createHeuristic('snapkv', { ...shared, windowSize: window });
   return createHeuristic(method as HeuristicName, shared);
+}
+
+/**
+ * The block size and window an NGC run is evaluated with: those it was trained with (its
+ * recorded `settings`), once its cadence is checked against the evaluation's.
+ *
+ * @throws LetheError `E_ARG` naming `source` when the run was trained with another cadence.
+ */
+export function trainedNgcShape(
+  settings: Pick<TrainSettings, 'cadence' | 'blockSize' | 'window'>,
+  cadence: number,
+  source: string,
+): { blockSize: number; window: number } {
+  if (settings.cadence !== cadence) {
+    throw new LetheError(
+      'E_ARG',
+      `was trained with cadence ${settings.cadence}; every method here evicts every ${cadence} tokens`,
+      source,
+    );
+  }
+  return { blockSize: settings.blockSize, window: settings.window };
 }

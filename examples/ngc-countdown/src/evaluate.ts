@@ -10,25 +10,13 @@ import type { DecoderModel, Tokenizer } from '@lethe/model';
 import { withEvictionRateTag } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import cliProgress from 'cli-progress';
-import { Command, InvalidArgumentError } from 'commander';
-import { labelledDirectory } from './cli-args';
-import { BASELINE_HEURISTICS, evalPolicy } from './eval-policy';
+import { Command } from 'commander';
+import { integer, labelledDirectory, positiveInteger, rates } from './cli-args';
+import { BASELINE_HEURISTICS, evalPolicy, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
 import { NGC_RUN_FILE } from './train-run';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
-
-const integer = (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
-  return n;
-};
-const rates = (v: string): number[] =>
-  v.split(',').map((x) => {
-    const n = Number(x);
-    if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`rate ${x} must be in (0, 1]`);
-    return n;
-  });
 
 const program = new Command()
   .name('ngc-countdown-evaluate')
@@ -43,9 +31,9 @@ const program = new Command()
     ['no-evict'],
   )
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
-  .option('--examples <n>', 'held-out problems', integer, 256)
-  .option('--eval-seed <n>', 'task seed of the held-out problems', Number, 0)
-  .option('--batch-size <n>', 'sequences per generate call', integer, 64)
+  .option('--examples <n>', 'held-out problems', positiveInteger, 256)
+  .option('--eval-seed <n>', 'task seed of the held-out problems', integer, 0)
+  .option('--batch-size <n>', 'sequences per generate call', positiveInteger, 64)
   .option('--out <file>', 'results file', 'out/ngc-eval.json')
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 const o = program.opts<{
@@ -63,6 +51,8 @@ const o = program.opts<{
 await initBackend('wasm');
 const base = await loadTaskModel(o.base);
 const task = base.task as GenerationTask;
+// The rounds every method shares. b and w are NGC's on the models not trained with it, and w is
+// SnapKV's observation window; an NGC run is evaluated with the b and w it was trained with.
 const schedule = { cadence: D.cadence, blockSize: D.blockSize, window: D.window };
 const settings = { examples: o.examples, evalSeed: o.evalSeed, ...schedule, decoding: 'greedy' };
 const examples = Array.from({ length: o.examples }, (_, i) => task.example(o.evalSeed, i));
@@ -107,12 +97,14 @@ interface Loaded {
   readonly tokenizer: Tokenizer;
   /** Trained with the eviction-rate tag in its prompts (§5.3). */
   readonly interoception: boolean;
+  /** NGC's block size and window as trained (the evaluation's own for sft and no-evict). */
+  readonly ngc: { readonly blockSize: number; readonly window: number };
 }
 const loaded = new Map<string, Loaded>();
 const modelFor = async (label: string): Promise<Loaded> => {
   const source = models.find(([name]) => name === label)![1];
   if (typeof source !== 'string')
-    return { model: source, tokenizer: task.tokenizer, interoception: false };
+    return { model: source, tokenizer: task.tokenizer, interoception: false, ngc: schedule };
   if (!loaded.has(label)) {
     const { model, tokenizer } = await readModelDirectory(source);
     const run = JSON.parse(await readFile(join(source, NGC_RUN_FILE), 'utf8'));
@@ -120,6 +112,7 @@ const modelFor = async (label: string): Promise<Loaded> => {
       model,
       tokenizer: tokenizer!,
       interoception: run.settings.interoception === true,
+      ngc: trainedNgcShape(run.settings, schedule.cadence, source),
     });
   }
   return loaded.get(label)!;
@@ -129,7 +122,7 @@ for (const [index, cell] of plan.entries()) {
     cell: `${index + 1}/${plan.length}`,
     name: cellKey(cell.model, cell.method, cell.rate),
   });
-  const { model, tokenizer, interoception } = await modelFor(cell.model);
+  const { model, tokenizer, interoception, ngc } = await modelFor(cell.model);
   const outcomes = await evaluateMethod({
     model,
     tokenizer,
@@ -142,7 +135,11 @@ for (const [index, cell] of plan.entries()) {
     policy: () =>
       cell.method === 'full'
         ? undefined
-        : evalPolicy(cell.method, { rate: cell.rate, ...schedule }),
+        : evalPolicy(cell.method, {
+            rate: cell.rate,
+            ...schedule,
+            ...(cell.method === 'ngc' ? ngc : {}),
+          }),
     onBatch: (n) => bar.update(n),
   });
   bar.stop();

@@ -6,14 +6,15 @@ import { loadTaskModel } from '@lethe/eval/node';
 import { isNgcDecision, type NgcLogits, NgcPolicy } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
+import { positiveInteger, rate } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const o = new Command()
   .name('ngc-countdown-logits-choice')
   .option('--model <dir>', 'task model', '../../models/countdown')
-  .option('--examples <n>', 'held-out problems', Number, 128)
-  .option('--rate <x>', 'eviction rate ε', Number, 0.5)
+  .option('--examples <n>', 'held-out problems', positiveInteger, 128)
+  .option('--rate <x>', 'eviction rate ε', rate, 0.5)
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
   .opts<{ model: string; examples: number; rate: number }>();
 

@@ -4,22 +4,11 @@
 import type { NgcLogits } from '@lethe/policies-ngc';
 import type { NgcVariant } from '@lethe/policies-ngc/train';
 import { initBackend, LetheError } from '@lethe/tensor';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { integer, number, numbers } from './cli-args';
 import { trainingBar } from './progress-bar';
 import { trainRun } from './train-run';
 import { DEFAULT_TRAIN_SETTINGS as D, type TrainSettings } from './train-settings';
-
-const integer = (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
-  return n;
-};
-const number = (v: string): number => {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
-  return n;
-};
-const numbers = (v: string): number[] => v.split(',').map(number);
 
 const program = new Command()
   .name('ngc-countdown-train')

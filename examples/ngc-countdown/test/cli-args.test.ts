@@ -1,0 +1,44 @@
+import { LetheError } from '@lethe/tensor';
+import { InvalidArgumentError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { blockWindowPairs, integer, positiveInteger, rate, rates } from '../src/cli-args';
+import { trainedNgcShape } from '../src/eval-policy';
+
+describe('flag parsers', () => {
+  it('accept what they promise and reject the rest with commander errors', () => {
+    expect(integer('-3')).toBe(-3);
+    expect(positiveInteger('12')).toBe(12);
+    expect(rates('0.1,0.5,1')).toEqual([0.1, 0.5, 1]);
+    expect(blockWindowPairs('2:5,4:1')).toEqual([
+      { blockSize: 2, window: 5 },
+      { blockSize: 4, window: 1 },
+    ]);
+    for (const bad of [
+      () => integer(''),
+      () => integer('1.5'),
+      () => positiveInteger('0'),
+      () => rate('0'),
+      () => rate('1.01'),
+      () => rate('NaN'),
+      () => rates('0.2,,0.5'),
+      () => blockWindowPairs('2'),
+      () => blockWindowPairs('2:0'),
+      () => blockWindowPairs('2:5:1'),
+    ]) {
+      expect(bad).toThrow(InvalidArgumentError);
+    }
+  });
+});
+
+describe('trainedNgcShape', () => {
+  const settings = { cadence: 16, blockSize: 2, window: 2 };
+
+  it('evaluates a run with the block size and window it was trained with', () => {
+    expect(trainedNgcShape(settings, 16, 'runs/ngc')).toEqual({ blockSize: 2, window: 2 });
+  });
+
+  it('refuses a run trained with another cadence, naming it', () => {
+    expect(() => trainedNgcShape(settings, 32, 'runs/ngc')).toThrow(LetheError);
+    expect(() => trainedNgcShape(settings, 32, 'runs/ngc')).toThrow(/runs\/ngc.*cadence 16/);
+  });
+});
