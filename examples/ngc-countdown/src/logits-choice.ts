@@ -15,8 +15,10 @@ const o = new Command()
   .option('--model <dir>', 'task model', '../../models/countdown')
   .option('--examples <n>', 'held-out problems', positiveInteger, 128)
   .option('--rate <x>', 'eviction rate ε', rate, 0.5)
+  .option('--block <n>', 'block size b', positiveInteger, D.blockSize)
+  .option('--window <n>', 'scoring window w', positiveInteger, D.window)
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
-  .opts<{ model: string; examples: number; rate: number }>();
+  .opts<{ model: string; examples: number; rate: number; block: number; window: number }>();
 
 const CHOICES: { label: string; logits: NgcLogits; mode: 'greedy' | 'sample' }[] = [
   { label: 'greedy (any map)', logits: { kind: 'log', temperature: 1 }, mode: 'greedy' },
@@ -24,6 +26,7 @@ const CHOICES: { label: string; logits: NgcLogits; mode: 'greedy' | 'sample' }[]
   { label: "sample, 'log' τ = 2", logits: { kind: 'log', temperature: 2 }, mode: 'sample' },
   { label: "sample, 'log' τ = 1", logits: { kind: 'log', temperature: 1 }, mode: 'sample' },
   { label: "sample, 'log' τ = 0.5", logits: { kind: 'log', temperature: 0.5 }, mode: 'sample' },
+  { label: "sample, 'log' τ = 0.25", logits: { kind: 'log', temperature: 0.25 }, mode: 'sample' },
 ];
 
 await initBackend('wasm');
@@ -48,8 +51,8 @@ for (const choice of CHOICES) {
       new NgcPolicy({
         evictionRate: o.rate,
         cadence: D.cadence,
-        blockSize: D.blockSize,
-        window: D.window,
+        blockSize: o.block,
+        window: o.window,
         logits: choice.logits,
         mode: choice.mode,
       }),

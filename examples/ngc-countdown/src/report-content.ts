@@ -2,10 +2,12 @@ import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import type { EvalCell, EvalResults } from './eval-results';
 import { type MethodSummary, summarize } from './summarize';
+import type { TrainSettings } from './train-settings';
 
-/** A training run's label and per-step history (from its `lethe-ngc.json`). */
+/** A training run's label, settings and per-step history (from its `lethe-ngc.json`). */
 export interface RunHistory {
   readonly label: string;
+  readonly settings: TrainSettings;
   readonly history: readonly NgcStepMetrics[];
 }
 
@@ -31,6 +33,24 @@ const SMOOTHING = 10;
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
+/** The training settings that tell the runs apart, one row per run. */
+function runsTable(runs: readonly RunHistory[]): string[] {
+  if (runs.length === 0) return [];
+  const logits = ({ logits: l }: TrainSettings): string =>
+    l.kind === 'score' ? 'score' : `${l.kind} τ = ${l.temperature}`;
+  return [
+    '## Runs',
+    '',
+    '| run | variant | b | w | logits | prompts × G | updates | lr | retention | interoception |',
+    '|---|---|--:|--:|---|--:|--:|--:|---|---|',
+    ...runs.map(
+      ({ label, settings: s }) =>
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} |`,
+    ),
+    '',
+  ];
+}
+
 /** The summary of every cell against the reference full-cache run of `no-evict`. */
 function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary })[] {
   const reference = results.cells.find((c) => c.model === 'no-evict' && c.method === 'full');
@@ -55,8 +75,9 @@ export function ngcReport(
   const full = cells.find((c) => c.model === 'no-evict' && c.method === 'full');
   const lines: string[] = ['# NGC on Countdown', ''];
   lines.push(
-    `${results.settings.examples} held-out problems (task seed ${results.settings.evalSeed}), greedy decoding; every method evicts at the same rounds (every δ = ${results.settings.cadence} tokens, prefill included) and the same rate ε; NGC keeps blocks of b = ${results.settings.blockSize} scored by the last w = ${results.settings.window} queries. Peak reduction is eq. 7: the mean over problems of the full-cache run's peak KV entries over the method's.`,
+    `${results.settings.examples} held-out problems (task seed ${results.settings.evalSeed}), greedy decoding; every method evicts at the same rounds (every δ = ${results.settings.cadence} tokens, prefill included) and the same rate ε; an NGC-trained model evicts with the block size b and window w it was trained with (below), SnapKV observes the last w = ${results.settings.window} queries. Peak reduction is eq. 7: the mean over problems of the full-cache run's peak KV entries over the method's.`,
     '',
+    ...runsTable(runs),
     `## Comparison at ε = ${mainRate} per round`,
     '',
     '| model | method | accuracy | ± SE | of full cache | peak reduction | mean peak entries | mean completion |',

@@ -6,7 +6,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
 import { Command } from 'commander';
-import { labelledDirectory } from './cli-args';
+import { labelledDirectory, rate } from './cli-args';
 import type { EvalResults } from './eval-results';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './train-run';
@@ -20,7 +20,7 @@ const o = new Command()
     labelledDirectory,
     [],
   )
-  .option('--rate <x>', 'the rate of the main comparison', Number, 0.5)
+  .option('--rate <x>', 'the rate of the main comparison', rate, 0.5)
   .option('--out <dir>', 'report directory', 'out/report')
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
   .opts<{ results: string; run: [string, string][]; rate: number; out: string }>();
@@ -29,7 +29,7 @@ const results = JSON.parse(await readFile(o.results, 'utf8')) as EvalResults;
 const runs: RunHistory[] = [];
 for (const [label, dir] of o.run) {
   const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
-  runs.push({ label, history: run.history });
+  runs.push({ label, settings: run.settings, history: run.history });
 }
 const report = ngcReport(results, runs, o.rate);
 await mkdir(o.out, { recursive: true });

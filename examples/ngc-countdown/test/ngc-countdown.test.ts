@@ -121,10 +121,11 @@ describe('train → evaluate → report', () => {
         settings: { examples: 4, evalSeed: 0, ...schedule },
         cells,
       },
-      [{ label: 'ngc', history: run.history }],
+      [{ label: 'ngc', settings: run.settings, history: run.history }],
       0.5,
     );
     expect(report.markdown).toContain('| ngc | ngc |');
+    expect(report.markdown).toContain('| ngc | ngc | 2 | 5 | log τ = 1 | 2 × 2 | 2 |');
     expect(report.markdown).toContain('| no-evict | snapkv |');
     expect(Object.keys(report.figures).sort()).toEqual([
       'accuracy-vs-peak.svg',
