@@ -13,6 +13,12 @@ export const BASELINE_HEURISTICS: readonly HeuristicName[] = [
   'knorm',
 ];
 
+/**
+ * SnapKV's observation window in the comparison: the paper's w = 5 (§5.1). It is also the
+ * `window` of the evaluation settings (files written before NGC's default became w = b = 2 resume).
+ */
+export const SNAPKV_WINDOW = 5;
+
 /** The grow-then-evict schedule every method runs under in the comparison. */
 export interface EvictionSchedule {
   /** Eviction rate ε per round. */

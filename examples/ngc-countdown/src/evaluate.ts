@@ -12,7 +12,7 @@ import { initBackend } from '@lethe/tensor';
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { integer, labelledDirectory, positiveInteger, rates } from './cli-args';
-import { BASELINE_HEURISTICS, evalPolicy, trainedNgcShape } from './eval-policy';
+import { BASELINE_HEURISTICS, evalPolicy, SNAPKV_WINDOW, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
 import { NGC_RUN_FILE } from './train-run';
@@ -51,9 +51,9 @@ const o = program.opts<{
 await initBackend('wasm');
 const base = await loadTaskModel(o.base);
 const task = base.task as GenerationTask;
-// The rounds every method shares. b and w are NGC's on the models not trained with it, and w is
-// SnapKV's observation window; an NGC run is evaluated with the b and w it was trained with.
-const schedule = { cadence: D.cadence, blockSize: D.blockSize, window: D.window };
+// The rounds every method shares, and SnapKV's observation window; an NGC run is evaluated with
+// the block size and window it was trained with.
+const schedule = { cadence: D.cadence, blockSize: D.blockSize, window: SNAPKV_WINDOW };
 const settings = { examples: o.examples, evalSeed: o.evalSeed, ...schedule, decoding: 'greedy' };
 const examples = Array.from({ length: o.examples }, (_, i) => task.example(o.evalSeed, i));
 await mkdir(dirname(o.out), { recursive: true });

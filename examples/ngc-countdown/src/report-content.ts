@@ -41,11 +41,11 @@ function runsTable(runs: readonly RunHistory[]): string[] {
   return [
     '## Runs',
     '',
-    '| run | variant | b | w | logits | prompts × G | updates | lr | retention | interoception |',
-    '|---|---|--:|--:|---|--:|--:|--:|---|---|',
+    '| run | variant | b | w | logits | prompts × G | updates | lr | retention | interoception | SFT warm-up |',
+    '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|',
     ...runs.map(
       ({ label, settings: s }) =>
-        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} |`,
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps ?? 0} |`,
     ),
     '',
   ];

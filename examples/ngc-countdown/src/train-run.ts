@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TaskExample } from '@lethe/eval';
 import { loadTaskModel, writeModelDirectory } from '@lethe/eval/node';
 import { resizeVocabulary } from '@lethe/model';
@@ -7,6 +9,7 @@ import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
 import { assertInteger, LetheError } from '@lethe/tensor';
 import { countdownNgcTask } from './countdown-ngc-task';
 import { interoceptionTokenizer } from './interoception-tokenizer';
+import { sftWarmup } from './sft-warmup';
 import type { TrainSettings } from './train-settings';
 
 /** File of a trained NGC model directory that records how it was trained. */
@@ -26,6 +29,9 @@ export interface TrainRunOptions {
    */
   readonly threads?: number;
   readonly onProgress?: (progress: NgcProgress) => void;
+  /** Called after each update of the supervised warm-up. */
+  readonly onWarmupProgress?: (step: number, loss: number) => void;
+  /** Stops RL before its next update (after a checkpoint); the short warm-up runs to its end. */
   readonly signal?: AbortSignal;
 }
 
@@ -33,7 +39,9 @@ export interface TrainRunOptions {
  * Trains the Countdown model with NGC (or an ablation) from `settings`, checkpointing to
  * `<out>.state/` (a rerun of the same command resumes), and writes the trained model directory
  * `<out>` (weights, config, tokenizer, {@link NGC_RUN_FILE} with the settings, command and the
- * per-step history) when the run completes.
+ * per-step history) when the run completes. With `settings.sftWarmupSteps` the model first gets
+ * that supervised warm-up (`sftWarmup`), skipped when resuming (the RL checkpoint holds the
+ * weights).
  *
  * @throws LetheError `E_ARG` naming `threads` when it is not an integer ≥ 1.
  */
@@ -60,6 +68,19 @@ export async function trainRun(
     settings.promptsPerStep,
     settings.interoception ? tokenizer : undefined,
   );
+  const statePath = join(`${options.out}.state`, NGC_STATE_FILE);
+  if (!existsSync(statePath)) {
+    await sftWarmup({
+      model,
+      task: base.task,
+      steps: settings.sftWarmupSteps ?? 0,
+      seed: settings.seed,
+      ...(settings.interoception
+        ? { interoception: { tokenizer, rates: settings.retention.map((r) => 1 - r) } }
+        : {}),
+      onProgress: options.onWarmupProgress,
+    });
+  }
   const ngc = {
     cadence: settings.cadence,
     blockSize: settings.blockSize,

@@ -34,7 +34,12 @@ const program = new Command()
       .choices(['log', 'score', 'scaled'])
       .default(D.logits.kind),
   )
-  .option('--logit-temperature <t>', 'τ of the log / scaled maps', number, 1)
+  .option(
+    '--logit-temperature <t>',
+    'τ of the log / scaled maps',
+    number,
+    D.logits.kind === 'score' ? 1 : D.logits.temperature,
+  )
   .option('--temperature <t>', 'sampling temperature', number, D.temperature)
   .option('--max-new-tokens <n>', 'tokens per rollout', integer, D.maxNewTokens)
   .option('--lr <x>', 'constant learning rate', number, D.lr)
@@ -49,6 +54,12 @@ const program = new Command()
     '--interoception',
     'append <eviction_rate>p%</eviction_rate> to every prompt (§5.3)',
     false,
+  )
+  .option(
+    '--sft-warmup <n>',
+    'supervised updates before RL (on tagged prompts with --interoception)',
+    integer,
+    D.sftWarmupSteps,
   )
   .option('--seed <n>', 'seed', integer, D.seed)
   .option('--checkpoint-every <n>', 'updates between checkpoints', integer, D.checkpointEvery)
@@ -82,6 +93,7 @@ const settings: TrainSettings = {
   microBatch: o.microBatch,
   minLengthPenalty: o.minLengthPenalty,
   interoception: o.interoception,
+  sftWarmupSteps: o.sftWarmup,
   seed: o.seed,
   checkpointEvery: o.checkpointEvery,
 };
@@ -96,6 +108,11 @@ try {
     command: process.argv.slice(2).join(' '),
     threads: o.threads,
     onProgress: bar.update,
+    onWarmupProgress: (step, loss) => {
+      if (step % 25 === 0 || step === settings.sftWarmupSteps) {
+        console.error(`warm-up ${step}/${settings.sftWarmupSteps} | loss ${loss.toFixed(4)}`);
+      }
+    },
     signal: controller.signal,
   });
   bar.stop();

@@ -125,7 +125,7 @@ describe('train → evaluate → report', () => {
       0.5,
     );
     expect(report.markdown).toContain('| ngc | ngc |');
-    expect(report.markdown).toContain('| ngc | ngc | 2 | 5 | log τ = 1 | 2 × 2 | 2 |');
+    expect(report.markdown).toContain('| ngc | ngc | 2 | 2 | log τ = 0.5 | 2 × 2 | 2 |');
     expect(report.markdown).toContain('| no-evict | snapkv |');
     expect(Object.keys(report.figures).sort()).toEqual([
       'accuracy-vs-peak.svg',
