@@ -1,5 +1,6 @@
 import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
+import { LetheError } from '@lethe/tensor';
 import type { EvalCell, EvalResults } from './eval-results';
 import { type MethodSummary, summarize } from './summarize';
 import type { TrainSettings } from './train-settings';
@@ -64,13 +65,23 @@ function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary }
 /**
  * The NGC Countdown report: the comparison at ε = `mainRate` (the paper's Fig. 3 left), the
  * ablation ordering (Fig. 4), accuracy against peak cache size across rates (Fig. 3 right) and
- * the training curves (Fig. 5).
+ * the training curves (Fig. 5) of the runs named by `curveLabels` (default: all `runs`).
+ *
+ * @throws LetheError `E_ARG` naming `curveLabels` for a label not among `runs`.
  */
 export function ngcReport(
   results: EvalResults,
   runs: readonly RunHistory[],
   mainRate: number,
+  curveLabels: readonly string[] = runs.map((r) => r.label),
 ): NgcReport {
+  const curveRuns = curveLabels.map((label) => {
+    const run = runs.find((r) => r.label === label);
+    if (run === undefined) {
+      throw new LetheError('E_ARG', `names "${label}", which is not a run`, 'curveLabels');
+    }
+    return run;
+  });
   const cells = summaries(results);
   const full = cells.find((c) => c.model === 'no-evict' && c.method === 'full');
   const lines: string[] = ['# NGC on Countdown', ''];
@@ -148,7 +159,7 @@ export function ngcReport(
       '%',
     ],
   ] as const) {
-    figures[name] = svg(renderChartFigure(trainingCurve(runs, name, metric, label, unit)));
+    figures[name] = svg(renderChartFigure(trainingCurve(curveRuns, name, metric, label, unit)));
     lines.push(`![${label}](${name})`, '');
   }
   return { markdown: `${lines.join('\n')}\n`, figures };

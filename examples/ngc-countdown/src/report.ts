@@ -21,9 +21,20 @@ const o = new Command()
     [],
   )
   .option('--rate <x>', 'the rate of the main comparison', rate, 0.5)
+  .option(
+    '--curves <labels>',
+    'runs whose training curves to plot (default: every --run)',
+    (v: string) => v.split(','),
+  )
   .option('--out <dir>', 'report directory', 'out/report')
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
-  .opts<{ results: string; run: [string, string][]; rate: number; out: string }>();
+  .opts<{
+    results: string;
+    run: [string, string][];
+    rate: number;
+    curves?: string[];
+    out: string;
+  }>();
 
 const results = JSON.parse(await readFile(o.results, 'utf8')) as EvalResults;
 const runs: RunHistory[] = [];
@@ -31,7 +42,7 @@ for (const [label, dir] of o.run) {
   const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
   runs.push({ label, settings: run.settings, history: run.history });
 }
-const report = ngcReport(results, runs, o.rate);
+const report = ngcReport(results, runs, o.rate, o.curves);
 await mkdir(o.out, { recursive: true });
 await writeFileAtomic(join(o.out, 'report.md'), report.markdown);
 for (const [name, svg] of Object.entries(report.figures))

@@ -114,13 +114,14 @@ describe('train → evaluate → report', () => {
       expect(summary.meanPeak).toBeLessThan(summarize(full, full).meanPeak);
       cells.push({ model: method === 'ngc' ? 'ngc' : 'no-evict', method, rate: 0.5, outcomes });
     }
+    const results = {
+      format: 'lethe-ngc-eval' as const,
+      version: 1 as const,
+      settings: { examples: 4, evalSeed: 0, ...schedule },
+      cells,
+    };
     const report = ngcReport(
-      {
-        format: 'lethe-ngc-eval',
-        version: 1,
-        settings: { examples: 4, evalSeed: 0, ...schedule },
-        cells,
-      },
+      results,
       [{ label: 'ngc', settings: run.settings, history: run.history }],
       0.5,
     );
@@ -134,6 +135,10 @@ describe('train → evaluate → report', () => {
       'training-reward.svg',
     ]);
     for (const svg of Object.values(report.figures)) expect(svg.startsWith('<svg')).toBe(true);
+    const runs = [{ label: 'ngc', settings: run.settings, history: run.history }];
+    expect(() => ngcReport({ ...results, cells }, runs, 0.5, ['ngc', 'nope'])).toThrow(
+      /curveLabels.*nope|nope.*curveLabels/,
+    );
     trained.model.dispose();
     base.model.dispose();
   }, 180_000);
