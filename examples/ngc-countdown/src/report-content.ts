@@ -52,6 +52,28 @@ function runsTable(runs: readonly RunHistory[]): string[] {
   ];
 }
 
+/**
+ * Labels of the runs the ablation ordering compares: those whose settings, variant aside, equal
+ * a `token-only` or `dropout` run's (`undefined`, i.e. every NGC-family model, when no ablation
+ * run is given). Runs recorded before `sftWarmupSteps` existed count as 0.
+ */
+function ablationLabels(runs: readonly RunHistory[]): Set<string> | undefined {
+  const key = ({ settings }: RunHistory): string =>
+    JSON.stringify(
+      Object.entries({ ...settings, sftWarmupSteps: settings.sftWarmupSteps ?? 0 })
+        .filter(([name]) => name !== 'variant')
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    );
+  const ablations = runs.filter(
+    (r) => r.settings.variant === 'token-only' || r.settings.variant === 'dropout',
+  );
+  if (ablations.length === 0) return undefined;
+  const keys = new Set(ablations.map(key));
+  return new Set(
+    runs.filter((r) => r.settings.variant !== 'no-evict' && keys.has(key(r))).map((r) => r.label),
+  );
+}
+
 /** The summary of every cell against the reference full-cache run of `no-evict`. */
 function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary })[] {
   const reference = results.cells.find((c) => c.model === 'no-evict' && c.method === 'full');
@@ -101,12 +123,21 @@ export function ngcReport(
     );
   }
   lines.push('');
+  const ablation = ablationLabels(runs);
   const family = rows
-    .filter((c) => c.method === 'ngc')
+    .filter((c) => c.method === 'ngc' && (ablation === undefined || ablation.has(c.model)))
     .sort((a, b) => a.summary.accuracy - b.summary.accuracy);
   if (family.length > 1) {
+    const ordered = family
+      .map((c, i) => {
+        const text = `${c.model} ${pct(c.summary.accuracy)}`;
+        if (i === 0) return text;
+        const tie = pct(family[i - 1]!.summary.accuracy) === pct(c.summary.accuracy);
+        return `${tie ? '=' : '<'} ${text}`;
+      })
+      .join(' ');
     lines.push(
-      `Ablation ordering at ε = ${mainRate} (paper, Fig. 4: dropout 2.5% < token-only 35.7% < NGC 49.6%): ${family.map((c) => `${c.model} ${pct(c.summary.accuracy)}`).join(' < ')}.`,
+      `Ablation ordering at ε = ${mainRate} (paper, Fig. 4: dropout 2.5% < token-only 35.7% < NGC 49.6%): ${ordered}.`,
       '',
     );
   }

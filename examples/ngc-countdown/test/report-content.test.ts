@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { EvalCell, EvalResults } from '../src/eval-results';
+import type { ExampleOutcome } from '../src/evaluate-method';
+import { ngcReport, type RunHistory } from '../src/report-content';
+import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
+
+/** `n` outcomes of which `correct` are right, each with the given peak. */
+function outcomes(n: number, correct: number, peak: number): ExampleOutcome[] {
+  return Array.from({ length: n }, (_, i) => ({
+    correct: i < correct,
+    peak,
+    completionLength: 10,
+  }));
+}
+
+function run(label: string, changes: Partial<TrainSettings>): RunHistory {
+  return {
+    label,
+    settings: { ...DEFAULT_TRAIN_SETTINGS, model: 'm', variant: 'ngc', ...changes },
+    history: [],
+  };
+}
+
+describe('ngcReport', () => {
+  const cells: EvalCell[] = [
+    { model: 'no-evict', method: 'full', rate: 0, outcomes: outcomes(10, 8, 100) },
+    { model: 'ngc', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 4, 40) },
+    { model: 'token-only', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 2, 40) },
+    { model: 'dropout', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 2, 50) },
+    { model: 'ngc-w5', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 9, 40) },
+  ];
+  const results: EvalResults = {
+    format: 'lethe-ngc-eval',
+    version: 1,
+    settings: { examples: 10, evalSeed: 0, cadence: 16, blockSize: 2, window: 5 },
+    cells,
+  };
+  const runs = [
+    run('no-evict', { variant: 'no-evict' }),
+    run('ngc', {}),
+    run('token-only', { variant: 'token-only' }),
+    run('dropout', { variant: 'dropout' }),
+    run('ngc-w5', { window: 5 }),
+  ];
+
+  it('orders only the runs that differ from an ablation by the variant, ties marked', () => {
+    const { markdown } = ngcReport(results, runs, 0.5);
+    expect(markdown).toContain('): token-only 20.0% = dropout 20.0% < ngc 40.0%.');
+    expect(markdown).toContain('| ngc-w5 | ngc | 90.0% |');
+    expect(markdown).toContain('| ngc | ngc | 40.0% | 15.5% | 50.0% | 2.50× | 40.0 | 10.0 |');
+  });
+
+  it('orders every NGC-family model when no ablation run is given', () => {
+    const { markdown } = ngcReport(results, [runs[1]!, runs[4]!], 0.5, []);
+    expect(markdown).toContain('): token-only 20.0% = dropout 20.0% < ngc 40.0% < ngc-w5 90.0%.');
+  });
+});
