@@ -50,6 +50,17 @@ describe('ngcReport', () => {
     expect(markdown).toContain('| ngc | ngc | 40.0% | 15.5% | 50.0% | 2.50× | 40.0 | 10.0 |');
   });
 
+  it('plots the NGC-family models of the plotted runs only, every heuristic always', () => {
+    const all = ngcReport(results, runs, 0.5).figures['accuracy-vs-peak.svg']!;
+    const some = ngcReport(results, runs, 0.5, ['no-evict', 'ngc']).figures[
+      'accuracy-vs-peak.svg'
+    ]!;
+    expect(all).toContain('ngc-w5');
+    expect(some).not.toContain('ngc-w5');
+    expect(some).not.toContain('token-only');
+    expect(some).toContain('ngc (NGC');
+  });
+
   it('orders every NGC-family model when no ablation run is given', () => {
     const { markdown } = ngcReport(results, [runs[1]!, runs[4]!], 0.5, []);
     expect(markdown).toContain('): token-only 20.0% = dropout 20.0% < ngc 40.0% < ngc-w5 90.0%.');
