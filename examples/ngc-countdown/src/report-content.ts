@@ -46,7 +46,7 @@ function runsTable(runs: readonly RunHistory[]): string[] {
     '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|',
     ...runs.map(
       ({ label, settings: s }) =>
-        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps ?? 0} |`,
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps} |`,
     ),
     '',
   ];
@@ -55,12 +55,12 @@ function runsTable(runs: readonly RunHistory[]): string[] {
 /**
  * Labels of the runs the ablation ordering compares: those whose settings, variant aside, equal
  * a `token-only` or `dropout` run's (`undefined`, i.e. every NGC-family model, when no ablation
- * run is given). Runs recorded before `sftWarmupSteps` existed count as 0.
+ * run is given).
  */
 function ablationLabels(runs: readonly RunHistory[]): Set<string> | undefined {
   const key = ({ settings }: RunHistory): string =>
     JSON.stringify(
-      Object.entries({ ...settings, sftWarmupSteps: settings.sftWarmupSteps ?? 0 })
+      Object.entries(settings)
         .filter(([name]) => name !== 'variant')
         .sort(([a], [b]) => (a < b ? -1 : 1)),
     );

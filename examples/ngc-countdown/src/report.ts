@@ -40,7 +40,8 @@ const results = JSON.parse(await readFile(o.results, 'utf8')) as EvalResults;
 const runs: RunHistory[] = [];
 for (const [label, dir] of o.run) {
   const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
-  runs.push({ label, settings: run.settings, history: run.history });
+  // Runs recorded before the warm-up existed had none.
+  runs.push({ label, settings: { sftWarmupSteps: 0, ...run.settings }, history: run.history });
 }
 const report = ngcReport(results, runs, o.rate, o.curves);
 await mkdir(o.out, { recursive: true });

@@ -73,7 +73,7 @@ export async function trainRun(
     await sftWarmup({
       model,
       task: base.task,
-      steps: settings.sftWarmupSteps ?? 0,
+      steps: settings.sftWarmupSteps,
       seed: settings.seed,
       ...(settings.interoception
         ? { interoception: { tokenizer, rates: settings.retention.map((r) => 1 - r) } }

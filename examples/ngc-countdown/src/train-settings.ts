@@ -30,10 +30,7 @@ export interface TrainSettings {
   readonly minLengthPenalty: boolean;
   /** Append `<eviction_rate>p%</eviction_rate>` to every prompt (§5.3); extends the vocabulary. */
   readonly interoception: boolean;
-  /**
-   * Supervised updates before RL (`sftWarmup`; tagged prompts with interoception). Absent in
-   * runs recorded before it existed: 0.
-   */
+  /** Supervised updates before RL (`sftWarmup`; tagged prompts with interoception). */
   readonly sftWarmupSteps: number;
   readonly seed: number;
   readonly checkpointEvery: number;
