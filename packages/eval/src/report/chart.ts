@@ -52,6 +52,23 @@ const RIGHT = 530;
 const TOP = 20;
 const BOTTOM = 360;
 const FONT = 'font-family="system-ui, sans-serif" font-size="12"';
+/** Legend geometry: first row, row pitch, text start after the plot, and a wide 12 px glyph. */
+const LEGEND_TOP = TOP + 12;
+const LEGEND_ROW = 22;
+const LEGEND_TEXT = 52;
+const LEGEND_GLYPH = 7.5;
+
+/**
+ * The SVG's size: 720 × 420, wider when a legend label would run past the right edge and taller
+ * when the legend has more rows than the plot's height holds.
+ */
+function chartSize(series: readonly ChartSeries[]): { width: number; height: number } {
+  const longest = Math.max(0, ...series.map((entry) => entry.label.length));
+  return {
+    width: Math.max(WIDTH, Math.ceil(RIGHT + LEGEND_TEXT + longest * LEGEND_GLYPH + 8)),
+    height: Math.max(HEIGHT, LEGEND_TOP + series.length * LEGEND_ROW),
+  };
+}
 
 /**
  * Renders a chart as a `<figure>` holding a self-contained `<svg>` (title, description, grid,
@@ -75,8 +92,9 @@ export function renderChartFigure(spec: ChartSpec): string {
   const description =
     `${spec.yLabel} against ${spec.xLabel}: ` +
     spec.series.map((series) => `${series.label} (${series.points.length} points)`).join(', ');
+  const { width, height } = chartSize(spec.series);
   const svg = [
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`,
     `<title id="${id}-title">${escapeHtml(spec.title)}</title>`,
     `<desc id="${id}-desc">${escapeHtml(description)}</desc>`,
     `<rect class="plot-area" x="${LEFT}" y="${TOP}" width="${RIGHT - LEFT}" height="${BOTTOM - TOP}" fill="#fff" stroke="#888"/>`,
@@ -151,13 +169,13 @@ function renderSeries(
 
 function renderLegend(series: readonly ChartSeries[]): string {
   const items = series.map((entry, i) => {
-    const y = TOP + 12 + i * 22;
+    const y = LEGEND_TOP + i * LEGEND_ROW;
     const stroke = `stroke="${escapeHtml(entry.color)}" stroke-dasharray="${escapeHtml(entry.dash)}"`;
     return (
       `<g class="legend-item" data-series="${escapeHtml(entry.key)}">` +
       `<line x1="${RIGHT + 16}" y1="${y}" x2="${RIGHT + 44}" y2="${y}" ${stroke} stroke-width="2"/>` +
       `<circle cx="${RIGHT + 30}" cy="${y}" r="4" fill="${escapeHtml(entry.color)}"/>` +
-      `<text x="${RIGHT + 52}" y="${y}" dominant-baseline="middle">${escapeHtml(entry.label)}</text></g>`
+      `<text x="${RIGHT + LEGEND_TEXT}" y="${y}" dominant-baseline="middle">${escapeHtml(entry.label)}</text></g>`
     );
   });
   return `<g class="legend">${items.join('')}</g>`;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderChartFigure } from '../../src/report/chart';
 import { writeReport } from '../../src/report/node';
 import { BUDGETS, fakeSweep, POLICIES } from './fixture';
 
@@ -124,6 +125,48 @@ describe.skipIf(skip)('HTML report in headless Chromium', () => {
         expect(series.linePoints).toBe(BUDGETS.length);
         expect(series.markers).toBe(BUDGETS.length);
       }
+    }
+  });
+  it('keeps every legend entry inside the figure, however long or many', async () => {
+    const labels = Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0
+        ? `intero-to-0.3-warm-${i} (NGC greedy)`
+        : `WWWWMMMM ${i} streaming-llm (no-evict)`,
+    );
+    const figure = renderChartFigure({
+      id: 'long-legend',
+      title: 'Long legend',
+      caption: 'Twenty series with long labels.',
+      xLabel: 'x',
+      yLabel: 'y',
+      yUnit: '',
+      yFromZero: true,
+      series: labels.map((label, i) => ({
+        key: `s${i}`,
+        label,
+        color: '#1f77b4',
+        dash: 'none',
+        reference: false,
+        points: [{ x: i, y: i, yError: 0, note: label }],
+      })),
+    });
+    await page.setContent(`<!doctype html><html><body>${figure}</body></html>`);
+    const fit = await page.locator('figure#long-legend svg').evaluate((svg) => {
+      const box = (svg as SVGSVGElement).viewBox.baseVal;
+      return Array.from(svg.querySelectorAll('.legend-item text'), (text) => {
+        const b = (text as SVGTextElement).getBBox();
+        return {
+          right: b.x + b.width,
+          bottom: b.y + b.height,
+          width: box.width,
+          height: box.height,
+        };
+      });
+    });
+    expect(fit).toHaveLength(20);
+    for (const entry of fit) {
+      expect(entry.right).toBeLessThanOrEqual(entry.width);
+      expect(entry.bottom).toBeLessThanOrEqual(entry.height);
     }
   });
 });
