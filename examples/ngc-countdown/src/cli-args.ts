@@ -10,6 +10,11 @@ export function labelledDirectory(
   return [...previous, [value.slice(0, at), value.slice(at + 1)]];
 }
 
+/** Commander parser of a comma-separated list of labels. */
+export function labels(value: string): string[] {
+  return value.split(',');
+}
+
 /** Commander parser of an integer flag. */
 export function integer(value: string): number {
   const n = Number(value);

@@ -11,7 +11,7 @@ import { withEvictionRateTag } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
-import { integer, labelledDirectory, positiveInteger, rates } from './cli-args';
+import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';
 import { BASELINE_HEURISTICS, evalPolicy, SNAPKV_WINDOW, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
@@ -24,12 +24,9 @@ const program = new Command()
   .requiredOption('--baseline <dir>', 'full-cache RL model (no-evict): heuristics and upper bound')
   .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelledDirectory, [])
   .option('--base <dir>', 'the SFT task model (full cache, for context)', '../../models/countdown')
-  .option(
-    '--heuristics-on <labels>',
-    'models the heuristics run on (sft, no-evict)',
-    (v: string) => v.split(','),
-    ['no-evict'],
-  )
+  .option('--heuristics-on <labels>', 'models the heuristics run on (sft, no-evict)', labels, [
+    'no-evict',
+  ])
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
   .option('--examples <n>', 'held-out problems', positiveInteger, 256)
   .option('--eval-seed <n>', 'task seed of the held-out problems', integer, 0)
@@ -97,14 +94,14 @@ interface Loaded {
   readonly tokenizer: Tokenizer;
   /** Trained with the eviction-rate tag in its prompts (§5.3). */
   readonly interoception: boolean;
-  /** NGC's block size and window as trained (the evaluation's own for sft and no-evict). */
-  readonly ngc: { readonly blockSize: number; readonly window: number };
+  /** NGC's block size and window as trained (runs only: NGC is evaluated on runs). */
+  readonly ngc?: { readonly blockSize: number; readonly window: number };
 }
 const loaded = new Map<string, Loaded>();
 const modelFor = async (label: string): Promise<Loaded> => {
   const source = models.find(([name]) => name === label)![1];
   if (typeof source !== 'string')
-    return { model: source, tokenizer: task.tokenizer, interoception: false, ngc: schedule };
+    return { model: source, tokenizer: task.tokenizer, interoception: false };
   if (!loaded.has(label)) {
     const { model, tokenizer } = await readModelDirectory(source);
     const run = JSON.parse(await readFile(join(source, NGC_RUN_FILE), 'utf8'));

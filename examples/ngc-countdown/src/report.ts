@@ -6,7 +6,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
 import { Command } from 'commander';
-import { labelledDirectory, rate } from './cli-args';
+import { labelledDirectory, labels, rate } from './cli-args';
 import type { EvalResults } from './eval-results';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './train-run';
@@ -21,11 +21,7 @@ const o = new Command()
     [],
   )
   .option('--rate <x>', 'the rate of the main comparison', rate, 0.5)
-  .option(
-    '--curves <labels>',
-    'runs whose training curves to plot (default: every --run)',
-    (v: string) => v.split(','),
-  )
+  .option('--curves <labels>', 'runs whose training curves to plot (default: every --run)', labels)
   .option('--out <dir>', 'report directory', 'out/report')
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
   .opts<{

@@ -120,11 +120,8 @@ describe('train → evaluate → report', () => {
       settings: { examples: 4, evalSeed: 0, ...schedule },
       cells,
     };
-    const report = ngcReport(
-      results,
-      [{ label: 'ngc', settings: run.settings, history: run.history }],
-      0.5,
-    );
+    const runs = [{ label: 'ngc', settings: run.settings, history: run.history }];
+    const report = ngcReport(results, runs, 0.5);
     expect(report.markdown).toContain('| ngc | ngc |');
     expect(report.markdown).toContain('| ngc | ngc | 2 | 2 | log τ = 0.5 | 2 × 2 | 2 |');
     expect(report.markdown).toContain('| no-evict | snapkv |');
@@ -135,8 +132,7 @@ describe('train → evaluate → report', () => {
       'training-reward.svg',
     ]);
     for (const svg of Object.values(report.figures)) expect(svg.startsWith('<svg')).toBe(true);
-    const runs = [{ label: 'ngc', settings: run.settings, history: run.history }];
-    expect(() => ngcReport({ ...results, cells }, runs, 0.5, ['ngc', 'nope'])).toThrow(
+    expect(() => ngcReport(results, runs, 0.5, ['ngc', 'nope'])).toThrow(
       /curveLabels.*nope|nope.*curveLabels/,
     );
     trained.model.dispose();
