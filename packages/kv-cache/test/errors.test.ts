@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { cacheGeometry, KVCache, type KVCacheOptions } from '../src/index';
-import { appendTokens, expectLetheError, smallCache, tokenBatch } from './helpers';
+import { appendTokens, smallCache, tokenBatch } from './helpers';
 
 const geometry = { layers: 1, kvHeads: 2, headDim: 2, pageSize: 4 };
 

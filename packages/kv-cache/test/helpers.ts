@@ -1,4 +1,3 @@
-import { expect } from 'vitest';
 import { cacheGeometry, KVCache, type KVCacheOptions } from '../src/index';
 
 /** Small deterministic PRNG (mulberry32) for test data; independent of the code under test. */
@@ -112,19 +111,4 @@ export function smallCache(
     queryHeads: kvHeads,
     ...rest,
   });
-}
-
-/** Asserts that `fn` throws a LetheError with `code` (and `argument` when given). */
-export function expectLetheError(fn: () => unknown, code: string, argument?: string): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown, `expected ${code}`).toBeInstanceOf(Error);
-  const error = thrown as { code?: string; argument?: string; name?: string };
-  expect(error.name).toBe('LetheError');
-  expect(error.code).toBe(code);
-  if (argument !== undefined) expect(error.argument).toBe(argument);
 }

@@ -1,9 +1,9 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cacheGeometry, KVCache } from '../src/index';
 import {
   appendTokens,
-  expectLetheError,
   gateAt,
   keyAt,
   mulberry32,

@@ -1,8 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { cacheGeometry, KVCache, NO_NEEDS, type ObservationNeeds } from '../src/index';
 import {
   appendTokens,
-  expectLetheError,
   gateAt,
   keyAt,
   mulberry32,

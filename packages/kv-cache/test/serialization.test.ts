@@ -1,10 +1,11 @@
 import { crc32 as zlibCrc32 } from 'node:zlib';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc32 } from '../src/cache/crc32';
 import { CACHE_FORMAT_VERSION, cacheGeometry, KVCache } from '../src/index';
 import { drive, optionsArb, workloadArb } from './driver';
-import { appendTokens, expectLetheError, mulberry32 } from './helpers';
+import { appendTokens, mulberry32 } from './helpers';
 
 /** Everything observable about a cache, as plain data. */
 function snapshot(cache: KVCache): unknown {

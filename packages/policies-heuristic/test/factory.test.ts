@@ -1,7 +1,7 @@
 import { ScorerPolicy } from '@lethe/kv-cache';
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createHeuristic, HEURISTIC_NAMES, type HeuristicName, SnapKVPolicy } from '../src/index';
-import { expectLetheError } from './observation';
 
 describe('createHeuristic', () => {
   it('builds every listed method under its own name', () => {

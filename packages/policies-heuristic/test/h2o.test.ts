@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { H2OPolicy } from '../src/index';
-import { expectLetheError, keptOf, NO_RANDOM, observation, perHead } from './observation';
+import { keptOf, NO_RANDOM, observation, perHead } from './observation';
 
 /** One KV head shared by 2 query heads; 5 entries. */
 function h2oObservation(accumulated: number[], counts: number[]) {

@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { KNormPolicy, L2NormPolicy } from '../src/index';
-import { expectLetheError, keptOf, NO_RANDOM, observation, perEntry } from './observation';
+import { keptOf, NO_RANDOM, observation, perEntry } from './observation';
 
 const KEYS = [
   [3, 4],

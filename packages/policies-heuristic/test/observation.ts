@@ -1,6 +1,4 @@
 import type { KeepDecision, LayerObservation, RandomSource } from '@lethe/kv-cache';
-import { LetheError, type LetheErrorCode } from '@lethe/tensor';
-import { expect } from 'vitest';
 
 /** Shape options of a hand-built observation. */
 export interface ObservationShape {
@@ -78,19 +76,6 @@ export function lcg(seed: number): () => number {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state / 2 ** 32;
   };
-}
-
-/** Asserts that `fn` throws a LetheError with `code` (and `argument`, when given). */
-export function expectLetheError(fn: () => unknown, code: LetheErrorCode, argument?: string): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(LetheError);
-  expect((thrown as LetheError).code).toBe(code);
-  if (argument !== undefined) expect((thrown as LetheError).argument).toBe(argument);
 }
 
 /** The kept entries of head `h` of a decision (layer decisions share one set). */

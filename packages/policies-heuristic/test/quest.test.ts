@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { pageKeyBounds, pageUpperBounds, QuestSelector } from '../src/index';
-import { expectLetheError, lcg, observation, perEntry, range } from './observation';
+import { lcg, observation, perEntry, range } from './observation';
 
 const DIM = 4;
 

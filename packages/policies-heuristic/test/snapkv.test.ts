@@ -1,7 +1,8 @@
 import type { LayerObservation } from '@lethe/kv-cache';
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { SnapKVPolicy } from '../src/index';
-import { expectLetheError, keptOf, lcg, NO_RANDOM, observation, range } from './observation';
+import { keptOf, lcg, NO_RANDOM, observation, range } from './observation';
 
 const LIVE = 20;
 const WINDOW = 4;

@@ -1,7 +1,8 @@
 import type { LayerObservation } from '@lethe/kv-cache';
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { TOVAPolicy } from '../src/index';
-import { expectLetheError, keptOf, lcg, NO_RANDOM, observation, range } from './observation';
+import { keptOf, lcg, NO_RANDOM, observation, range } from './observation';
 
 /** `kvHeads` aligned heads of `live` entries, `group` query heads each, 3 observed queries. */
 function tovaObservation(

@@ -1,8 +1,9 @@
 import { KVCache } from '@lethe/kv-cache';
 import { Rng } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { blockScores, entryScores, sharedLiveCount } from '../src/index';
-import { attentionObservation, expectLetheError } from './helpers';
+import { attentionObservation } from './helpers';
 
 describe('entryScores', () => {
   // 2 KV heads, 4 query heads, 2 observed queries, 3 live entries at positions 3, 7, 9.

@@ -1,8 +1,9 @@
 import { initBackend, tf } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type GumbelRound, gumbelTopKLogProb, gumbelTopKLogProbTensor } from '../src/index';
-import { expectLetheError, lcg } from './helpers';
+import { lcg } from './helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,5 +1,6 @@
 import type { RandomSource } from '@lethe/kv-cache';
 import { Rng } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,7 +9,7 @@ import {
   gumbelTopKLogProb,
   sampleGumbelTopK,
 } from '../src/index';
-import { expectLetheError, naiveLogProb, orderedSequences } from './helpers';
+import { naiveLogProb, orderedSequences } from './helpers';
 
 const NEG = Number.NEGATIVE_INFINITY;
 

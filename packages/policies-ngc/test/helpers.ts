@@ -1,19 +1,4 @@
 import type { LayerObservation, RandomSource } from '@lethe/kv-cache';
-import { LetheError, type LetheErrorCode } from '@lethe/tensor';
-import { expect } from 'vitest';
-
-/** Asserts that `fn` throws a LetheError with `code` (and `argument`, when given). */
-export function expectLetheError(fn: () => unknown, code: LetheErrorCode, argument?: string): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(LetheError);
-  expect((thrown as LetheError).code).toBe(code);
-  if (argument !== undefined) expect((thrown as LetheError).argument).toBe(argument);
-}
 
 /** A source for code that must not draw. */
 export const NO_RANDOM: RandomSource = {

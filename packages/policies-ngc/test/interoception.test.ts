@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { evictionRateTag, withEvictionRateTag } from '../src/index';
-import { expectLetheError } from './helpers';
 
 describe('interoception tag (§5.3)', () => {
   it.each([

@@ -1,4 +1,5 @@
 import { initBackend, tf } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   blockLogits,
@@ -8,7 +9,6 @@ import {
   type NgcLogits,
   validateLogits,
 } from '../src/index';
-import { expectLetheError } from './helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,9 +1,9 @@
 import { DecoderModel, generate, resizeVocabulary } from '@lethe/model';
 import { initBackend } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metaTokenHook } from '../src/meta-token';
 import { NgcPolicy } from '../src/ngc-policy';
-import { expectLetheError } from './helpers';
 import { TINY_CONFIG, TINY_NGC } from './train/fixtures';
 
 const META = TINY_CONFIG.vocab_size;

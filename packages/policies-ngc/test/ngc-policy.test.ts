@@ -1,5 +1,6 @@
 import { blockCount, expandBlocks, type KeepDecision, NO_NEEDS } from '@lethe/kv-cache';
 import { Rng } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,13 +13,7 @@ import {
   type NgcPolicyOptions,
   ngcKeptBlocks,
 } from '../src/index';
-import {
-  attentionObservation,
-  expectLetheError,
-  NO_RANDOM,
-  range,
-  scoredObservation,
-} from './helpers';
+import { attentionObservation, NO_RANDOM, range, scoredObservation } from './helpers';
 
 const context = (sinceLastRound: number) => ({
   layer: 0,

@@ -1,7 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregate, poolAggregates } from '../../src/metrics/index';
-import { expectLetheError } from './expect-error';
 
 describe('aggregate', () => {
   it('gives the mean and sample standard deviation / √n', () => {

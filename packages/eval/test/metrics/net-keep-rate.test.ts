@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   keepFractions,
@@ -5,7 +6,6 @@ import {
   normalisedPrecision,
   realisedKeepRate,
 } from '../../src/metrics/index';
-import { expectLetheError } from './expect-error';
 
 describe('netKeepRate (SOL)', () => {
   it('averages the three realised axes when all are enabled', () => {

@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { meanPassAtK, passAtK } from '../../src/metrics/index';
-import { expectLetheError } from './expect-error';
 
 /** Fraction of all k-subsets of n samples (the first c correct) holding a correct sample. */
 function bruteForcePassAtK(n: number, c: number, k: number): number {

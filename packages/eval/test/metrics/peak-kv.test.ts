@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { peakKvReduction, realisedBudget } from '../../src/metrics/index';
-import { expectLetheError } from './expect-error';
 
 describe('peakKvReduction (NGC eq. 7)', () => {
   it('averages the per-example factor full peak / policy peak', () => {

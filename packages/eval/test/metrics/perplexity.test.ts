@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { perplexity } from '../../src/metrics/index';
-import { expectLetheError } from './expect-error';
 
 describe('perplexity', () => {
   it('is exp(mean NLL)', () => {

@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -5,7 +6,7 @@ import {
   type ArithmeticData,
   arithmeticTask,
 } from '../../src/tasks/arithmetic';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 const task = arithmeticTask();
 

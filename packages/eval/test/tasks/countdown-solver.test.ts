@@ -1,9 +1,9 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkCountdownExpression } from '../../src/tasks/countdown-expression';
 import { solveCountdown } from '../../src/tasks/countdown-solver';
 import { replayCountdownTrace } from './countdown-trace';
-import { expectLetheError } from './helpers';
 
 describe('solveCountdown', () => {
   it('writes the documented trace, backtracks included', () => {

@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,7 +9,7 @@ import {
 } from '../../src/tasks/countdown';
 import type { TaskExample } from '../../src/tasks/task';
 import { replayCountdownTrace } from './countdown-trace';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 const task = countdownTask();
 

@@ -1,8 +1,9 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LANGUAGE_MODEL_DEFAULTS, languageModelTask } from '../../src/tasks/language-model';
 import { STORY_CAST } from '../../src/tasks/story-grammar';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 const task = languageModelTask({ documentChars: 512, trainingChars: 20_000 });
 

@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createTask, isTaskName, TASK_NAMES } from '../../src/tasks/registry';
-import { expectLetheError } from './helpers';
 
 describe('task registry', () => {
   it('lists and creates every task', () => {

@@ -1,10 +1,11 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FILLER_SENTENCES } from '../../src/tasks/haystack';
 import { kvNeedleCount, needleLength, needleSentence } from '../../src/tasks/niah';
 import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
 import type { TaskExample } from '../../src/tasks/task';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 const LONGEST_FILLER = Math.max(...FILLER_SENTENCES.map((s) => s.length));
 

@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/tasks/seeded';
@@ -7,7 +8,7 @@ import {
   randomDigits,
   SYLLABLE_COUNT,
 } from '../../src/tasks/words';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 describe('SeededRandom', () => {
   it('is deterministic per (stream, seed, index) and independent across them', () => {

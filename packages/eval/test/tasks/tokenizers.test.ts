@@ -1,8 +1,9 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTask } from '../../src/tasks/registry';
 import { TASK_ALPHABETS, taskTokenizer } from '../../src/tasks/tokenizers';
-import { expectLetheError, indexArb, seedArb } from './helpers';
+import { indexArb, seedArb } from './helpers';
 
 const UNK = 3;
 

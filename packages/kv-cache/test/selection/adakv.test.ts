@@ -1,10 +1,10 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { budgetKeepCount, selectAdaKV, shareRoundedUp } from '../../src/selection/index';
 import {
   anchorsArbitrary,
   bruteRank,
-  expectLetheError,
   isAnchored,
   observationFromRows,
   padRows,

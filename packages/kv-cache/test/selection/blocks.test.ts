@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -6,7 +7,7 @@ import {
   expandBlocks,
   selectTopBlocks,
 } from '../../src/selection/index';
-import { anchorsArbitrary, expectLetheError, isAnchored, rowArbitrary } from './helpers';
+import { anchorsArbitrary, isAnchored, rowArbitrary } from './helpers';
 
 const modeArbitrary = fc.constantFrom<BlockAggregation>('mean', 'max', 'sum');
 

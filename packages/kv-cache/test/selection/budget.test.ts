@@ -1,7 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Budget, budgetKeepCount, validateBudget } from '../../src/selection/index';
-import { expectLetheError } from './helpers';
 
 describe('budget', () => {
   it('rounds keepRatio up and keeps at least one entry', () => {

@@ -1,7 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideKeep, meanOverHeads, selectTopK } from '../../src/selection/index';
-import { expectLetheError, observationFromRows, padRows, rowArbitrary } from './helpers';
+import { observationFromRows, padRows, rowArbitrary } from './helpers';
 
 const anchors = { sinks: 1, window: 1 };
 

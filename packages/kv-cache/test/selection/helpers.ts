@@ -1,20 +1,5 @@
-import { LetheError, type LetheErrorCode } from '@lethe/tensor';
 import fc from 'fast-check';
-import { expect } from 'vitest';
 import type { LayerObservation } from '../../src/policy/observation';
-
-/** Asserts that `fn` throws a LetheError with `code` (and `argument`, when given). */
-export function expectLetheError(fn: () => unknown, code: LetheErrorCode, argument?: string): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(LetheError);
-  expect((thrown as LetheError).code).toBe(code);
-  if (argument !== undefined) expect((thrown as LetheError).argument).toBe(argument);
-}
 
 /** One KV head's live row: scores with many ties (small integers) and increasing positions. */
 export interface Row {

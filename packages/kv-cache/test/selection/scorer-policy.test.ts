@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LayerObservation } from '../../src/policy/observation';
@@ -12,7 +13,7 @@ import {
   selectTopBlocks,
   selectTopK,
 } from '../../src/selection/index';
-import { expectLetheError, observationFromRows, padRows, rowArbitrary } from './helpers';
+import { observationFromRows, padRows, rowArbitrary } from './helpers';
 
 /** A test policy whose scores are given up front. */
 class FixedScores extends ScorerPolicy {

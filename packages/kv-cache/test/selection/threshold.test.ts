@@ -1,7 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { selectAboveThreshold } from '../../src/selection/index';
-import { anchorsArbitrary, expectLetheError, isAnchored, rowArbitrary } from './helpers';
+import { anchorsArbitrary, isAnchored, rowArbitrary } from './helpers';
 
 describe('selectAboveThreshold', () => {
   it('keeps exactly the anchors and the entries scoring at least the threshold', () => {

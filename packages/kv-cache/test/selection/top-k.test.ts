@@ -1,7 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { anchorMask, selectTopK, selectTopKRequired } from '../../src/selection/index';
-import { anchorsArbitrary, bruteRank, expectLetheError, isAnchored, rowArbitrary } from './helpers';
+import { anchorsArbitrary, bruteRank, isAnchored, rowArbitrary } from './helpers';
 
 /** Brute force: anchors, then the best others by a full sort, up to k in total. */
 function bruteTopK(

@@ -1,8 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TriggerContext } from '../../src/policy/eviction-policy';
 import { shouldTrigger, type Trigger, validateTrigger } from '../../src/selection/index';
-import { expectLetheError } from './helpers';
 
 function context(liveCounts: number[], sinceLastRound: number): TriggerContext {
   return { layer: 0, step: 100, liveCounts: Int32Array.from(liveCounts), sinceLastRound };

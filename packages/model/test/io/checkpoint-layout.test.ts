@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   checkpointLayout,
@@ -8,7 +9,6 @@ import {
   type SafetensorsTensor,
   validateCheckpoint,
 } from '../../src/io';
-import { expectLetheError } from './helpers';
 
 const llama = defaultConfig({
   vocab_size: 10,

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '@lethe/tensor';
+import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type Checkpoint,
@@ -15,7 +16,7 @@ import {
   serializeSafetensors,
 } from '../../src/io';
 import { loadCheckpoint, saveCheckpoint } from '../../src/io/node';
-import { bytesOf, expectLetheError, expectLetheRejection } from './helpers';
+import { bytesOf } from './helpers';
 
 const config = defaultConfig({
   model_type: 'qwen2',

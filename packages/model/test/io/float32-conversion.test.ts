@@ -1,7 +1,8 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromFloat32, toFloat32 } from '../../src/io';
-import { bytesOf, expectLetheError } from './helpers';
+import { bytesOf } from './helpers';
 
 const f16 = (...bits: number[]) =>
   Array.from(toFloat32({ dtype: 'F16', shape: [bits.length], data: Uint16Array.from(bits) }));

@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { configToJson, defaultConfig, type ModelConfig, parseModelConfig } from '../../src/io';
-import { expectLetheError } from './helpers';
 
 /** Fields of TinyLlama-1.1B's config.json as published on the Hub. */
 const TINYLLAMA = {

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expectLetheRejection } from '@lethe/test-utils';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseSafetensors, serializeSafetensors } from '../../src/io';
 import {
@@ -9,7 +10,6 @@ import {
   writeFileAtomic,
   writeSafetensorsFile,
 } from '../../src/io/node';
-import { expectLetheRejection } from './helpers';
 
 let dir: string;
 beforeEach(async () => {

@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { MAX_HEADER_BYTES, parseSafetensors, serializeSafetensors } from '../../src/io';
-import { expectLetheError, fileBytes } from './helpers';
+import { fileBytes } from './helpers';
 
 const entry = (dtype: string, shape: number[], begin: number, end: number) =>
   JSON.stringify({ dtype, shape, data_offsets: [begin, end] });

@@ -1,4 +1,5 @@
 import { LetheError } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,7 +10,7 @@ import {
   serializeSafetensors,
 } from '../../src/io';
 import { decodeLittleEndian, encodeLittleEndian } from '../../src/io/little-endian';
-import { bytesOf, expectLetheError } from './helpers';
+import { bytesOf } from './helpers';
 
 const ELEMENT_BYTES: Record<SafetensorsDtype, number> = {
   BOOL: 1,

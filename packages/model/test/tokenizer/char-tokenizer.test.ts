@@ -1,7 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CHAR_SPECIAL_TOKENS, CharTokenizer, type Tokenizer } from '../../src/tokenizer';
-import { expectLetheError } from '../io/helpers';
 
 describe('CharTokenizer', () => {
   it('numbers special tokens 0..3, then the alphabet in order', () => {

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeSafetensors } from '../../src/io/index';
 import {
@@ -13,7 +14,7 @@ import {
   type SftCheckpoint,
 } from '../../src/train';
 import { directoryCheckpointStore, SFT_CHECKPOINT_FILE } from '../../src/train/node';
-import { bits, expectLetheError } from './helpers';
+import { bits } from './helpers';
 
 let root: string;
 

@@ -1,7 +1,8 @@
 import { initBackend, Rng, tf } from '@lethe/tensor';
+import { expectClose, expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { crossEntropyLoss } from '../../src/train';
-import { expectClose, expectLetheError, values } from './helpers';
+import { values } from './helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,8 +1,9 @@
 import { initBackend, Rng, tf } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nextTokenBatch, type SftExample, sampledBatches } from '../../src/train';
-import { expectLetheError, values } from './helpers';
+import { values } from './helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,6 +1,6 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { constantSchedule, warmupCosineSchedule, warmupLinearSchedule } from '../../src/train';
-import { expectLetheError } from './helpers';
 
 describe('learning-rate schedules', () => {
   it('constant: the same value at every step', () => {

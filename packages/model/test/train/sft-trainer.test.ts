@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend, Rng, tf } from '@lethe/tensor';
+import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSafetensorsFile } from '../../src/io/node';
 import {
@@ -18,7 +19,7 @@ import {
   warmupCosineSchedule,
 } from '../../src/train';
 import { directoryCheckpointStore, SFT_CHECKPOINT_FILE } from '../../src/train/node';
-import { bits, expectLetheError, expectLetheErrorAsync } from './helpers';
+import { bits } from './helpers';
 import { type BigramModel, bigramLoss, bigramModel, cyclicExamples, snapshot } from './tiny-models';
 
 const VOCAB = 8;
@@ -297,7 +298,7 @@ describe('SftTrainer', () => {
     const otherSeed = new SftTrainer(
       options(untouched, { seed: 8, checkpoint: directoryCheckpointStore(dir) }),
     );
-    await expectLetheErrorAsync(() => otherSeed.train(), 'E_CHECKPOINT', 'seed');
+    await expectLetheRejection(otherSeed.train(), 'E_CHECKPOINT', 'seed');
     expect(otherSeed.step).toBe(0);
     for (const [name, data] of snapshot(untouched))
       expect(bits(data)).toEqual(bits(initial.get(name)!));
@@ -310,13 +311,13 @@ describe('SftTrainer', () => {
         checkpoint: directoryCheckpointStore(dir),
       }),
     );
-    await expectLetheErrorAsync(() => shorter.train(), 'E_CHECKPOINT', 'steps');
+    await expectLetheRejection(shorter.train(), 'E_CHECKPOINT', 'steps');
     shorter.dispose();
 
     const wide = bigramModel(7, VOCAB, DIM + 1);
     models.push(wide);
     const wrongShape = new SftTrainer(options(wide, { checkpoint: directoryCheckpointStore(dir) }));
-    await expectLetheErrorAsync(() => wrongShape.train(), 'E_CHECKPOINT', 'embed.weight');
+    await expectLetheRejection(wrongShape.train(), 'E_CHECKPOINT', 'embed.weight');
     wrongShape.dispose();
 
     const extra = model(7);
@@ -327,7 +328,7 @@ describe('SftTrainer', () => {
       model: withExtra,
       checkpoint: directoryCheckpointStore(dir),
     });
-    await expectLetheErrorAsync(() => missing.train(), 'E_CHECKPOINT', 'extra.weight');
+    await expectLetheRejection(missing.train(), 'E_CHECKPOINT', 'extra.weight');
     missing.dispose();
     frozen.dispose();
 
@@ -345,7 +346,7 @@ describe('SftTrainer', () => {
     const future = new SftTrainer(
       options(model(7), { checkpoint: directoryCheckpointStore(versionDir) }),
     );
-    await expectLetheErrorAsync(() => future.train(), 'E_FORMAT', 'version');
+    await expectLetheRejection(future.train(), 'E_FORMAT', 'version');
     // resume: false ignores (and later overwrites) whatever is there.
     const fresh = new SftTrainer(
       options(model(7), {
@@ -369,7 +370,7 @@ describe('SftTrainer', () => {
       loss: (batch) => tf.tidy(() => tf.mul(finite(batch), Number.POSITIVE_INFINITY)),
     });
     const tensors = tf.memory().numTensors;
-    await expectLetheErrorAsync(() => trainer.train(), 'E_STATE', 'loss');
+    await expectLetheRejection(trainer.train(), 'E_STATE', 'loss');
     expect(tf.memory().numTensors).toBe(tensors);
     expect(trainer.step).toBe(0);
     for (const [name, data] of snapshot(m)) expect(bits(data)).toEqual(bits(before.get(name)!));
@@ -416,10 +417,10 @@ describe('SftTrainer', () => {
   it('refuses concurrent train() calls and saving without a directory', async () => {
     const trainer = new SftTrainer(options(model(11), { steps: 2 }));
     const running = trainer.train();
-    await expectLetheErrorAsync(() => trainer.train(), 'E_STATE', 'train');
+    await expectLetheRejection(trainer.train(), 'E_STATE', 'train');
     await running;
-    await expectLetheErrorAsync(() => trainer.saveCheckpoint(), 'E_STATE', 'checkpoint');
-    await expectLetheErrorAsync(() => trainer.restoreCheckpoint(), 'E_STATE', 'checkpoint');
+    await expectLetheRejection(trainer.saveCheckpoint(), 'E_STATE', 'checkpoint');
+    await expectLetheRejection(trainer.restoreCheckpoint(), 'E_STATE', 'checkpoint');
     trainer.dispose();
   });
 });

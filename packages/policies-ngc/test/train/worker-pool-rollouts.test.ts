@@ -1,6 +1,7 @@
 import { DecoderModel } from '@lethe/model';
 import { packSnapshot, RolloutError } from '@lethe/rl-grpo';
 import { initBackend, tf } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 // The pool's threads run dist/train-rollout-worker.js, which it finds next to its own module:
 // the pool and the worker come from this package's build (turbo builds before the tests).
@@ -12,7 +13,6 @@ import {
   NgcTrainer,
   type NgcTrainerOptions,
 } from '../../src/train/ngc-trainer';
-import { expectLetheError } from '../helpers';
 import { TINY_CONFIG, TINY_NGC, TOY_TASK, toyTrainerOptions } from './fixtures';
 
 const config = TINY_CONFIG;

@@ -1,9 +1,10 @@
+import { expectClose, expectLetheError } from '@lethe/test-utils';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/backend';
 import { AdamW, type AdamWOptions } from '../../src/optim/index';
 import { Rng } from '../../src/rng';
 import { tf } from '../../src/tf';
-import { expectClose, expectLetheError, values } from './helpers';
+import { values } from './helpers';
 
 interface Hyper {
   beta1: number;

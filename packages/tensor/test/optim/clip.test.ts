@@ -1,9 +1,10 @@
+import { expectClose, expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/backend';
 import { clipByGlobalNorm, globalNorm } from '../../src/optim/index';
 import { tf } from '../../src/tf';
-import { expectClose, expectLetheError, values } from './helpers';
+import { values } from './helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,0 +1,2 @@
+export { expectClose } from './close';
+export { expectLetheError, expectLetheRejection, type ThrownLetheError } from './lethe-error';
