@@ -21,8 +21,8 @@ export interface EvaluateMethodOptions {
   readonly tokenizer?: Tokenizer;
   /** The prompt text of an example (default its prompt; an interoception model adds its tag). */
   readonly promptText?: (example: TaskExample) => string;
-  /** A fresh policy per batch (`undefined`: the full cache). */
-  readonly policy: () => EvictionPolicy | undefined;
+  /** A fresh policy per batch, given the batch's examples (`undefined`: the full cache). */
+  readonly policy: (batch: readonly TaskExample[]) => EvictionPolicy | undefined;
   /** Sequences per `generate` call. */
   readonly batchSize: number;
   /** Sees every eviction round (e.g. to measure the policy's decisions). */
@@ -50,7 +50,7 @@ export async function evaluateMethod(options: EvaluateMethodOptions): Promise<Ex
       maxNewTokens: task.maxNewTokens,
       sampling: { temperature: 0 },
       stop,
-      eviction: options.policy(),
+      eviction: options.policy(batch),
       onEvictionRound: options.onEvictionRound,
     });
     batch.forEach((example, i) => {

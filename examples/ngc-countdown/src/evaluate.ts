@@ -15,7 +15,7 @@ import { integer, labelledDirectory, labels, positiveInteger, rates } from './cl
 import { BASELINE_HEURISTICS, evalPolicy, SNAPKV_WINDOW, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
-import { NGC_RUN_FILE } from './train-run';
+import { NGC_RUN_FILE } from './run-file';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const program = new Command()
@@ -27,7 +27,7 @@ const program = new Command()
   .option('--heuristics-on <labels>', 'models the heuristics run on (sft, no-evict)', labels, [
     'no-evict',
   ])
-  .option('--rates <list>', 'eviction rates ε per round', rates, [0.5, 0.6, 0.7, 0.8])
+  .option('--rates <list>', 'eviction rates ε per round', rates, [0.1, 0.2, 0.3, 0.4, 0.5])
   .option('--examples <n>', 'held-out problems', positiveInteger, 256)
   .option('--eval-seed <n>', 'task seed of the held-out problems', integer, 0)
   .option('--batch-size <n>', 'sequences per generate call', positiveInteger, 64)

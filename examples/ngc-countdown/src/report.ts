@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { labelledDirectory, labels, rate } from './cli-args';
 import type { EvalResults } from './eval-results';
 import { ngcReport, type RunHistory } from './report-content';
-import { NGC_RUN_FILE } from './train-run';
+import { NGC_RUN_FILE } from './run-file';
 
 const o = new Command()
   .name('ngc-countdown-report')

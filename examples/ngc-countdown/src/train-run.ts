@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskExample } from '@lethe/eval';
-import { loadTaskModel, writeModelDirectory } from '@lethe/eval/node';
+import { loadTaskModel, type TaskModel, writeModelDirectory } from '@lethe/eval/node';
 import { resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore } from '@lethe/model/node';
 import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
 import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
 import { assertInteger, LetheError } from '@lethe/tensor';
 import { countdownNgcTask } from './countdown-ngc-task';
+import { loadRunStart, type RunStart } from './init-from-run';
 import { interoceptionTokenizer } from './interoception-tokenizer';
+import { NGC_RUN_FILE } from './run-file';
 import { sftWarmup } from './sft-warmup';
 import type { TrainSettings } from './train-settings';
 
-/** File of a trained NGC model directory that records how it was trained. */
-export const NGC_RUN_FILE = 'lethe-ngc.json';
 /** Checkpoint file inside `<out>.state/`. */
 export const NGC_STATE_FILE = 'ngc-checkpoint.safetensors';
 
@@ -43,7 +43,10 @@ export interface TrainRunOptions {
  * that supervised warm-up (`sftWarmup`), skipped when resuming (the RL checkpoint holds the
  * weights).
  *
- * @throws LetheError `E_ARG` naming `threads` when it is not an integer ≥ 1.
+ * With `settings.init` it starts from that finished run's weights instead (`loadRunStart`).
+ *
+ * @throws LetheError `E_ARG` naming `threads` when it is not an integer ≥ 1, `model` for a task
+ *   model of another task, `init` for a run that cannot be continued (see `loadRunStart`).
  */
 export async function trainRun(
   settings: TrainSettings,
@@ -55,12 +58,14 @@ export async function trainRun(
     base.model.dispose();
     throw new LetheError('E_ARG', `is a ${base.task.name} model, not Countdown`, 'model');
   }
-  const tokenizer = settings.interoception
-    ? interoceptionTokenizer(base.tokenizer)
-    : base.tokenizer;
-  const model = settings.interoception
-    ? resizeVocabulary(base.model, tokenizer.vocabSize)
-    : base.model;
+  let start: RunStart;
+  try {
+    start = await startingPoint(settings, base);
+  } catch (error) {
+    base.model.dispose();
+    throw error;
+  }
+  const { model, tokenizer } = start;
   if (model !== base.model) base.model.dispose();
   const task = countdownNgcTask(
     base.task,
@@ -159,4 +164,18 @@ export async function trainRun(
     await pool?.close();
     model.dispose();
   }
+}
+
+/**
+ * The weights and tokenizer a run starts from: the trained model of `settings.init` when set,
+ * else the task model (`base.model` itself, or a copy with the vocabulary extended for the tag
+ * with interoception).
+ */
+async function startingPoint(settings: TrainSettings, base: TaskModel): Promise<RunStart> {
+  if (settings.init !== undefined) {
+    return loadRunStart(settings.init, base, settings.interoception);
+  }
+  if (!settings.interoception) return { model: base.model, tokenizer: base.tokenizer };
+  const tokenizer = interoceptionTokenizer(base.tokenizer);
+  return { model: resizeVocabulary(base.model, tokenizer.vocabSize), tokenizer };
 }

@@ -5,6 +5,11 @@ import type { NgcVariant } from '@lethe/policies-ngc/train';
 export interface TrainSettings {
   /** Task-model directory the run starts from (the SFT Countdown model). */
   readonly model: string;
+  /**
+   * A finished run of the same task model whose trained weights this run starts from (to go on
+   * with its curriculum); absent: the task model's own weights.
+   */
+  readonly init?: string;
   readonly variant: NgcVariant;
   readonly steps: number;
   readonly promptsPerStep: number;

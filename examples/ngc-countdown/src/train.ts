@@ -20,6 +20,7 @@ const program = new Command()
   )
   .requiredOption('--out <dir>', 'output model directory (state in <dir>.state/)')
   .option('--model <dir>', 'starting task model', '../../models/countdown')
+  .option('--init <run>', 'start from the weights of a finished run of --model (to continue it)')
   .option('--steps <n>', 'updates', integer, D.steps)
   .option('--prompts <n>', 'prompts per update', integer, D.promptsPerStep)
   .option('--group <n>', 'rollouts per prompt G', integer, D.groupSize)
@@ -71,6 +72,7 @@ const logits: NgcLogits =
   o.logits === 'score' ? { kind: 'score' } : { kind: o.logits, temperature: o.logitTemperature };
 const settings: TrainSettings = {
   model: o.model,
+  ...(o.init === undefined ? {} : { init: o.init }),
   variant: o.variant as NgcVariant,
   steps: o.steps,
   promptsPerStep: o.prompts,

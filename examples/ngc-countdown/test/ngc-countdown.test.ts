@@ -12,8 +12,9 @@ import { BASELINE_HEURISTICS, evalPolicy } from '../src/eval-policy';
 import { evaluateMethod } from '../src/evaluate-method';
 import { interoceptionTokenizer } from '../src/interoception-tokenizer';
 import { ngcReport } from '../src/report-content';
+import { NGC_RUN_FILE } from '../src/run-file';
 import { summarize } from '../src/summarize';
-import { NGC_RUN_FILE, trainRun } from '../src/train-run';
+import { trainRun } from '../src/train-run';
 import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
 
 const MODEL = fileURLToPath(new URL('../../../models/countdown', import.meta.url));

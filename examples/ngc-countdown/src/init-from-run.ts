@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readModelDirectory, type TaskModel } from '@lethe/eval/node';
+import type { CharTokenizer, DecoderModel } from '@lethe/model';
+import { LetheError } from '@lethe/tensor';
+import { NGC_RUN_FILE } from './run-file';
+
+/** The weights and tokenizer a run continues from. */
+export interface RunStart {
+  /** The trained model (the caller owns it: `dispose()` it when done). */
+  readonly model: DecoderModel;
+  readonly tokenizer: CharTokenizer;
+}
+
+/**
+ * Loads the trained model of an earlier run (a directory written by `trainRun`) so a new run
+ * continues from it, e.g. with a curriculum that goes on where the earlier one stopped.
+ *
+ * @param dir the earlier run's output directory.
+ * @param base the task model the new run names; the earlier run must have started from the
+ *   same one (equal `lethe-model.json`).
+ * @param interoception whether the new run tags its prompts; the earlier run must agree (the
+ *   tag extends the vocabulary).
+ * @throws LetheError `E_ARG` naming `init` when `dir` is not a finished run, started from another
+ *   task model, or disagrees on interoception; the errors of `readModelDirectory` for its files.
+ */
+export async function loadRunStart(
+  dir: string,
+  base: TaskModel,
+  interoception: boolean,
+): Promise<RunStart> {
+  const path = join(dir, NGC_RUN_FILE);
+  let run: { baseModel?: unknown; settings?: { interoception?: unknown } };
+  try {
+    run = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new LetheError(
+      'E_ARG',
+      `${dir} is not a finished NGC run (${path}: ${(error as Error).message})`,
+      'init',
+    );
+  }
+  if (JSON.stringify(run.baseModel) !== JSON.stringify(base.manifest)) {
+    throw new LetheError(
+      'E_ARG',
+      `${dir} was trained from another task model than ${base.dir}`,
+      'init',
+    );
+  }
+  if (run.settings?.interoception !== interoception) {
+    throw new LetheError(
+      'E_ARG',
+      `${dir} was trained ${interoception ? 'without' : 'with'} interoception; the new run must agree`,
+      'init',
+    );
+  }
+  const { model, tokenizer } = await readModelDirectory(dir);
+  return { model, tokenizer: tokenizer! };
+}
