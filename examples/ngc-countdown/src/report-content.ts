@@ -42,11 +42,11 @@ function runsTable(runs: readonly RunHistory[]): string[] {
   return [
     '## Runs',
     '',
-    '| run | variant | b | w | logits | prompts × G | updates | lr | retention | interoception | SFT warm-up |',
-    '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|',
+    '| run | variant | b | w | logits | prompts × G | updates | lr | retention | interoception | SFT warm-up | seed | starts from |',
+    '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|--:|---|',
     ...runs.map(
       ({ label, settings: s }) =>
-        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps} |`,
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps} | ${s.seed} | ${s.init === undefined ? 'task model' : `run \`${s.init}\``} |`,
     ),
     '',
   ];

@@ -61,6 +61,13 @@ describe('ngcReport', () => {
     expect(some).toContain('ngc (NGC');
   });
 
+  it("lists each run's seed and starting point", () => {
+    const continued = run('ngc-cont', { seed: 1, init: 'runs/ngc' });
+    const { markdown } = ngcReport(results, [...runs, continued], 0.5);
+    expect(markdown).toMatch(/\| ngc \| ngc \|.* \| 0 \| task model \|\n/);
+    expect(markdown).toMatch(/\| ngc-cont \| ngc \|.* \| 1 \| run `runs\/ngc` \|\n/);
+  });
+
   it('orders every NGC-family model when no ablation run is given', () => {
     const { markdown } = ngcReport(results, [runs[1]!, runs[4]!], 0.5, []);
     expect(markdown).toContain('): token-only 20.0% = dropout 20.0% < ngc 40.0% < ngc-w5 90.0%.');
