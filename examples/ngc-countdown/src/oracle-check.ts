@@ -14,7 +14,7 @@ import { PromptOraclePolicy, problemPositions } from './prompt-oracle';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
-const o = new Command()
+const program = new Command()
   .name('ngc-countdown-oracle-check')
   .description('Accuracy of the task-aware prompt oracle (a diagnostic) on trained models.')
   .option('--base <dir>', 'the SFT task model (task and tokenizer)', '../../models/countdown')
@@ -27,14 +27,14 @@ const o = new Command()
   .option('--examples <n>', 'held-out problems', positiveInteger, 256)
   .option('--rates <list>', 'eviction rates ε', rates, [0.3, 0.4, 0.5])
   .option('--cadence <n>', 'eviction cadence δ', positiveInteger, D.cadence)
-  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
-  .opts<{
-    base: string;
-    model: [string, string][];
-    examples: number;
-    rates: number[];
-    cadence: number;
-  }>();
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+const o = program.opts<{
+  base: string;
+  model: [string, string][];
+  examples: number;
+  rates: number[];
+  cadence: number;
+}>();
 
 await initBackend('wasm');
 const base = await loadTaskModel(o.base);
@@ -44,7 +44,12 @@ const models = o.model.length === 0 ? [['sft', o.base] as [string, string]] : o.
 console.log('| model | full cache | ε | prompt oracle | peak reduction |');
 console.log('|---|--:|--:|--:|--:|');
 for (const [label, dir] of models) {
-  const { model } = dir === o.base ? base : await readModelDirectory(dir);
+  const { model, tokenizer } = dir === o.base ? base : await readModelDirectory(dir);
+  if (tokenizer?.vocabSize !== task.tokenizer.vocabSize) {
+    program.error(
+      `error: --model ${label}: its tokenizer is not the task's (an interoception run?)`,
+    );
+  }
   const full = await evaluateMethod({
     model,
     task,
