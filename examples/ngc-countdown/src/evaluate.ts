@@ -15,6 +15,7 @@ import { integer, labelledDirectory, labels, positiveInteger, rates } from './cl
 import { BASELINE_HEURISTICS, evalPolicy, SNAPKV_WINDOW, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
+import { interoceptionTokenizer } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
@@ -105,10 +106,14 @@ const modelFor = async (label: string): Promise<Loaded> => {
   if (!loaded.has(label)) {
     const { model, tokenizer } = await readModelDirectory(source);
     const run = JSON.parse(await readFile(join(source, NGC_RUN_FILE), 'utf8'));
+    const interoception = run.settings.interoception === true;
     loaded.set(label, {
       model,
-      tokenizer: tokenizer!,
-      interoception: run.settings.interoception === true,
+      // A saved tokenizer is the plain alphabet; a markup-tag run reads the tag's markup as tokens.
+      tokenizer: interoception
+        ? interoceptionTokenizer(tokenizer!, run.settings.tagTokens ?? 'characters')
+        : tokenizer!,
+      interoception,
       ngc: trainedNgcShape(run.settings, schedule.cadence, source),
     });
   }

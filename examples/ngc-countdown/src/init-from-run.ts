@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { readModelDirectory, type TaskModel } from '@lethe/eval/node';
 import type { CharTokenizer, DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
+import { interoceptionTokenizer } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
+import type { TrainSettings } from './train-settings';
 
 /** The weights and tokenizer a run continues from. */
 export interface RunStart {
@@ -19,18 +21,19 @@ export interface RunStart {
  * @param dir the earlier run's output directory.
  * @param base the task model the new run names; the earlier run must have started from the
  *   same one (equal `lethe-model.json`).
- * @param interoception whether the new run tags its prompts; the earlier run must agree (the
- *   tag extends the vocabulary).
+ * @param settings the new run's tag settings; the earlier run must agree on whether prompts are
+ *   tagged and how the tag is tokenized (both shape the vocabulary).
  * @throws LetheError `E_ARG` naming `init` when `dir` is not a finished run, started from another
- *   task model, or disagrees on interoception; the errors of `readModelDirectory` for its files.
+ *   task model, or disagrees on the tag; the errors of `readModelDirectory` for its files.
  */
 export async function loadRunStart(
   dir: string,
   base: TaskModel,
-  interoception: boolean,
+  settings: Pick<TrainSettings, 'interoception' | 'tagTokens'>,
 ): Promise<RunStart> {
+  const { interoception, tagTokens } = settings;
   const path = join(dir, NGC_RUN_FILE);
-  let run: { baseModel?: unknown; settings?: { interoception?: unknown } };
+  let run: { baseModel?: unknown; settings?: { interoception?: unknown; tagTokens?: unknown } };
   try {
     run = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
@@ -54,6 +57,16 @@ export async function loadRunStart(
       'init',
     );
   }
+  if (interoception && (run.settings?.tagTokens ?? 'characters') !== tagTokens) {
+    throw new LetheError(
+      'E_ARG',
+      `${dir} tokenized the tag as ${String(run.settings?.tagTokens ?? 'characters')}, the new run as ${tagTokens}`,
+      'init',
+    );
+  }
   const { model, tokenizer } = await readModelDirectory(dir);
-  return { model, tokenizer: tokenizer! };
+  return {
+    model,
+    tokenizer: interoception ? interoceptionTokenizer(tokenizer!, tagTokens) : tokenizer!,
+  };
 }

@@ -1,20 +1,58 @@
-import { CharTokenizer } from '@lethe/model';
+import { CharTokenizer, type DecodeOptions, type EncodeOptions } from '@lethe/model';
 import { evictionRateTag } from '@lethe/policies-ngc';
 
 /**
- * The task tokenizer extended (at the end, so old ids keep their meaning) with every character
- * the `<eviction_rate>p%</eviction_rate>` tag can use that the alphabet lacks — for Countdown
- * `<`, `>`, `_`, `%` and the letters of "eviction". The model gets the matching new embedding
- * rows with `resizeVocabulary`.
+ * How the `<eviction_rate>p%</eviction_rate>` tag is tokenized: one token per character (33
+ * for `50%`), or its two markup strings as one token each (5 for `50%`: open, `5`, `0`, `%`,
+ * close) — what a subword vocabulary would give an LLM, and the tag's cost at the paper's scale.
  */
-export function interoceptionTokenizer(tokenizer: CharTokenizer): CharTokenizer {
+export type TagTokens = 'characters' | 'markup';
+
+const OPEN = '<eviction_rate>';
+const CLOSE = '</eviction_rate>';
+/** The characters that stand for {@link OPEN} and {@link CLOSE} in a markup tokenizer. */
+const OPEN_TOKEN = '⟨';
+const CLOSE_TOKEN = '⟩';
+
+/**
+ * The task tokenizer extended (at the end, so old ids keep their meaning) with what the tag
+ * needs that the alphabet lacks — with `characters`, every character of the tag (for Countdown
+ * `<`, `>`, `_`, `%` and the letters of "eviction"); with `markup`, `%` and the two markup
+ * tokens ({@link TagMarkupTokenizer}). The model gets the matching new embedding rows with
+ * `resizeVocabulary`. Applied to a tokenizer it already extended, it returns the same ids.
+ */
+export function interoceptionTokenizer(
+  tokenizer: CharTokenizer,
+  tagTokens: TagTokens = 'characters',
+): CharTokenizer {
   const alphabet = [...tokenizer.alphabet];
   const have = new Set(alphabet);
-  for (const char of `${evictionRateTag(0.125)}0123456789`) {
+  const needed =
+    tagTokens === 'markup'
+      ? `%0123456789${OPEN_TOKEN}${CLOSE_TOKEN}`
+      : `${evictionRateTag(0.125)}0123456789`;
+  for (const char of needed) {
     if (!have.has(char)) {
       alphabet.push(char);
       have.add(char);
     }
   }
-  return new CharTokenizer(alphabet.join(''));
+  const text = alphabet.join('');
+  return tagTokens === 'markup' ? new TagMarkupTokenizer(text) : new CharTokenizer(text);
+}
+
+/**
+ * A character tokenizer that reads the tag's markup strings `<eviction_rate>` and
+ * `</eviction_rate>` as one token each (the characters `⟨` and `⟩` of its alphabet); `decode`
+ * writes them back, so `decode(encode(text)) === text`. Its `tokenizer.json` is the plain
+ * character alphabet: rebuild one from a saved alphabet with {@link interoceptionTokenizer}.
+ */
+export class TagMarkupTokenizer extends CharTokenizer {
+  override encode(text: string, options?: EncodeOptions): Int32Array {
+    return super.encode(text.replaceAll(OPEN, OPEN_TOKEN).replaceAll(CLOSE, CLOSE_TOKEN), options);
+  }
+
+  override decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
+    return super.decode(ids, options).replaceAll(OPEN_TOKEN, OPEN).replaceAll(CLOSE_TOKEN, CLOSE);
+  }
 }

@@ -46,7 +46,7 @@ function runsTable(runs: readonly RunHistory[]): string[] {
     '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|--:|---|',
     ...runs.map(
       ({ label, settings: s }) =>
-        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? 'yes' : 'no'} | ${s.sftWarmupSteps} | ${s.seed} | ${s.init === undefined ? 'task model' : `run \`${s.init}\``} |`,
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? `yes (${s.tagTokens ?? 'characters'})` : 'no'} | ${s.sftWarmupSteps} | ${s.seed} | ${s.init === undefined ? 'task model' : `run \`${s.init}\``} |`,
     ),
     '',
   ];

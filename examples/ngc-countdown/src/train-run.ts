@@ -173,9 +173,9 @@ export async function trainRun(
  */
 async function startingPoint(settings: TrainSettings, base: TaskModel): Promise<RunStart> {
   if (settings.init !== undefined) {
-    return loadRunStart(settings.init, base, settings.interoception);
+    return loadRunStart(settings.init, base, settings);
   }
   if (!settings.interoception) return { model: base.model, tokenizer: base.tokenizer };
-  const tokenizer = interoceptionTokenizer(base.tokenizer);
+  const tokenizer = interoceptionTokenizer(base.tokenizer, settings.tagTokens);
   return { model: resizeVocabulary(base.model, tokenizer.vocabSize), tokenizer };
 }

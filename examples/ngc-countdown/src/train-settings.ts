@@ -1,5 +1,6 @@
 import type { NgcLogits } from '@lethe/policies-ngc';
 import type { NgcVariant } from '@lethe/policies-ngc/train';
+import type { TagTokens } from './interoception-tokenizer';
 
 /** Everything a training run is made of; recorded with the trained model. */
 export interface TrainSettings {
@@ -35,6 +36,8 @@ export interface TrainSettings {
   readonly minLengthPenalty: boolean;
   /** Append `<eviction_rate>p%</eviction_rate>` to every prompt (§5.3); extends the vocabulary. */
   readonly interoception: boolean;
+  /** How the tag is tokenized (`interoceptionTokenizer`); absent in runs recorded before it existed. */
+  readonly tagTokens: TagTokens;
   /** Supervised updates before RL (`sftWarmup`; tagged prompts with interoception). */
   readonly sftWarmupSteps: number;
   readonly seed: number;
@@ -78,6 +81,7 @@ export const DEFAULT_TRAIN_SETTINGS: Omit<TrainSettings, 'model' | 'variant'> = 
   microBatch: 16,
   minLengthPenalty: true,
   interoception: false,
+  tagTokens: 'characters',
   sftWarmupSteps: 0,
   seed: 0,
   checkpointEvery: 5,

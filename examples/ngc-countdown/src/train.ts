@@ -62,12 +62,20 @@ const program = new Command()
     integer,
     D.sftWarmupSteps,
   )
+  .addOption(
+    new Option('--tag-tokens <kind>', 'how the interoception tag is tokenized')
+      .choices(['characters', 'markup'])
+      .default(D.tagTokens),
+  )
   .option('--seed <n>', 'seed', integer, D.seed)
   .option('--checkpoint-every <n>', 'updates between checkpoints', integer, D.checkpointEvery)
   .option('--threads <n>', 'rollout worker threads (1: in this thread)', integer, 1)
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
+if (o.tagTokens !== D.tagTokens && !o.interoception) {
+  program.error('error: --tag-tokens only applies with --interoception');
+}
 const logits: NgcLogits =
   o.logits === 'score' ? { kind: 'score' } : { kind: o.logits, temperature: o.logitTemperature };
 const settings: TrainSettings = {
@@ -95,6 +103,7 @@ const settings: TrainSettings = {
   microBatch: o.microBatch,
   minLengthPenalty: o.minLengthPenalty,
   interoception: o.interoception,
+  tagTokens: o.tagTokens,
   sftWarmupSteps: o.sftWarmup,
   seed: o.seed,
   checkpointEvery: o.checkpointEvery,
