@@ -15,7 +15,7 @@ import { integer, labelledDirectory, labels, positiveInteger, rates } from './cl
 import { BASELINE_HEURISTICS, evalPolicy, SNAPKV_WINDOW, trainedNgcShape } from './eval-policy';
 import { cellKey, openResults, saveResults } from './eval-results';
 import { evaluateMethod } from './evaluate-method';
-import { interoceptionTokenizer } from './interoception-tokenizer';
+import { runTokenizer } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
@@ -109,10 +109,7 @@ const modelFor = async (label: string): Promise<Loaded> => {
     const interoception = run.settings.interoception === true;
     loaded.set(label, {
       model,
-      // A saved tokenizer is the plain alphabet; a markup-tag run reads the tag's markup as tokens.
-      tokenizer: interoception
-        ? interoceptionTokenizer(tokenizer!, run.settings.tagTokens ?? 'characters')
-        : tokenizer!,
+      tokenizer: runTokenizer(tokenizer!, run.settings),
       interoception,
       ngc: trainedNgcShape(run.settings, schedule.cadence, source),
     });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readModelDirectory, type TaskModel } from '@lethe/eval/node';
 import type { CharTokenizer, DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
-import { interoceptionTokenizer } from './interoception-tokenizer';
+import { recordedTagTokens, runTokenizer, type TagTokens } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
 import type { TrainSettings } from './train-settings';
 
@@ -33,7 +33,7 @@ export async function loadRunStart(
 ): Promise<RunStart> {
   const { interoception, tagTokens } = settings;
   const path = join(dir, NGC_RUN_FILE);
-  let run: { baseModel?: unknown; settings?: { interoception?: unknown; tagTokens?: unknown } };
+  let run: { baseModel?: unknown; settings?: { interoception?: boolean; tagTokens?: TagTokens } };
   try {
     run = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
@@ -57,16 +57,17 @@ export async function loadRunStart(
       'init',
     );
   }
-  if (interoception && (run.settings?.tagTokens ?? 'characters') !== tagTokens) {
+  const recorded = recordedTagTokens(run.settings);
+  if (interoception && recorded !== tagTokens) {
     throw new LetheError(
       'E_ARG',
-      `${dir} tokenized the tag as ${String(run.settings?.tagTokens ?? 'characters')}, the new run as ${tagTokens}`,
+      `${dir} tokenized the tag as ${recorded}, the new run as ${tagTokens}`,
       'init',
     );
   }
   const { model, tokenizer } = await readModelDirectory(dir);
   return {
     model,
-    tokenizer: interoception ? interoceptionTokenizer(tokenizer!, tagTokens) : tokenizer!,
+    tokenizer: runTokenizer(tokenizer!, run.settings),
   };
 }

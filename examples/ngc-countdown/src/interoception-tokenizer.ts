@@ -41,11 +41,29 @@ export function interoceptionTokenizer(
   return tagTokens === 'markup' ? new TagMarkupTokenizer(text) : new CharTokenizer(text);
 }
 
+/** How a recorded run tokenized its tag (runs recorded before the setting existed: `characters`). */
+export function recordedTagTokens(settings: { readonly tagTokens?: TagTokens }): TagTokens {
+  return settings.tagTokens ?? 'characters';
+}
+
+/**
+ * The tokenizer a finished run used, rebuilt from the plain alphabet its directory saved (a
+ * markup-tag run reads the tag's markup as tokens again).
+ */
+export function runTokenizer(
+  saved: CharTokenizer,
+  settings: { readonly interoception?: boolean; readonly tagTokens?: TagTokens },
+): CharTokenizer {
+  return settings.interoception === true
+    ? interoceptionTokenizer(saved, recordedTagTokens(settings))
+    : saved;
+}
+
 /**
  * A character tokenizer that reads the tag's markup strings `<eviction_rate>` and
  * `</eviction_rate>` as one token each (the characters `⟨` and `⟩` of its alphabet); `decode`
  * writes them back, so `decode(encode(text)) === text`. Its `tokenizer.json` is the plain
- * character alphabet: rebuild one from a saved alphabet with {@link interoceptionTokenizer}.
+ * character alphabet: rebuild one from a saved alphabet with {@link runTokenizer}.
  */
 export class TagMarkupTokenizer extends CharTokenizer {
   override encode(text: string, options?: EncodeOptions): Int32Array {

@@ -2,6 +2,7 @@ import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import { LetheError } from '@lethe/tensor';
 import type { EvalCell, EvalResults } from './eval-results';
+import { recordedTagTokens } from './interoception-tokenizer';
 import { type MethodSummary, summarize } from './summarize';
 import type { TrainSettings } from './train-settings';
 
@@ -46,7 +47,7 @@ function runsTable(runs: readonly RunHistory[]): string[] {
     '|---|---|--:|--:|---|--:|--:|--:|---|---|--:|--:|---|',
     ...runs.map(
       ({ label, settings: s }) =>
-        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? `yes (${s.tagTokens ?? 'characters'})` : 'no'} | ${s.sftWarmupSteps} | ${s.seed} | ${s.init === undefined ? 'task model' : `run \`${s.init}\``} |`,
+        `| ${label} | ${s.variant} | ${s.blockSize} | ${s.window} | ${logits(s)} | ${s.promptsPerStep} × ${s.groupSize} | ${s.steps} | ${s.lr} | ${s.retention[0]} → ${s.retention.at(-1)} (${s.stageSteps} per stage) | ${s.interoception ? `yes (${recordedTagTokens(s)})` : 'no'} | ${s.sftWarmupSteps} | ${s.seed} | ${s.init === undefined ? 'task model' : `run \`${s.init}\``} |`,
     ),
     '',
   ];
