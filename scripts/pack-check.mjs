@@ -2,10 +2,19 @@
 // Packs every publishable package, installs the tarballs into an empty project with npm, and
 // checks that each package imports under ESM and CJS and type-checks under TypeScript's
 // node16 resolution from both module kinds — what a user of a single package experiences.
+// Then it prints what each main entry costs: its import time and its install closure.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const packagesDir = join(root, 'packages');
@@ -26,6 +35,71 @@ const run = (cmd, args, cwd) =>
     encoding: 'utf8',
     shell: process.platform === 'win32',
   });
+const readManifest = (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+
+/** Milliseconds `import(name)` takes in a fresh `node` started in `app`: the median of 3. */
+function importMs(app, name) {
+  const code = `const t = performance.now(); await import('${name}'); console.log(performance.now() - t);`;
+  const times = [0, 1, 2].map(() =>
+    Number(run(process.execPath, ['--input-type=module', '-e', code], app)),
+  );
+  return times.sort((a, b) => a - b)[1];
+}
+
+/** Where Node would find package `name` from `dir`: the nearest `node_modules/<name>` above. */
+function findPackage(name, dir, app) {
+  for (let at = dir; at.startsWith(app); at = dirname(at)) {
+    const candidate = join(at, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+  }
+  return undefined;
+}
+
+/** Bytes of the files under `dir`, without its nested `node_modules` (packages of their own). */
+function treeBytes(dir) {
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules') continue;
+    const path = join(dir, entry.name);
+    bytes += entry.isDirectory() ? treeBytes(path) : lstatSync(path).size;
+  }
+  return bytes;
+}
+
+/**
+ * The install closure of package `name` in `app`: the package and every package reachable
+ * through `dependencies` and non-optional `peerDependencies`, each counted once.
+ */
+function closure(app, name) {
+  const seen = new Set();
+  let bytes = 0;
+  const visit = (dep, from) => {
+    const dir = findPackage(dep, from, app);
+    if (dir === undefined) throw new Error(`${dep} (needed from ${from}) is not installed`);
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    bytes += treeBytes(dir);
+    const manifest = readManifest(dir);
+    const optional = manifest.peerDependenciesMeta ?? {};
+    const peers = Object.keys(manifest.peerDependencies ?? {}).filter(
+      (p) => !optional[p]?.optional,
+    );
+    for (const next of [...Object.keys(manifest.dependencies ?? {}), ...peers]) visit(next, dir);
+  };
+  visit(name, app);
+  return { packages: seen.size, bytes };
+}
+
+/** Prints rows of cells as a table with aligned columns (text left, numbers right). */
+function printTable(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  for (const row of rows) {
+    const cells = row.map((cell, c) =>
+      c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]),
+    );
+    console.log(cells.join('  '));
+  }
+}
 
 try {
   const tarballs = names.map((d) => {
@@ -105,6 +179,15 @@ try {
   );
   run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], app);
   console.log(`ok  types resolve for ${pkgs.length} entry points under node16 (ESM and CJS)`);
+
+  const costs = names.map((d) => {
+    const { name } = readManifest(join(packagesDir, d));
+    const { packages, bytes } = closure(app, name);
+    return [name, importMs(app, name).toFixed(0), (bytes / 2 ** 20).toFixed(2), String(packages)];
+  });
+  console.log('\nWhat importing each main entry costs (import: cold node, median of 3; closure:');
+  console.log('the package and all it installs through dependencies and required peers)\n');
+  printTable([['package', 'import ms', 'closure MiB', 'packages'], ...costs]);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -1,8 +1,8 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base';
 
-// The browser-safe package and the Node-only parts (`@lethe/eval/node`: report writer, task
-// models), dual ESM + CJS; and the `lethe` binary, ESM only, with a shebang. The two builds run
+// The browser-safe package and the Node-only parts (`@lethe/eval/node`: sweeps over results
+// files, report writer, task models), dual ESM + CJS; and the `lethe` binary, ESM only, with a shebang. The two builds run
 // side by side: the library's clean spares the binary's files.
 export default defineConfig([
   packageBuild(

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDefaultRegistry, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
@@ -19,7 +19,16 @@ beforeAll(async () => {
 
 describe('the main job sweep', () => {
   it('evaluates every registered policy', () => {
-    expect([...sweep.policies].sort()).toEqual([...registry.names()].sort());
+    expect(sweep.policies.map((p) => p.name).sort()).toEqual([...registry.names()].sort());
+  });
+
+  it('runs each learned policy from a committed policy directory of its provider', () => {
+    for (const policy of sweep.policies.filter((p) => registry.provider(p.name).learned)) {
+      const manifest = JSON.parse(
+        readFileSync(resolve(root, policy.dir!, 'policy.json'), 'utf8'),
+      ) as { provider: string };
+      expect(manifest.provider).toBe(policy.name);
+    }
   });
 
   it('has tight budgets and a shipped model for every task', () => {
@@ -28,7 +37,27 @@ describe('the main job sweep', () => {
   });
 });
 
-describe.each(sweep.tasks.map((task) => [task.name, task] as const))(
+/** Tasks whose model is a task model of `lethe pretrain` (the others are RL runs, see below). */
+const pretrained = sweep.tasks.filter((task) =>
+  existsSync(resolve(root, sweep.checkpoints[task.name]!, 'lethe-model.json')),
+);
+
+describe('the RL-trained models', () => {
+  // Their full-cache scores are re-evaluated per problem by examples/ngc-countdown's
+  // committed-models test; here: they are NGC runs of the task and options the sweep evaluates.
+  it.each(sweep.tasks.filter((task) => !pretrained.includes(task)).map((t) => [t.name, t]))(
+    '%s was trained on the options the sweep evaluates',
+    (name, task) => {
+      const run = JSON.parse(
+        readFileSync(resolve(root, sweep.checkpoints[name]!, 'lethe-ngc.json'), 'utf8'),
+      ) as { task: { name: string }; baseModel: { task: { options: unknown } } };
+      expect(run.task.name).toBe(name);
+      expect(run.baseModel.task.options).toEqual(task.options);
+    },
+  );
+});
+
+describe.each(pretrained.map((task) => [task.name, task] as const))(
   'the shipped %s model',
   (name, task) => {
     const dir = resolve(root, sweep.checkpoints[name]!);

@@ -1,17 +1,28 @@
 import type { EvictionPolicy } from '@lethe/kv-cache';
-import { createHeuristic, type HeuristicName } from '@lethe/policies-heuristic';
+import {
+  H2OPolicy,
+  KeyDiffPolicy,
+  KNormPolicy,
+  SnapKVPolicy,
+  StreamingLLMPolicy,
+} from '@lethe/policies-heuristic';
 import { NgcPolicy } from '@lethe/policies-ngc';
 import { LetheError } from '@lethe/tensor';
 import type { TrainSettings } from './train-settings';
 
-/** The heuristics of the paper's Fig. 3 (§5.1), plus H2O. */
-export const BASELINE_HEURISTICS: readonly HeuristicName[] = [
-  'streaming-llm',
-  'h2o',
-  'snapkv',
-  'keydiff',
-  'knorm',
-];
+/** The heuristics of the paper's Fig. 3 (§5.1), plus H2O, by name. */
+const BASELINE_CLASSES = {
+  'streaming-llm': StreamingLLMPolicy,
+  h2o: H2OPolicy,
+  snapkv: SnapKVPolicy,
+  keydiff: KeyDiffPolicy,
+  knorm: KNormPolicy,
+} as const;
+
+/** The names of the compared heuristics. */
+export const BASELINE_HEURISTICS = Object.keys(
+  BASELINE_CLASSES,
+) as readonly (keyof typeof BASELINE_CLASSES)[];
 
 /**
  * SnapKV's observation window in the comparison: the paper's w = 5 (§5.1). It is also the
@@ -42,8 +53,16 @@ export function evalPolicy(method: string, schedule: EvictionSchedule): Eviction
     return new NgcPolicy({ evictionRate: rate, cadence, blockSize, window, mode: 'greedy' });
   }
   const shared = { budget: { keepRatio: 1 - rate }, trigger: { every: cadence } };
-  if (method === 'snapkv') return createHeuristic('snapkv', { ...shared, windowSize: window });
-  return createHeuristic(method as HeuristicName, shared);
+  if (method === 'snapkv') return new SnapKVPolicy({ ...shared, windowSize: window });
+  const heuristic = BASELINE_CLASSES[method as keyof typeof BASELINE_CLASSES];
+  if (heuristic === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `unknown method "${method}"; one of ngc, ${BASELINE_HEURISTICS.join(', ')}`,
+      'method',
+    );
+  }
+  return new heuristic(shared);
 }
 
 /**

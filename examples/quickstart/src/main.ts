@@ -3,14 +3,14 @@
 // and generate under each chosen KV-cache eviction policy, printing tokens/s and live/peak KV
 // entries per layer.
 import { existsSync } from 'node:fs';
-import type { EvictionPolicy } from '@lethe/kv-cache';
+import { type EvictionPolicy, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import {
   type CharTokenizer,
   type DecoderModel,
   type GenerationResult,
   generate,
 } from '@lethe/model';
-import { createHeuristic, HEURISTIC_NAMES, type HeuristicName } from '@lethe/policies-heuristic';
+import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { DEFAULT_CHECKPOINT, loadQuickstart } from './checkpoint-dir';
@@ -18,12 +18,14 @@ import { trainingBar } from './progress-bar';
 import { formatCacheLine, formatSummaryRow } from './report';
 import { trainQuickstartModel } from './train-model';
 
+const registry = new PolicyRegistry([fullCacheProvider, ...HEURISTIC_PROVIDERS]);
+
 const program = new Command()
   .name('quickstart')
   .description('Generate text with a tiny model under KV-cache eviction policies.')
   .option(
     '--policies <list>',
-    `comma-separated: full, ${HEURISTIC_NAMES.join(', ')}`,
+    `comma-separated: ${registry.names().join(', ')}`,
     'full,streaming-llm,h2o',
   )
   .option('--budget <n>', 'KV entries kept per head by evicting policies', (v) => Number(v), 64)
@@ -50,20 +52,27 @@ const opts = program.opts<{
   steps: number;
 }>();
 
-function policyFor(name: string): EvictionPolicy | undefined {
-  if (name === 'full') return undefined;
-  if (!(HEURISTIC_NAMES as readonly string[]).includes(name)) {
-    throw new LetheError(
-      'E_ARG',
-      `unknown policy "${name}"; use full or one of ${HEURISTIC_NAMES.join(', ')}`,
-      '--policies',
-    );
-  }
-  // Evict back to the budget once a head holds 16 entries more: amortised rounds.
-  return createHeuristic(name as HeuristicName, {
-    budget: { capacity: opts.budget },
-    trigger: { whenLiveExceeds: opts.budget, slack: 16 },
+/** The policy `name` at the budget, from the registry (its errors name `--policies`). */
+async function policyFor(name: string, model: DecoderModel): Promise<EvictionPolicy | undefined> {
+  registry.provider(name, '--policies');
+  // Evict back to the budget once a head holds 1/4 more: amortised rounds.
+  const prepared = await registry.prepare(name, {
+    options: name === 'full' ? {} : { slackFraction: 0.25 },
   });
+  const { config } = model;
+  return prepared.build(
+    { capacity: opts.budget },
+    {
+      model: {
+        layers: config.num_hidden_layers,
+        kvHeads: config.num_key_value_heads,
+        queryHeads: config.num_attention_heads,
+        headDim: model.headDim,
+        hiddenSize: config.hidden_size,
+      },
+      sequences: 1,
+    },
+  ).eviction;
 }
 
 async function main(): Promise<void> {
@@ -90,7 +99,7 @@ async function main(): Promise<void> {
   const summary: string[] = [];
   let fullPeak: number | undefined;
   for (const name of opts.policies.split(',').map((s) => s.trim())) {
-    const eviction = policyFor(name);
+    const eviction = await policyFor(name, loaded.model);
     const result: GenerationResult = await generate({
       model,
       prompts: [prompt],

@@ -1,6 +1,8 @@
 /**
- * `@lethe/eval`: seeded tasks with exact verifiers, metrics, resumable policy × budget sweeps
- * and Markdown/HTML reports. Node-only file output is in `@lethe/eval/node`.
+ * `@lethe/eval`: seeded tasks with exact verifiers, metrics, the cell runner and policy
+ * registry, and Markdown/HTML reports rendered to strings; browser-safe (imports no Node
+ * built-in). Node-only parts — resumable sweeps over results files, checkpoint loading, report
+ * files, task-model pretraining — are in `@lethe/eval/node`.
  *
  * @packageDocumentation
  */

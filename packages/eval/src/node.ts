@@ -1,8 +1,11 @@
 /**
- * `@lethe/eval/node`: the Node-only parts: report files written atomically, and tiny task
- * models (pretraining, the task-model directory format and its loader).
+ * `@lethe/eval/node`: the Node-only parts: sweeps (`runSweep`) with their results files and
+ * checkpoint-directory models, report files written atomically, and tiny task models
+ * (pretraining, the task-model directory format and its loader).
  *
  * @packageDocumentation
  */
+export * from './harness/node';
+export { nodePolicyStore } from './harness/node-policy-store';
 export * from './pretrain/index';
 export * from './report/node';

@@ -10,7 +10,10 @@ export interface CacheGeometry {
   readonly pageSize: number;
 }
 
-/** Slots that are never evicted: the first `sinks` positions and the `window` most recent ones. */
+/**
+ * Slots that are never evicted: the attention sinks (entries at token positions below `sinks`)
+ * and the `window` most recently appended ones.
+ */
 export interface Anchors {
   /** Number of attention-sink tokens (lowest positions) always kept. Default 0. */
   readonly sinks: number;

@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 export type { CacheStats } from './cache/accounting';
+export type { KVCacheStore } from './cache/cache-contract';
 export { KVCache } from './cache/kv-cache';
 export type { LayerView } from './cache/layer-view';
 export {
@@ -16,9 +17,52 @@ export {
 } from './cache/options';
 export { CACHE_FORMAT_VERSION } from './cache/serialization';
 export type { Anchors, CacheGeometry } from './geometry';
+export { entriesAfterRound } from './policy/budget-ceiling';
+export { checkObservation } from './policy/check-observation';
 export type { ComputePolicy, LayerControls, StepObservation } from './policy/compute-policy';
 export type { EvictionPolicy, KeepDecision, TriggerContext } from './policy/eviction-policy';
+export { FULL_CACHE, fullCacheProvider } from './policy/full-cache-provider';
 export { type LayerObservation, NO_NEEDS, type ObservationNeeds } from './policy/observation';
+export {
+  checkPolicyManifest,
+  formatPolicyManifest,
+  openPolicyDirectory,
+  POLICY_FORMAT,
+  POLICY_FORMAT_VERSION,
+  POLICY_MANIFEST,
+  type PolicyDirectory,
+  type PolicyFiles,
+  type PolicyManifest,
+} from './policy/policy-directory';
+export {
+  describePolicyOptions,
+  type OptionDescription,
+  parsePolicyOptions,
+} from './policy/policy-options';
+export {
+  POLICY_NAME_PATTERN,
+  PolicyRegistry,
+  type PreparedPolicy,
+  type PrepareRequest,
+} from './policy/policy-registry';
+export type {
+  AnyPolicyProvider,
+  LearnedParameters,
+  PolicyBudget,
+  PolicyBuildRequest,
+  PolicyContext,
+  PolicyModelShape,
+  PolicyOptionsSchema,
+  PolicyProvider,
+  PolicySet,
+  ProviderOptions,
+} from './policy/provider';
 export type { RandomSource } from './policy/random-source';
 export type { ReadSelector } from './policy/read-selector';
+export {
+  type LayerRows,
+  type RowSelectorShape,
+  type RowsToKeep,
+  rowSelector,
+} from './policy/row-selector';
 export * from './selection/index';

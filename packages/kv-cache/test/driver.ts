@@ -10,7 +10,7 @@ export const optionsArb: fc.Arbitrary<KVCacheOptions> = fc
     group: fc.integer({ min: 1, max: 2 }),
     headDim: fc.integer({ min: 1, max: 4 }),
     pageSize: fc.integer({ min: 1, max: 5 }),
-    sinks: fc.integer({ min: 0, max: 2 }),
+    sinks: fc.integer({ min: 0, max: 8 }), // positions are 3 + 2·token: up to tokens 0–2
     window: fc.integer({ min: 0, max: 3 }),
     storeValues: fc.boolean(),
     storeGates: fc.boolean(),

@@ -35,7 +35,8 @@ describe('KVCache basics', () => {
   });
 
   it('keeps anchors whatever the decision says', () => {
-    const cache = smallCache({ layers: 1, kvHeads: 1, anchors: { sinks: 2, window: 2 } });
+    // Sinks are positions below 6: tokens 0 and 1 (positions 3 and 5).
+    const cache = smallCache({ layers: 1, kvHeads: 1, anchors: { sinks: 6, window: 2 } });
     appendTokens(cache, 0, 0, 10);
     cache.keep(0, { granularity: 'layer', keep: new Int32Array([5]) });
     expect(liveTokens(cache, 0)).toEqual([0, 1, 5, 8, 9]);

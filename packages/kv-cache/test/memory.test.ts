@@ -78,7 +78,7 @@ describe('paged storage and compaction', () => {
     const cache = new KVCache({
       geometry: cacheGeometry({ layers: 1, kvHeads: 1, headDim: 2, pageSize: 4 }),
       queryHeads: 1,
-      anchors: { sinks: 2, window: 3 },
+      anchors: { sinks: 6, window: 3 }, // sinks: positions 3 and 5 (tokens 0, 1)
     });
     appendTokens(cache, 0, 0, 40);
     cache.keep(0, { granularity: 'layer', keep: new Int32Array(0) });

@@ -30,12 +30,12 @@ function scenario(): { cache: KVCache; model: ReferenceModel } {
   const cache = new KVCache({
     geometry: cacheGeometry({ layers, kvHeads, headDim, pageSize: 3 }),
     queryHeads,
-    anchors: { sinks: 1, window: 2 },
+    anchors: { sinks: 4, window: 2 }, // sink: position 3 (token 0)
     storeGates: true,
     queryWindow: 4,
     trackAttention: true,
   });
-  const model = new ReferenceModel(layers, kvHeads, queryHeads, headDim, 1, 2);
+  const model = new ReferenceModel(layers, kvHeads, queryHeads, headDim, 4, 2);
   const random = mulberry32(7);
   const feed = (layer: number, count: number) => {
     const from = model.lengths[layer];

@@ -1,4 +1,4 @@
-import { keyAt, queryAt } from './helpers';
+import { keyAt, positionOf, queryAt } from './helpers';
 
 /**
  * A deliberately naive model of the cache used as the oracle of the property tests: plain
@@ -102,7 +102,7 @@ export class ReferenceModel {
     const tokens = this.live[layer][head];
     const chosen = new Set(Array.from(indices, (i) => tokens[i]));
     for (const token of tokens)
-      if (token < this.sinks || token >= length - this.window) chosen.add(token);
+      if (positionOf(token) < this.sinks || token >= length - this.window) chosen.add(token);
     for (const token of tokens) if (!chosen.has(token)) this.evictedAt[layer][head][token] = length;
     this.live[layer][head] = tokens.filter((token) => chosen.has(token));
   }

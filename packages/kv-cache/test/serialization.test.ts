@@ -169,7 +169,7 @@ describe('serialize / deserialize', () => {
     const evicted = untraced.serialize();
     expect(KVCache.deserialize(evicted).length(0)).toBe(3);
     const claimsSink = evicted.slice();
-    new DataView(claimsSink.buffer).setUint32(16 + 20, 1, true); // anchors.sinks = 1
+    new DataView(claimsSink.buffer).setUint32(16 + 20, 4, true); // anchors.sinks = 4: position 3, token 0
     expectLetheError(() => KVCache.deserialize(resealed(claimsSink)), 'E_FORMAT', 'bytes');
 
     const traced = make(true);

@@ -1,11 +1,13 @@
+import { LetheError } from '@lethe/core';
 import {
   type LayerObservation,
   NO_NEEDS,
   ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
+import * as v from 'valibot';
 import { groupSize, requireField } from './observation-fields';
+import { scorerProvider } from './scorer-provider';
 
 /** Which statistic of the attention an entry received H2O ranks by. */
 export type H2OStatistic = 'mean' | 'sum';
@@ -58,3 +60,16 @@ export class H2OPolicy extends ScorerPolicy {
     return scores;
   }
 }
+
+/** The H2O provider. */
+export const h2oProvider = scorerProvider({
+  name: 'h2o',
+  summary: 'heavy hitters: the entries that received the most attention so far (Zhang et al. 2023)',
+  extra: {
+    statistic: v.pipe(
+      v.optional(v.picklist(['mean', 'sum']), 'mean'),
+      v.description('mean observed attention (kvpress) or the plain sum (H2O paper)'),
+    ),
+  },
+  create: (shared, extra) => new H2OPolicy({ ...shared, statistic: extra.statistic }),
+});

@@ -1,13 +1,14 @@
 /** `ReadSelector` is defined in `@lethe/kv-cache` (with the rest of the policy API) and re-exported here. */
 export type { ReadSelector } from '@lethe/kv-cache';
-export * from './factory';
 export * from './h2o';
 export * from './keydiff';
 export * from './knorm';
 export * from './l2-norm';
+export * from './providers';
 export * from './quest';
 export * from './quest-pages';
 export * from './random';
+export * from './scorer-provider';
 export * from './snapkv';
 export * from './streaming-llm';
 export * from './tova';

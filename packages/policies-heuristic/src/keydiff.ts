@@ -5,6 +5,7 @@ import {
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
 import { requireField } from './observation-fields';
+import { scorerProvider } from './scorer-provider';
 
 /** Options of {@link KeyDiffPolicy}: the shared options. */
 export type KeyDiffOptions = ScorerPolicyOptions;
@@ -54,3 +55,11 @@ export class KeyDiffPolicy extends ScorerPolicy {
     return scores;
   }
 }
+
+/** The KeyDiff provider. */
+export const keyDiffProvider = scorerProvider({
+  name: 'keydiff',
+  summary: 'keeps the keys least similar to the mean key (Park et al. 2025)',
+  extra: {},
+  create: (shared) => new KeyDiffPolicy(shared),
+});

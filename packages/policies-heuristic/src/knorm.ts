@@ -5,6 +5,7 @@ import {
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
 import { requireField } from './observation-fields';
+import { scorerProvider } from './scorer-provider';
 
 /** Options of {@link KNormPolicy}: the shared options. */
 export type KNormOptions = ScorerPolicyOptions;
@@ -33,3 +34,11 @@ export class KNormPolicy extends ScorerPolicy {
     return scores;
   }
 }
+
+/** The KNorm provider. */
+export const knormProvider = scorerProvider({
+  name: 'knorm',
+  summary: 'keeps the entries with the smallest key norms (kvpress KnormPress)',
+  extra: {},
+  create: (shared) => new KNormPolicy(shared),
+});

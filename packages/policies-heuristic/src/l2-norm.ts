@@ -1,4 +1,5 @@
 import { KNormPolicy } from './knorm';
+import { scorerProvider } from './scorer-provider';
 
 /**
  * L2-norm eviction (Devoto et al. 2024, "A Simple and Effective L2 Norm-Based Strategy for KV
@@ -10,3 +11,11 @@ import { KNormPolicy } from './knorm';
 export class L2NormPolicy extends KNormPolicy {
   override readonly name: string = 'l2norm';
 }
+
+/** The L2-norm provider (KNorm under the paper's name). */
+export const l2NormProvider = scorerProvider({
+  name: 'l2norm',
+  summary: 'evicts the largest key L2 norms first (Devoto et al. 2024)',
+  extra: {},
+  create: (shared) => new L2NormPolicy(shared),
+});

@@ -1,5 +1,5 @@
+import { assertLength, LetheError } from '@lethe/core';
 import type { LayerObservation } from '@lethe/kv-cache';
-import { assertLength, LetheError } from '@lethe/tensor';
 
 /** Optional typed-array fields of a {@link LayerObservation}. */
 type ArrayField = 'keys' | 'queries' | 'attention' | 'accumulatedAttention' | 'attentionCounts';

@@ -1,4 +1,4 @@
-import { assertInteger, assertLength } from '@lethe/tensor';
+import { assertInteger, assertLength } from '@lethe/core';
 
 /** Channel-wise bounds of the keys in each page of one KV head's live entries. */
 export interface PageKeyBounds {

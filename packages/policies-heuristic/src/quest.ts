@@ -1,3 +1,4 @@
+import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/core';
 import {
   type LayerObservation,
   NO_NEEDS,
@@ -5,7 +6,6 @@ import {
   type ReadSelector,
   selectTopKRequired,
 } from '@lethe/kv-cache';
-import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/tensor';
 import { groupSize, requireField } from './observation-fields';
 import { pageKeyBounds, pageUpperBounds } from './quest-pages';
 

@@ -5,6 +5,7 @@ import {
   ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
+import { scorerProvider } from './scorer-provider';
 
 /** Options of {@link RandomPolicy}: the shared options. */
 export type RandomOptions = ScorerPolicyOptions;
@@ -22,3 +23,11 @@ export class RandomPolicy extends ScorerPolicy {
     return rng.fillUniform(new Float32Array(observation.kvHeads * observation.maxLive));
   }
 }
+
+/** The random provider. */
+export const randomProvider = scorerProvider({
+  name: 'random',
+  summary: 'uniform random scores from the seeded stream (kvpress RandomPress)',
+  extra: {},
+  create: (shared) => new RandomPolicy(shared),
+});

@@ -1,13 +1,16 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type Anchors,
+  anchoredEntryBound,
   type LayerObservation,
   NO_NEEDS,
   type ObservationNeeds,
   ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
+import * as v from 'valibot';
 import { groupSize, requireAttention } from './observation-fields';
+import { scorerProvider } from './scorer-provider';
 
 /** SnapKV's observation window: the last 64 queries (kvpress `window_size`). */
 export const SNAPKV_DEFAULT_WINDOW = 64;
@@ -28,7 +31,7 @@ export interface SnapKVOptions extends ScorerPolicyOptions {
  * width `kernelSize` along the live entries (zero padding, divisor always `kernelSize`, like
  * PyTorch's `avg_pool1d`), and averaged over the query heads of the GQA group.
  *
- * The observation window's own entries (tokens at positions ≥ step − window) are not pooled and
+ * The observation window's own entries (written by the last `window` tokens) are not pooled and
  * are always kept: the policy's anchor window is widened to at least `windowSize`, and their
  * score is set to the head's highest pooled score (kvpress pads them with the maximum).
  */
@@ -42,11 +45,20 @@ export class SnapKVPolicy extends ScorerPolicy {
 
   constructor(options: SnapKVOptions) {
     const windowSize = assertInteger(options.windowSize ?? SNAPKV_DEFAULT_WINDOW, 'windowSize', 1);
-    const anchors: Anchors = options.anchors ?? { sinks: 0, window: 0 };
-    super({
-      ...options,
-      anchors: { sinks: anchors.sinks, window: Math.max(anchors.window, windowSize) },
-    });
+    const given: Anchors = options.anchors ?? { sinks: 0, window: 0 };
+    const anchors = { sinks: given.sinks, window: Math.max(given.window, windowSize) };
+    const { budget } = options;
+    if (typeof budget === 'object' && budget !== null && 'capacity' in budget) {
+      const bound = anchoredEntryBound(anchors, options.blockSize);
+      if (bound > budget.capacity) {
+        throw new LetheError(
+          'E_BUDGET',
+          `the observation window (${windowSize}) is always kept: with sinks ${anchors.sinks} it forces ${bound} entries per KV head, more than budget.capacity ${budget.capacity}`,
+          'windowSize',
+        );
+      }
+    }
+    super({ ...options, anchors });
     this.windowSize = windowSize;
     this.kernelSize = assertInteger(options.kernelSize ?? SNAPKV_DEFAULT_KERNEL, 'kernelSize', 1);
     if (this.kernelSize % 2 === 0) {
@@ -58,7 +70,7 @@ export class SnapKVPolicy extends ScorerPolicy {
   /** Window-averaged, pooled, group-averaged attention per entry; window entries get the row maximum. */
   score(observation: LayerObservation): Float32Array {
     const attention = requireAttention(observation);
-    const { kvHeads, queryHeads, maxLive, liveCounts, positions, step, window } = observation;
+    const { kvHeads, queryHeads, maxLive, liveCounts, ages, window } = observation;
     const group = groupSize(observation);
     const radius = (this.kernelSize - 1) / 2;
     const scores = new Float32Array(kvHeads * maxLive);
@@ -66,9 +78,10 @@ export class SnapKVPolicy extends ScorerPolicy {
     const pooledOverGroup = new Float64Array(maxLive);
     for (let h = 0; h < kvHeads; h++) {
       const row = h * maxLive;
-      // Entries older than the observation window are scored; the window's own entries are not.
+      // Entries older than the observation window are scored; the window's own entries (written
+      // by the last `window` tokens, age < window) are not.
       let prefix = 0;
-      while (prefix < liveCounts[h] && positions[row + prefix] < step - window) prefix++;
+      while (prefix < liveCounts[h] && ages[row + prefix] >= window) prefix++;
       pooledOverGroup.fill(0);
       for (let q = h * group; q < (h + 1) * group; q++) {
         averaged.fill(0);
@@ -94,3 +107,35 @@ export class SnapKVPolicy extends ScorerPolicy {
     return scores;
   }
 }
+
+/**
+ * SnapKV's observation window when none is given, for rounds that keep `kept` entries per KV
+ * head: `min(64, max(1, ⌊kept / 4⌋))`. The window is always kept, so kvpress's 64 would hold at
+ * least 64 entries per head whatever the budget; a quarter leaves three quarters to the scored
+ * entries.
+ */
+export function defaultSnapKVWindow(kept: number): number {
+  return Math.min(SNAPKV_DEFAULT_WINDOW, Math.max(1, Math.floor(kept / 4)));
+}
+
+/** The SnapKV provider. */
+export const snapKVProvider = scorerProvider({
+  name: 'snapkv',
+  summary: 'attention of the last queries, pooled along keys (Li et al. 2024)',
+  extra: {
+    windowSize: v.pipe(
+      v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      v.description('observed recent queries; default min(64, max(1, ⌊(capacity − 1) / 4⌋))'),
+    ),
+    kernelSize: v.pipe(
+      v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), SNAPKV_DEFAULT_KERNEL),
+      v.description('odd width of the average pooling along keys'),
+    ),
+  },
+  create: (shared, extra, kept) =>
+    new SnapKVPolicy({
+      ...shared,
+      windowSize: extra.windowSize ?? defaultSnapKVWindow(kept),
+      kernelSize: extra.kernelSize,
+    }),
+});

@@ -5,6 +5,7 @@ import {
   ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
+import { scorerProvider } from './scorer-provider';
 
 /** Attention sinks StreamingLLM keeps by default (Xiao et al. 2024; kvpress `n_sink = 4`). */
 export const STREAMING_LLM_DEFAULT_ANCHORS: Anchors = Object.freeze({ sinks: 4, window: 0 });
@@ -30,3 +31,20 @@ export class StreamingLLMPolicy extends ScorerPolicy {
     return Float32Array.from(observation.positions);
   }
 }
+
+/**
+ * The StreamingLLM provider. Default sinks: min(4, ⌊kept / 2⌋) of the `kept = capacity − 1`
+ * entries a round leaves, so at least half of them
+ * goes to the recent window however small the capacity (given `sinks`/`window` are used as is and
+ * must fit the capacity).
+ */
+export const streamingLlmProvider = scorerProvider({
+  name: 'streaming-llm',
+  summary: 'attention sinks plus the newest entries (Xiao et al. 2024)',
+  extra: {},
+  create: (shared, _extra, kept) =>
+    new StreamingLLMPolicy({
+      ...shared,
+      anchors: shared.anchors ?? { sinks: Math.min(4, Math.floor(kept / 2)), window: 0 },
+    }),
+});

@@ -5,6 +5,7 @@ import {
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
 import { groupSize, requireAttention } from './observation-fields';
+import { scorerProvider } from './scorer-provider';
 
 /** Options of {@link TOVAPolicy}: the shared options; granularity defaults to `'layer'`. */
 export type TOVAOptions = ScorerPolicyOptions;
@@ -44,3 +45,11 @@ export class TOVAPolicy extends ScorerPolicy {
     return scores;
   }
 }
+
+/** The TOVA provider (one keep set per layer unless `granularity` says otherwise). */
+export const tovaProvider = scorerProvider({
+  name: 'tova',
+  summary: 'keeps what the newest query attends to most, averaged over heads (Oren et al. 2024)',
+  extra: {},
+  create: (shared) => new TOVAPolicy(shared),
+});

@@ -1,7 +1,7 @@
-import { KVCache, type ScorerPolicy } from '@lethe/kv-cache';
-import { Rng } from '@lethe/tensor';
+import { Rng } from '@lethe/core';
+import { type EvictionPolicy, KVCache, PolicyRegistry } from '@lethe/kv-cache';
 import { describe, expect, it } from 'vitest';
-import { createHeuristic, HEURISTIC_NAMES, QuestSelector } from '../src/index';
+import { HEURISTIC_NAMES, HEURISTIC_PROVIDERS, QuestSelector } from '../src/index';
 
 const GEOMETRY = { layers: 1, kvHeads: 2, headDim: 8, pageSize: 16 };
 const QUERY_HEADS = 4;
@@ -9,7 +9,7 @@ const CAPACITY = 24;
 const STEPS = 120;
 
 /** Runs a decode-style loop: append, record the query, evict when the policy's trigger fires. */
-function run(policy: ScorerPolicy, seed: number) {
+function run(policy: EvictionPolicy, seed: number) {
   const cache = new KVCache({
     geometry: GEOMETRY,
     queryHeads: QUERY_HEADS,
@@ -45,21 +45,29 @@ function run(policy: ScorerPolicy, seed: number) {
 describe('heuristics driving a KVCache', () => {
   it.each(HEURISTIC_NAMES)(
     '%s stays within capacity, keeps its anchors and is deterministic',
-    (name) => {
-      const policy = createHeuristic(name, {
-        budget: { capacity: CAPACITY },
-        ...(name === 'snapkv' ? { windowSize: 8 } : {}),
+    async (name) => {
+      const registry = new PolicyRegistry(HEURISTIC_PROVIDERS);
+      const prepared = await registry.prepare(name, {
+        options: name === 'snapkv' ? { windowSize: 8 } : {},
       });
+      const policy = prepared.build(
+        { capacity: CAPACITY },
+        {
+          model: { layers: 1, kvHeads: 2, queryHeads: QUERY_HEADS, headDim: 8, hiddenSize: 32 },
+          sequences: 1,
+        },
+      ).eviction!;
       const first = run(policy, 3);
-      expect(first.rounds).toBe(STEPS - CAPACITY);
-      expect(first.liveCounts).toEqual([CAPACITY, CAPACITY]);
-      const maxLive = CAPACITY;
+      // The capacity is a ceiling: rounds leave CAPACITY − 1 entries, from the CAPACITY-th token on.
+      expect(first.rounds).toBe(STEPS - CAPACITY + 1);
+      expect(first.liveCounts).toEqual([CAPACITY - 1, CAPACITY - 1]);
+      const maxLive = CAPACITY - 1;
       for (let h = 0; h < GEOMETRY.kvHeads; h++) {
         const row = first.positions.slice(h * maxLive, (h + 1) * maxLive);
         for (let p = 0; p < policy.anchors.sinks; p++) expect(row).toContain(p);
         for (let p = STEPS - policy.anchors.window; p < STEPS; p++) expect(row).toContain(p);
         if (name === 'streaming-llm')
-          expect(row).toEqual([0, 1, 2, 3, ...Array.from({ length: 20 }, (_, i) => 100 + i)]);
+          expect(row).toEqual([0, 1, 2, 3, ...Array.from({ length: 19 }, (_, i) => 101 + i)]);
       }
       expect(run(policy, 3)).toEqual(first);
     },

@@ -21,7 +21,7 @@ export function observation(
   rows.forEach((row, h) => {
     row.forEach((p, i) => {
       positions[h * maxLive + i] = p;
-      ages[h * maxLive + i] = step - p;
+      ages[h * maxLive + i] = step - 1 - p; // as KVCache has them: the newest entry is 0 tokens old
     });
   });
   return {

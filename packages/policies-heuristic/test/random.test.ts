@@ -1,4 +1,4 @@
-import { Rng } from '@lethe/tensor';
+import { Rng } from '@lethe/core';
 import { describe, expect, it } from 'vitest';
 import { RandomPolicy } from '../src/index';
 import { observation, range } from './observation';

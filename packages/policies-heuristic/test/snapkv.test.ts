@@ -79,10 +79,16 @@ describe('SnapKVPolicy', () => {
     expect(keptOf(unpooled.select(obs, NO_RANDOM))).toEqual([3, 16, 17, 18, 19]);
   });
 
-  it('always keeps the observation window, even beyond the budget', () => {
+  it('refuses an observation window a capacity cannot hold; a keep ratio keeps it whole', () => {
+    expectLetheError(
+      () => new SnapKVPolicy({ budget: { capacity: WINDOW - 1 }, windowSize: WINDOW }),
+      'E_BUDGET',
+      'windowSize',
+    );
     const obs = snapObservation((_, __, i) => (i < 4 ? 0.9 : 0.001));
     const policy = new SnapKVPolicy({
-      budget: { capacity: 2 },
+      budget: { keepRatio: 0.1 },
+      trigger: { every: 1 },
       windowSize: WINDOW,
       anchors: { sinks: 0, window: 1 },
     });
@@ -96,12 +102,12 @@ describe('SnapKVPolicy', () => {
       64, 5, 64,
     ]);
     expectLetheError(
-      () => new SnapKVPolicy({ budget: { capacity: 8 }, kernelSize: 4 }),
+      () => new SnapKVPolicy({ budget: { capacity: 128 }, kernelSize: 4 }),
       'E_ARG',
       'kernelSize',
     );
     expectLetheError(
-      () => new SnapKVPolicy({ budget: { capacity: 8 }, windowSize: 0 }),
+      () => new SnapKVPolicy({ budget: { capacity: 128 }, windowSize: 0 }),
       'E_ARG',
       'windowSize',
     );

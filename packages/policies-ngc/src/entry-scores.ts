@@ -1,5 +1,5 @@
+import { assertInteger, assertLength, LetheError } from '@lethe/core';
 import { aggregateBlocks, type LayerObservation } from '@lethe/kv-cache';
-import { assertInteger, assertLength, LetheError } from '@lethe/tensor';
 
 /**
  * Number of live entries of a layer whose KV heads all hold the same entries (same live counts

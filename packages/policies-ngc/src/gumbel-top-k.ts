@@ -1,5 +1,5 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import { type RandomSource, ranksBefore } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
 
 /**
  * The uniform that replaces `u = 0` before the Gumbel transform: 2^-149, the smallest positive

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * The percentage of an eviction rate as NGC's tag writes it: 100·rate as an integer when it is

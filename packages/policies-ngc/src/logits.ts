@@ -1,4 +1,4 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * How NGC's block scores s (mean attention, in [0, 1]) become the logits of eq. 2. The paper
@@ -81,21 +81,4 @@ export function blockLogits(scores: ArrayLike<number>, choice: NgcLogits): Float
           : s / choice.temperature;
   }
   return out;
-}
-
-/**
- * {@link blockLogits} as a differentiable tfjs op for a trainer: elementwise on a float32 tensor
- * of any shape (e.g. `[rounds, blocks]`). For `log`, scores below {@link LOG_SCORE_FLOOR} are
- * raised to it (their gradient is 0). Values are not checked (that would need a read-back).
- * The caller owns the result.
- *
- * @throws LetheError `E_ARG` naming `logits` for a bad choice.
- */
-export function blockLogitsTensor<T extends tf.Tensor>(scores: T, choice: NgcLogits): T {
-  validateLogits(choice);
-  return tf.tidy(() => {
-    if (choice.kind === 'score') return tf.clone(scores);
-    if (choice.kind === 'scaled') return tf.div(scores, choice.temperature);
-    return tf.div(tf.log(tf.maximum(scores, LOG_SCORE_FLOOR)), choice.temperature);
-  }) as T;
 }

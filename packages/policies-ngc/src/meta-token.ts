@@ -1,5 +1,5 @@
-import type { KVCache } from '@lethe/kv-cache';
-import { assertInteger } from '@lethe/tensor';
+import { assertInteger } from '@lethe/core';
+import type { KVCacheStore } from '@lethe/kv-cache';
 
 /** Options of {@link metaTokenHook}. */
 export interface MetaTokenHookOptions {
@@ -52,7 +52,7 @@ export function metaTokenHook(
 ): (event: {
   readonly sequence: number;
   readonly index: number;
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly KVCacheStore[];
 }) => number | undefined {
   assertInteger(metaToken, 'metaToken', 0);
   assertInteger(cadence, 'cadence', 1);

@@ -1,3 +1,4 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type Anchors,
   blockCount,
@@ -12,7 +13,6 @@ import {
   shouldTrigger,
   type TriggerContext,
 } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { blockScores } from './entry-scores';
 import { greedyTopK, gumbelTopKLogProb, sampleGumbelTopK } from './gumbel-top-k';
 import { blockLogits, DEFAULT_NGC_LOGITS, type NgcLogits, validateLogits } from './logits';
@@ -25,17 +25,29 @@ export const NGC_DEFAULT_WINDOW = 5;
 /** How {@link NgcPolicy} picks the kept blocks. */
 export type NgcMode = 'greedy' | 'sample';
 
-/** Options of {@link NgcPolicy}. */
-export interface NgcPolicyOptions {
-  /** Eviction rate ε ∈ (0, 1]: each round evicts ⌊ε·N⌋ of the N blocks. */
-  readonly evictionRate: number;
-  /** Eviction cadence δ, a positive integer: a round every δ tokens (prefill tokens count). */
-  readonly cadence: number;
+/**
+ * When NGC's rounds run and how much they keep.
+ *
+ * - `{ evictionRate, cadence }` (the paper's schedule): a round every δ = `cadence` tokens
+ *   (prefill tokens count) evicts ⌊ε·N⌋ of the N blocks.
+ * - `{ capacity, slack? }` (a memory budget, as evaluation harnesses set one): a round runs when
+ *   the layer holds more than `capacity + slack` entries per KV head and keeps the ⌊capacity / b⌋
+ *   best blocks, so at most `capacity` entries remain.
+ */
+export type NgcSchedule =
+  | { readonly evictionRate: number; readonly cadence: number }
+  | { readonly capacity: number; readonly slack?: number };
+
+/** Options of {@link NgcPolicy}: a schedule ({@link NgcSchedule}) and NGC's own settings. */
+export type NgcPolicyOptions = NgcSchedule & NgcSettings;
+
+/** NGC's settings besides the schedule. */
+export interface NgcSettings {
   /** Block size b, a positive integer. Default 32 (§5.1). */
   readonly blockSize?: number;
   /**
-   * Scoring window w: how many recent queries score the entries, an integer in [1, cadence].
-   * Default 5 (§5.1).
+   * Scoring window w: how many recent queries score the entries, a positive integer, at most the
+   * cadence under the rate schedule. Default 5 (§5.1).
    */
   readonly window?: number;
   /** How block scores become logits. Default {@link DEFAULT_NGC_LOGITS}. */
@@ -134,10 +146,8 @@ export class NgcPolicy implements EvictionPolicy {
   readonly name = 'ngc';
   readonly needs: ObservationNeeds;
   readonly anchors: Anchors = Object.freeze({ sinks: 0, window: 0 });
-  /** ε. */
-  readonly evictionRate: number;
-  /** δ. */
-  readonly cadence: number;
+  /** When rounds run and how much they keep. */
+  readonly schedule: NgcSchedule;
   /** b. */
   readonly blockSize: number;
   /** w. */
@@ -155,17 +165,9 @@ export class NgcPolicy implements EvictionPolicy {
     if (typeof options !== 'object' || options === null) {
       throw new LetheError('E_ARG', 'must be an NgcPolicyOptions object', 'options');
     }
-    this.evictionRate = checkEvictionRate(options.evictionRate, 'evictionRate');
-    this.cadence = assertInteger(options.cadence, 'cadence', 1);
     this.blockSize = assertInteger(options.blockSize ?? NGC_DEFAULT_BLOCK_SIZE, 'blockSize', 1);
     this.window = assertInteger(options.window ?? NGC_DEFAULT_WINDOW, 'window', 1);
-    if (this.window > this.cadence) {
-      throw new LetheError(
-        'E_ARG',
-        `must be ≤ cadence (${this.cadence}), got ${this.window}: older queries attended over entries an earlier round evicted`,
-        'window',
-      );
-    }
+    this.schedule = checkSchedule(options, this.blockSize, this.window);
     this.logits = Object.freeze({ ...validateLogits(options.logits ?? DEFAULT_NGC_LOGITS) });
     const mode = options.mode ?? 'greedy';
     if (mode !== 'greedy' && mode !== 'sample') {
@@ -175,13 +177,22 @@ export class NgcPolicy implements EvictionPolicy {
     this.needs = Object.freeze({ ...NO_NEEDS, attentionWindow: this.window });
   }
 
-  /** A round is due once δ tokens (prefill included) have entered the layer since its last round. */
+  /**
+   * Rate schedule: a round is due once δ tokens (prefill included) have entered the layer since
+   * its last round. Capacity schedule: once a KV head holds more than `capacity + slack` entries.
+   */
   shouldEvict(context: TriggerContext): boolean {
-    return shouldTrigger({ every: this.cadence }, context);
+    const { schedule } = this;
+    return shouldTrigger(
+      'cadence' in schedule
+        ? { every: schedule.cadence }
+        : { whenLiveExceeds: schedule.capacity, slack: schedule.slack ?? 0 },
+      context,
+    );
   }
 
   /**
-   * Scores the layer's blocks, keeps K = N − ⌊ε·N⌋ of them (greedy top-K, or a Gumbel-top-K draw
+   * Scores the layer's blocks, keeps K = N − ⌊ε·N⌋ of them (capacity schedule: ⌊capacity / b⌋) (greedy top-K, or a Gumbel-top-K draw
    * from `rng` in sample mode, which draws N uniforms) and reports the order, logits and
    * log-probability of eq. 2.
    *
@@ -193,7 +204,11 @@ export class NgcPolicy implements EvictionPolicy {
     const live = observation.kvHeads > 0 ? observation.liveCounts[0] : 0;
     const blocks = blockCount(live, this.blockSize);
     const logits = blockLogits(scores, this.logits);
-    const kept = ngcKeptBlocks(this.evictionRate, blocks);
+    const { schedule } = this;
+    const kept =
+      'cadence' in schedule
+        ? ngcKeptBlocks(schedule.evictionRate, blocks)
+        : Math.min(blocks, Math.floor(schedule.capacity / this.blockSize));
     const order =
       this.mode === 'sample' ? sampleGumbelTopK(logits, kept, rng) : greedyTopK(logits, kept);
     return {
@@ -206,4 +221,51 @@ export class NgcPolicy implements EvictionPolicy {
       logits,
     };
   }
+}
+
+/**
+ * Checks a schedule: exactly one of the rate form (`evictionRate` in (0, 1], `cadence` a positive
+ * integer ≥ the window, so every window query ran after the previous round) and the capacity
+ * form (`capacity` a positive integer holding at least one block, `slack` ≥ 0). Under the
+ * capacity form rounds may run every token, so the window may predate the previous round: its
+ * queries' attention is then recomputed over the survivors — fine for evaluation, not the exact
+ * replay a trainer needs (trainers use the rate form).
+ *
+ * @throws LetheError `E_ARG` naming the field, `E_BUDGET` naming `capacity` when it is smaller
+ *   than one block.
+ */
+function checkSchedule(options: NgcPolicyOptions, blockSize: number, window: number): NgcSchedule {
+  const rate = 'evictionRate' in options || 'cadence' in options;
+  const capacity = 'capacity' in options;
+  if (rate === capacity) {
+    throw new LetheError(
+      'E_ARG',
+      'give either evictionRate and cadence (the paper’s schedule) or a capacity',
+      'options',
+    );
+  }
+  if (capacity) {
+    const { capacity: entries, slack } = options as { capacity: number; slack?: number };
+    assertInteger(entries, 'capacity', 1);
+    if (slack !== undefined) assertInteger(slack, 'slack', 0);
+    if (entries < blockSize) {
+      throw new LetheError(
+        'E_BUDGET',
+        `holds no whole block of ${blockSize} entries (got ${entries}); lower blockSize or raise the budget`,
+        'capacity',
+      );
+    }
+    return Object.freeze({ capacity: entries, ...(slack === undefined ? {} : { slack }) });
+  }
+  const { evictionRate, cadence } = options as { evictionRate: number; cadence: number };
+  checkEvictionRate(evictionRate, 'evictionRate');
+  assertInteger(cadence, 'cadence', 1);
+  if (window > cadence) {
+    throw new LetheError(
+      'E_ARG',
+      `must be ≤ cadence (${cadence}), got ${window}: older queries attended over entries an earlier round evicted`,
+      'window',
+    );
+  }
+  return Object.freeze({ evictionRate, cadence });
 }

@@ -38,7 +38,7 @@ describe('NgcPolicy options', () => {
 
   it('names the bad argument', () => {
     const base: NgcPolicyOptions = { evictionRate: 0.5, cadence: 16 };
-    const cases: [Partial<Record<keyof NgcPolicyOptions, unknown>>, string][] = [
+    const cases: [Record<string, unknown>, string][] = [
       [{ evictionRate: 0 }, 'evictionRate'],
       [{ evictionRate: -0.1 }, 'evictionRate'],
       [{ evictionRate: 1.01 }, 'evictionRate'],
@@ -64,6 +64,43 @@ describe('NgcPolicy options', () => {
     }
     expect(() => new NgcPolicy({ ...base, window: 16 })).not.toThrow();
     expect(() => new NgcPolicy({ evictionRate: 1, cadence: 1, window: 1 })).not.toThrow();
+  });
+
+  it('takes exactly one schedule, and a capacity of at least one block', () => {
+    expectLetheError(
+      () => new NgcPolicy({ evictionRate: 0.5, cadence: 8, capacity: 8 } as never),
+      'E_ARG',
+      'options',
+    );
+    expectLetheError(() => new NgcPolicy({} as never), 'E_ARG', 'options');
+    expectLetheError(() => new NgcPolicy({ capacity: 0 }), 'E_ARG', 'capacity');
+    expectLetheError(() => new NgcPolicy({ capacity: 8, slack: -1 }), 'E_ARG', 'slack');
+    expectLetheError(() => new NgcPolicy({ capacity: 3, blockSize: 4 }), 'E_BUDGET', 'capacity');
+    // The window may exceed a cadence only under the capacity schedule (no cadence there).
+    expect(() => new NgcPolicy({ capacity: 8, blockSize: 2, window: 40 })).not.toThrow();
+  });
+});
+
+describe('NgcPolicy capacity schedule', () => {
+  it('evicts once a head exceeds capacity + slack and keeps ⌊capacity / b⌋ whole blocks', () => {
+    const policy = new NgcPolicy({ capacity: 7, slack: 2, blockSize: 2, window: 1 });
+    const context = (live: number) => ({
+      layer: 0,
+      step: live,
+      liveCounts: Int32Array.of(live, live),
+      sinceLastRound: 1,
+    });
+    expect(policy.shouldEvict(context(9))).toBe(false);
+    expect(policy.shouldEvict(context(10))).toBe(true);
+    const live = 10;
+    const row = range(live).map((i) => (i + 1) / 55);
+    const decision = policy.select(
+      attentionObservation([range(live), range(live)], [[row, row]]),
+      NO_RANDOM,
+    );
+    // The three best blocks of two: the newest (highest attention) ones.
+    expect([...decision.order]).toEqual([4, 3, 2]);
+    expect([...decision.keep]).toEqual([4, 5, 6, 7, 8, 9]);
   });
 });
 

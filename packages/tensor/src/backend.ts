@@ -2,7 +2,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
 import './register-gradients';
 import './wasm-kernels/register';
-import { LetheError } from './errors';
+import { LetheError } from '@lethe/core';
 import { tf } from './tf';
 import { ensureWebGpu } from './webgpu-node';
 

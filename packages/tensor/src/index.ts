@@ -1,3 +1,14 @@
+export {
+  assertFiniteInRange,
+  assertFraction,
+  assertInteger,
+  assertLength,
+  assertNoNaN,
+  LetheError,
+  type LetheErrorCode,
+  philox4x32,
+  type RngState,
+} from '@lethe/core';
 export { activeBackend, type BackendName, initBackend } from './backend';
 export {
   BYTES_PER_ELEMENT,
@@ -6,7 +17,6 @@ export {
   float32ToBfloat16,
   float32ToFloat16,
 } from './dtype';
-export { LetheError, type LetheErrorCode } from './errors';
 export { countTensors, withLeakCheck } from './leaks';
 export {
   AdamW,
@@ -16,15 +26,7 @@ export {
   clipByGlobalNorm,
   globalNorm,
 } from './optim/index';
-export { philox4x32 } from './philox';
-export { Rng, type RngState } from './rng';
+export { Rng } from './rng';
 export { tf } from './tf';
-export {
-  assertFiniteInRange,
-  assertFraction,
-  assertInteger,
-  assertLength,
-  assertNoNaN,
-} from './validate';
 export { registerHeapSlices, restoreStockSlices } from './wasm-kernels/heap-slices';
 export { type EnsureWebGpuOptions, ensureWebGpu, SWIFTSHADER_ICD } from './webgpu-node';

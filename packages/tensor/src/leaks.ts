@@ -1,4 +1,4 @@
-import { LetheError } from './errors';
+import { LetheError } from '@lethe/core';
 import { tf } from './tf';
 
 /** Number of tensors currently allocated on the active backend. */

@@ -1,4 +1,4 @@
-import { LetheError } from './errors';
+import { LetheError } from '@lethe/core';
 import { SWIFTSHADER_ICD, useChromiumSwiftShader } from './swiftshader';
 
 export { SWIFTSHADER_ICD };

@@ -1,2 +1,3 @@
 export { expectClose } from './close';
 export { expectLetheError, expectLetheRejection, type ThrownLetheError } from './lethe-error';
+export { type LoadedModules, type LoadFormat, modulesLoadedBy } from './loaded-modules';

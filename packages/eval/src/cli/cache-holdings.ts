@@ -1,4 +1,4 @@
-import type { KVCache } from '@lethe/kv-cache';
+import type { KVCacheStore } from '@lethe/kv-cache';
 
 /** How {@link renderCacheHoldings} draws. */
 export interface HoldingsStyle {
@@ -26,7 +26,7 @@ const RESET = '\u001b[0m';
  * with one row per layer each.
  */
 export function renderCacheHoldings(
-  cache: KVCache,
+  cache: KVCacheStore,
   glyphs: readonly string[],
   style: HoldingsStyle,
 ): string[] {

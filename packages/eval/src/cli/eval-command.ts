@@ -1,7 +1,10 @@
+import type { PolicyRegistry } from '@lethe/kv-cache';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { sweepCells } from '../harness/cells';
-import { createDefaultRegistry } from '../harness/policy-registry';
+import { createDefaultRegistry } from '../harness/default-registry';
+import { nodePolicyStore } from '../harness/node-policy-store';
+import type { PolicyStore } from '../harness/policy-store';
 import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
 import type { SweepResults } from '../harness/results';
 import { runSweep } from '../harness/sweep';
@@ -22,6 +25,8 @@ import { sweepBar } from './progress-bars';
 function evalFlagOf(field: string): string | undefined {
   const match = /^tasks\[0\]\.options\.(.+)$/.exec(field);
   if (match !== null) return `--task-options ${match[1]}`;
+  const option = /^policies\[0\]\.options\.(.+)$/.exec(field);
+  if (option !== null) return `--policy-options ${option[1]}`;
   if (field.startsWith('checkpoints.')) return '--checkpoint';
   return EVAL_FLAGS.find((f) => f.field === field)?.flag;
 }
@@ -47,6 +52,34 @@ function checkTaskOptions(
 }
 
 /**
+ * Prepares every policy of the sweep once — options validated, policy directories read — so a
+ * bad option or a missing directory is reported before anything heavy starts.
+ *
+ * @throws LetheError the registry's and the store's errors, about `policies[i].<field>`
+ *   (`options.<key>` becomes `policies[i].options.<key>`, `policyDir` `policies[i].dir`).
+ */
+async function checkPolicies(
+  config: SweepConfig,
+  registry: PolicyRegistry,
+  store: PolicyStore,
+): Promise<void> {
+  for (const [i, spec] of config.policies.entries()) {
+    try {
+      const directory = spec.dir === null ? undefined : await store.open(spec.dir);
+      await registry.prepare(spec.name, { options: spec.options, directory });
+    } catch (error) {
+      if (error instanceof LetheError && error.argument !== undefined) {
+        const field = error.argument === 'policyDir' ? 'dir' : error.argument;
+        if (field === 'dir' || field === 'options' || field.startsWith('options.')) {
+          throw withArgument(error, `policies[${i}].${field}`);
+        }
+      }
+      throw error;
+    }
+  }
+}
+
+/**
  * The sweep a `lethe eval` command line denotes: one cell from the flags of `EVAL_FLAGS`
  * (exactly those `reproduceCommand` prints), or the sweep of `--config`. Task and policy names
  * are checked against the registries (errors list the valid names) and task options by
@@ -55,9 +88,10 @@ function checkTaskOptions(
 async function sweepOf(
   configPath: string | undefined,
   cellArgs: readonly string[],
-  policies: readonly string[],
+  registry: PolicyRegistry,
+  store: PolicyStore,
 ): Promise<SweepConfig> {
-  const known = { policies, tasks: TASK_NAMES };
+  const known = { policies: registry.names(), tasks: TASK_NAMES };
   if (configPath !== undefined) {
     if (cellArgs.length > 0) {
       throw new LetheError(
@@ -72,6 +106,7 @@ async function sweepOf(
       config.tasks.forEach((task, i) => {
         checkTaskOptions(task.name, task.options, `tasks[${i}].options`);
       });
+      await checkPolicies(config, registry, store);
       return config;
     } catch (error) {
       throw inFile(configPath, error);
@@ -80,6 +115,7 @@ async function sweepOf(
   try {
     const config = validateSweepConfig(parseEvalFlags(cellArgs), known);
     checkTaskOptions(config.tasks[0]!.name, config.tasks[0]!.options, 'tasks[0].options');
+    await checkPolicies(config, registry, store);
     return config;
   } catch (error) {
     throw nameFlag(error, evalFlagOf);
@@ -108,8 +144,9 @@ export function addEvalCommand(program: Command): void {
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
     .action(async (opts: { config?: string; results?: string; backend?: string }) => {
       const registry = createDefaultRegistry();
+      const store = nodePolicyStore();
       const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
-      const config = await sweepOf(opts.config, cellArgs, registry.names());
+      const config = await sweepOf(opts.config, cellArgs, registry, store);
       for (const seed of config.seeds.filter(isTrainingSeed)) {
         process.stderr.write(
           `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
@@ -124,6 +161,7 @@ export function addEvalCommand(program: Command): void {
       try {
         results = await runSweep(config, {
           registry,
+          policies: store,
           resultsPath: opts.results,
           onProgress: bar.update,
           signal: interrupt.signal,

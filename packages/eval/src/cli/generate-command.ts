@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
 import type { CharTokenizer, DecoderModel, StopConditions } from '@lethe/model';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
+import { policyContext } from '../harness/cell-policy';
+import { createDefaultRegistry } from '../harness/default-registry';
 import { encodeText } from '../harness/generation-run';
-import {
-  createDefaultRegistry,
-  FULL_POLICY,
-  type PolicyRegistry,
-} from '../harness/policy-registry';
+import { nodePolicyStore } from '../harness/node-policy-store';
 import { loadTaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';
 import { readModelDirectory } from '../pretrain/model-directory';
@@ -24,8 +23,10 @@ import { tokenGlyphs } from './token-glyphs';
 const DEFAULT_NEW_TOKENS = 200;
 
 interface GenerateFlags {
-  readonly model: string;
+  readonly model?: string;
   readonly policy: string;
+  readonly policyOptions?: string;
+  readonly policyDir?: string;
   readonly budget: string;
   readonly prompt?: string;
   readonly tokens?: string;
@@ -40,8 +41,7 @@ interface Generator {
   readonly model: DecoderModel;
   readonly tokenizer: CharTokenizer;
   readonly task: Task | undefined;
-  readonly registry: PolicyRegistry;
-  readonly policy: string;
+  readonly policy: PreparedPolicy;
   readonly budget: number;
   readonly tokens: number | undefined;
   readonly seed: number;
@@ -69,15 +69,17 @@ export function addGenerateCommand(program: Command): void {
         'tokens the KV cache still holds (· = evicted). Without --prompt, reads prompts from ' +
         'stdin until EOF (interactively on a terminal).',
     )
-    .requiredOption(
+    .option(
       '--model <dir>',
-      'model directory (lethe pretrain output, or config.json + model.safetensors + tokenizer.json)',
+      'model directory (lethe pretrain output, or config.json + model.safetensors + tokenizer.json); not needed for a learned policy whose directory names its model (NGC)',
     )
     .option(
       '--policy <name>',
-      'eviction policy: full or a registry name (h2o, streaming-llm, …)',
-      FULL_POLICY,
+      'eviction policy: full or a registry name (`lethe policies` lists them)',
+      FULL_CACHE,
     )
+    .option('--policy-options <json>', 'policy options as a JSON object (see `lethe policies`)')
+    .option('--policy-dir <dir>', 'directory of a learned policy (policy.json and its parameters)')
     .option(
       '--budget <b>',
       'budget fraction in (0, 1] of the full-cache length, prompt + --tokens (1 for full)',
@@ -94,9 +96,14 @@ export function addGenerateCommand(program: Command): void {
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
     .action(async (flags: GenerateFlags) => {
       const registry = createDefaultRegistry();
-      registry.factory(flags.policy, '--policy');
+      registry.provider(flags.policy, '--policy');
+      const store = nodePolicyStore();
+      const policy = await registry.prepare(flags.policy, {
+        options: jsonFlag(flags.policyOptions, '--policy-options'),
+        directory: flags.policyDir === undefined ? undefined : await store.open(flags.policyDir),
+      });
       const budget = validateBudgetFraction(Number(flags.budget), '--budget');
-      if (flags.policy === FULL_POLICY && budget !== 1) {
+      if (flags.policy === FULL_CACHE && budget !== 1) {
         throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${budget}`, '--budget');
       }
       const tokens =
@@ -111,15 +118,21 @@ export function addGenerateCommand(program: Command): void {
         );
       }
       await initBackend((flags.backend ?? 'wasm') as BackendName);
-      const loaded = existsSync(join(flags.model, TASK_MODEL_FILE))
-        ? await loadTaskModel(flags.model)
-        : { ...(await readModelDirectory(flags.model)), task: undefined };
+      const modelDir =
+        policy.model !== undefined && flags.policyDir !== undefined
+          ? join(flags.policyDir, policy.model)
+          : flags.model;
+      if (modelDir === undefined) {
+        throw new LetheError('E_ARG', 'is required (the policy names no model)', '--model');
+      }
+      const loaded = existsSync(join(modelDir, TASK_MODEL_FILE))
+        ? await loadTaskModel(modelDir)
+        : { ...(await readModelDirectory(modelDir)), task: undefined };
       const generator: Generator = {
         model: loaded.model,
         tokenizer: loaded.tokenizer!,
         task: loaded.task,
-        registry,
-        policy: flags.policy,
+        policy,
         budget,
         tokens,
         seed,
@@ -128,7 +141,7 @@ export function addGenerateCommand(program: Command): void {
       };
       const c = loaded.model.config;
       console.log(
-        `model: ${flags.model}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
+        `model: ${modelDir}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
       );
       try {
         if (flags.prompt !== undefined) {
@@ -169,17 +182,13 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
   const fullLength = fullCacheLength(prompt.length, maxNewTokens);
   const capacity = capacityFor(g.budget, fullLength);
-  const eviction = g.registry.create(
-    g.policy,
-    { capacity },
-    { budget: g.budget, fullLength, task: task?.name ?? 'generate', seed: g.seed, model },
-  );
+  const { eviction } = g.policy.build({ capacity }, policyContext(model, 1));
   const tty = process.stdout.isTTY === true;
   const color = tty && process.env.NO_COLOR === undefined;
   console.log(
-    g.policy === FULL_POLICY
+    g.policy.name === FULL_CACHE
       ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`
-      : `policy ${g.policy}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`,
+      : `policy ${g.policy.name}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`,
   );
   const stop: StopConditions = {
     eosTokenIds: tokenizer.eosId === undefined ? [] : [tokenizer.eosId],
@@ -230,4 +239,13 @@ function integerFlag(text: string, flag: string, min: number): number {
     throw new LetheError('E_ARG', `must be an integer ≥ ${min}, got ${JSON.stringify(text)}`, flag);
   }
   return value;
+}
+
+function jsonFlag(text: string | undefined, flag: string): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new LetheError('E_ARG', `must be JSON: ${(error as Error).message}`, flag);
+  }
 }

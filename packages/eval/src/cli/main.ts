@@ -1,13 +1,14 @@
-// The `lethe` command line: pretrain, eval, report, generate. Built into dist/cli.js (ESM,
+// The `lethe` command line: pretrain, policies, eval, report, generate. Built into dist/cli.js (ESM,
 // with a shebang) and installed as the package's `lethe` binary.
 import { Command } from 'commander';
 import { addEvalCommand } from './eval-command';
 import { reportFailure } from './exit-codes';
 import { addGenerateCommand } from './generate-command';
+import { addPoliciesCommand } from './policies-command';
 import { addPretrainCommand } from './pretrain-command';
 import { addReportCommand } from './report-command';
 
-/** The `lethe` program with its four subcommands; commander errors throw instead of exiting. */
+/** The `lethe` program with its five subcommands; commander errors throw instead of exiting. */
 function createProgram(): Command {
   const program = new Command('lethe')
     .description(
@@ -17,6 +18,7 @@ function createProgram(): Command {
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
   addPretrainCommand(program);
+  addPoliciesCommand(program);
   addEvalCommand(program);
   addReportCommand(program);
   addGenerateCommand(program);

@@ -1,4 +1,4 @@
-import type { EvictionPolicy, KVCache } from '@lethe/kv-cache';
+import type { EvictionPolicy, KVCacheStore } from '@lethe/kv-cache';
 import {
   type DecoderModel,
   type FinishReason,
@@ -29,7 +29,7 @@ export interface StreamGenerationResult {
   /** The tokens the cache saw, by position: the prompt, then every generated token but the last. */
   readonly fed: Int32Array;
   /** The sequence's cache after the last step. */
-  readonly cache: KVCache;
+  readonly cache: KVCacheStore;
   readonly finishReason: FinishReason;
   /** Decode tokens per second (prefill excluded). */
   readonly tokensPerSecond: number;

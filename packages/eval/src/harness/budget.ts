@@ -32,16 +32,36 @@ export function fullCacheLength(promptTokens: number, maxNewTokens: number): num
 }
 
 /**
- * The per-KV-head capacity a budget fraction `b` gives for an example of full-cache length `L`:
- * `max(1, ceil(b · L))`, where a product within 1e-9·L of an integer counts as that integer (so
- * 0.3 · 10 gives 3). The capacity is per example, not per cell: a budget of 0.25 keeps a quarter
- * of each example's own full cache, whatever the lengths of the other examples.
+ * The per-KV-head capacity a budget fraction `b` gives for an example whose full cache peaks at
+ * `P` entries per KV head: `max(1, ceil(b · P))`, where a product within 1e-9·P of an integer
+ * counts as that integer (so 0.3 · 10 gives 3). The capacity is per example, not per cell: a
+ * budget of 0.25 keeps a quarter of each example's own full-cache peak, whatever the other
+ * examples hold, so the realised peak ratio is the budget (plus the entries a round lets in
+ * before it runs: one token, or one prefill chunk).
  *
  * @throws LetheError `E_BUDGET` (argument `budget`) unless `b` is in (0, 1]; `E_ARG` unless
- *   `fullLength` is a positive integer.
+ *   `fullPeak` is a positive integer.
  */
-export function capacityFor(budget: number, fullLength: number): number {
+export function capacityFor(budget: number, fullPeak: number): number {
   validateBudgetFraction(budget, 'budget');
-  assertInteger(fullLength, 'fullLength', 1);
-  return Math.max(1, shareRoundedUp(budget, fullLength));
+  assertInteger(fullPeak, 'fullPeak', 1);
+  return Math.max(1, shareRoundedUp(budget, fullPeak));
+}
+
+/**
+ * A full-cache peak summed over `heads` (layers × KV heads) as entries per KV head. A full cache
+ * holds every token in every head, so the sum divides evenly.
+ *
+ * @throws LetheError `E_ARG` naming `peakTotal` when it is not a positive multiple of `heads`.
+ */
+export function fullPeakPerHead(peakTotal: number, heads: number): number {
+  assertInteger(heads, 'heads', 1);
+  if (!(Number.isInteger(peakTotal) && peakTotal > 0 && peakTotal % heads === 0)) {
+    throw new LetheError(
+      'E_ARG',
+      `${peakTotal} is not a positive multiple of ${heads} heads: not a full-cache peak`,
+      'peakTotal',
+    );
+  }
+  return peakTotal / heads;
 }

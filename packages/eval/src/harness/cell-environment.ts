@@ -1,8 +1,9 @@
+import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import type { Task } from '../tasks/task';
 import type { Clock } from './clock';
 import type { FullCacheReferences } from './full-reference';
-import type { PolicyRegistry } from './policy-registry';
+import type { PolicyStore } from './policy-store';
 import type { SweepConfig } from './sweep-config';
 
 /** Everything a cell needs besides its key. */
@@ -13,8 +14,13 @@ export interface CellEnvironment {
   readonly model: DecoderModel;
   /** The sweep the cell belongs to (examples, samples, sampling, batch size, pass@k). */
   readonly config: SweepConfig;
-  /** Policies by name. */
+  /** Policy providers by name (see `createDefaultRegistry`). */
   readonly registry: PolicyRegistry;
+  /**
+   * Policy directories and the models they name, for cells of learned policies (a sweep policy
+   * with a `dir`). Without it such a cell is refused.
+   */
+  readonly policies?: PolicyStore;
   /** Clock of every wall-time field. */
   readonly clock: Clock;
   /** Checked between decode steps; an abort rejects with `signal.reason`. */

@@ -13,8 +13,9 @@ import type { CellKey, CellResult } from './results';
  *
  * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, …);
  *   `E_ARG` naming `key.task` when the environment's task or the config do not match the key,
- *   naming `model` when the model's vocabulary is smaller than the task tokenizer's, or naming
- *   `policy` for an unknown policy; rejects with `signal.reason` when `env.signal` aborts.
+ *   naming `model` when the model's vocabulary is smaller than the task tokenizer's, naming
+ *   `key.policy` for a label that is not a policy of the sweep, and the errors of preparing the
+ *   policy (see `prepareCellPolicy`); rejects with `signal.reason` when `env.signal` aborts.
  */
 export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellResult> {
   validateCellKey(key);
@@ -27,7 +28,6 @@ export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellR
     );
   }
   const command = reproduceCommand(key, env.config);
-  env.registry.factory(key.policy);
   if (model.config.vocab_size < task.tokenizer.vocabSize) {
     throw new LetheError(
       'E_ARG',

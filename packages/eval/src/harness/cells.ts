@@ -1,12 +1,12 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import { validateBudgetFraction } from './budget';
-import { FULL_POLICY } from './policy-registry';
 import type { CellKey } from './results';
 import type { SweepConfig } from './sweep-config';
 
 /**
  * The cells of a sweep in their deterministic order: tasks (config order), then seeds, then
- * policies, then budgets. `full` contributes one cell per (task, seed), at budget 1, wherever it
+ * policies (by label; a policy restricted to some tasks only on those), then budgets. The full cache contributes one cell per (task, seed), at budget 1, wherever it
  * stands in `policies`; every other policy one cell per budget. Seeds sit outside policies so
  * the full-cache reference runs of a (task, seed) serve all its cells in a row.
  */
@@ -15,8 +15,11 @@ export function sweepCells(config: SweepConfig): CellKey[] {
   for (const task of config.tasks) {
     for (const seed of config.seeds) {
       for (const policy of config.policies) {
-        const budgets = policy === FULL_POLICY ? [1] : config.budgets;
-        for (const budget of budgets) cells.push({ task: task.name, policy, budget, seed });
+        if (policy.tasks !== null && !policy.tasks.includes(task.name)) continue;
+        const budgets = policy.name === FULL_CACHE ? [1] : config.budgets;
+        for (const budget of budgets) {
+          cells.push({ task: task.name, policy: policy.label, budget, seed });
+        }
       }
     }
   }
@@ -41,7 +44,7 @@ export function validateCellKey(key: CellKey): CellKey {
     }
   }
   validateBudgetFraction(key.budget, 'budget');
-  if (key.policy === FULL_POLICY && key.budget !== 1) {
+  if (key.policy === FULL_CACHE && key.budget !== 1) {
     throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${key.budget}`, 'budget');
   }
   if (!(Number.isSafeInteger(key.seed) && key.seed >= 0)) {

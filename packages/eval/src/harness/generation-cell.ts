@@ -1,10 +1,12 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, meanPassAtK } from '../metrics/index';
 import type { GenerationTask } from '../tasks/task';
+import { capacityFor, fullPeakPerHead } from './budget';
 import { cacheMetrics, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
+import { prepareCellPolicy } from './cell-policy';
 import { FullCacheReferences } from './full-reference';
 import { planGeneration, runGeneration } from './generation-run';
-import { FULL_POLICY } from './policy-registry';
 import type { CellKey, CellMetrics } from './results';
 
 /**
@@ -18,6 +20,10 @@ import type { CellKey, CellMetrics } from './results';
  * - the cache metrics of `cacheMetrics` against the full-cache run of the same sequences;
  * - `tokensPerSecond`: decode throughput per batch.
  *
+ * Budgets mean what they say: sequence `i` runs with a capacity of `⌈b · Pᵢ⌉` entries per KV
+ * head (`capacityFor`), where `Pᵢ` is its own full-cache peak per KV head, measured by the
+ * full-cache reference run of the same sequence (same example, same sampling stream).
+ *
  * Returns the metrics and the clock time of the cell's own generation (for `full`, that of the
  * reference run, whether it ran now or for an earlier cell).
  */
@@ -30,12 +36,21 @@ export async function runGenerationCell(
   const plan = planGeneration(task, config.examplesPerCell, config.samplesPerExample, key.seed);
   const references = env.references ?? new FullCacheReferences();
   const reference = await references.get(key.task, key.seed, () =>
-    runGeneration(plan, task, key.seed, undefined, 1, env),
+    runGeneration(plan, task, key.seed, env),
   );
-  const run =
-    key.policy === FULL_POLICY
-      ? reference
-      : await runGeneration(plan, task, key.seed, key.policy, key.budget, env);
+  const { num_hidden_layers: layers, num_key_value_heads: kvHeads } = env.model.config;
+  let run = reference;
+  if (key.policy !== FULL_CACHE) {
+    const capacities = reference.sequences.map((s) =>
+      capacityFor(key.budget, fullPeakPerHead(s.peakTotal, layers * kvHeads)),
+    );
+    const policy = await prepareCellPolicy(key, env);
+    try {
+      run = await runGeneration(plan, task, key.seed, env, { policy, capacities });
+    } finally {
+      policy.release();
+    }
+  }
 
   const samples = config.samplesPerExample;
   const correct = plan.examples.map(() => 0);

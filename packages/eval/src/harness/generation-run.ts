@@ -1,9 +1,10 @@
 import type { StopConditions, Tokenizer } from '@lethe/model';
 import type { GenerationTask, TaskExample } from '../tasks/task';
 import { planBatches } from './batching';
-import { capacityFor, fullCacheLength } from './budget';
 import type { CellEnvironment } from './cell-environment';
+import { batchPolicies, type CellPolicy } from './cell-policy';
 import { type GeneratedSequence, rollout } from './rollout';
+import { prefillChunkOf } from './sweep-config';
 
 /** The sequences of a generation cell: every example of the seed, `samplesPerExample` times. */
 export interface GenerationPlan {
@@ -13,8 +14,6 @@ export interface GenerationPlan {
   readonly prompts: readonly Int32Array[];
   /** Example index of each sequence. */
   readonly exampleOf: readonly number[];
-  /** Full-cache length `L` of each sequence (prompt + `task.maxNewTokens`). */
-  readonly fullLengths: readonly number[];
   /** EOS (when the tokenizer has one) and the task's stop text as a token sequence. */
   readonly stop: StopConditions;
 }
@@ -34,14 +33,11 @@ export function planGeneration(
   const examples = Array.from({ length: examplesPerCell }, (_, i) => task.example(seed, i));
   const prompts: Int32Array[] = [];
   const exampleOf: number[] = [];
-  const fullLengths: number[] = [];
   examples.forEach((example, i) => {
     const prompt = encodeText(task.tokenizer, example.prompt);
-    const length = fullCacheLength(prompt.length, task.maxNewTokens);
     for (let j = 0; j < samplesPerExample; j++) {
       prompts.push(prompt);
       exampleOf.push(i);
-      fullLengths.push(length);
     }
   });
   const stopTokens = task.stopText === '' ? undefined : task.tokenizer.encode(task.stopText);
@@ -50,7 +46,6 @@ export function planGeneration(
     examples,
     prompts,
     exampleOf,
-    fullLengths,
     stop: {
       eosTokenIds: eos === undefined ? [] : [eos],
       stopSequences: stopTokens === undefined || stopTokens.length === 0 ? [] : [stopTokens],
@@ -68,35 +63,39 @@ export interface GenerationRun {
   readonly elapsedMs: number;
 }
 
+/** A cell policy with the capacity (entries per KV head) each sequence of a plan gets. */
+export interface BudgetedPolicy {
+  readonly policy: CellPolicy;
+  /** One capacity per sequence of the plan (see `capacityFor`). */
+  readonly capacities: readonly number[];
+}
+
 /**
- * Generates every sequence of `plan` under policy `policy` (`undefined`: the full cache) at
- * budget fraction `budget`. Sequences are batched by full-cache length (one capacity and one
- * freshly built policy per batch, `registry.create(policy, { capacity: capacityFor(budget, L) })`),
- * `config.batchSize` at most; the full cache batches consecutive sequences. Each sequence
- * samples from stream id = its index in the plan, so its draws do not depend on batching.
+ * Generates every sequence of `plan` — on the task's model with the full cache when `budgeted`
+ * is undefined, else under its policy (on the policy's model). Budgeted sequences are batched by
+ * capacity (one freshly built policy set per batch), the full cache batches consecutive
+ * sequences; `config.batchSize` at most. Each sequence samples from stream id = its index in
+ * the plan, so its draws do not depend on batching.
  */
 export async function runGeneration(
   plan: GenerationPlan,
   task: GenerationTask,
   seed: number,
-  policy: string | undefined,
-  budget: number,
   env: CellEnvironment,
+  budgeted?: BudgetedPolicy,
 ): Promise<GenerationRun> {
-  const { config, clock, model } = env;
+  const { config, clock } = env;
+  const chunk = prefillChunkOf(config, task.name);
+  const model = budgeted?.policy.model ?? env.model;
   const sequences: GeneratedSequence[] = new Array(plan.prompts.length);
   const batches: { tokens: number; ms: number }[] = [];
   const start = clock();
-  for (const batch of planBatches(plan.fullLengths, config.batchSize, policy !== undefined)) {
-    const fullLength = plan.fullLengths[batch[0]!]!;
-    const eviction =
-      policy === undefined
-        ? undefined
-        : env.registry.create(
-            policy,
-            { capacity: capacityFor(budget, fullLength) },
-            { budget, fullLength, task: task.name, seed, model },
-          );
+  const groups = budgeted?.capacities ?? plan.prompts.map(() => 0);
+  for (const batch of planBatches(groups, config.batchSize, budgeted !== undefined)) {
+    const policies =
+      budgeted === undefined
+        ? {}
+        : batchPolicies(budgeted.policy, budgeted.capacities[batch[0]!]!, batch.length);
     const result = await rollout({
       model,
       prompts: batch.map((s) => plan.prompts[s]!),
@@ -105,8 +104,8 @@ export async function runGeneration(
       sampling: config.sampling,
       seed,
       stop: plan.stop,
-      eviction,
-      ...(config.prefillChunk === null ? {} : { prefillChunk: config.prefillChunk }),
+      policies,
+      ...(chunk === null ? {} : { prefillChunk: chunk }),
       clock,
       signal: env.signal,
     });

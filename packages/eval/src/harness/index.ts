@@ -1,18 +1,26 @@
 /**
  * The evaluation harness of `@lethe/eval`: a policy registry, budget semantics, validated
  * sweep configurations, the cell runner (batched generation and teacher-forced perplexity
- * under eviction, with accuracy, pass@k, peak-KV and keep-rate metrics), resumable sweeps with
- * atomic results files, and the `lethe eval` command that reproduces a cell.
+ * under eviction, with accuracy, pass@k, peak-KV and keep-rate metrics), the results format,
+ * and the `lethe eval` command that reproduces a cell. Sweeps (`runSweep`: results files,
+ * checkpoint directories) are Node-only, in `./node` (`@lethe/eval/node`).
  *
  * @packageDocumentation
  */
 export { planBatches } from './batching';
-export { capacityFor, fullCacheLength, validateBudgetFraction } from './budget';
+export { capacityFor, fullCacheLength, fullPeakPerHead, validateBudgetFraction } from './budget';
 export { type CacheMetrics, cacheMetrics, throughput } from './cache-metrics';
 export type { CellEnvironment } from './cell-environment';
+export {
+  batchPolicies,
+  type CellPolicy,
+  policyContext,
+  prepareCellPolicy,
+} from './cell-policy';
 export { runCell } from './cell-runner';
 export { cellId, sweepCells, validateCellKey } from './cells';
 export { type Clock, systemClock } from './clock';
+export { createDefaultRegistry, DEFAULT_PROVIDERS } from './default-registry';
 export { FullCacheReferences } from './full-reference';
 export { runGenerationCell } from './generation-cell';
 export {
@@ -23,20 +31,10 @@ export {
   runGeneration,
 } from './generation-run';
 export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json';
-export { checkpointModels, type ModelProvider } from './model-provider';
+export type { ModelProvider } from './model-provider';
 export { runPerplexityCell } from './perplexity-cell';
-export {
-  amortisationSlack,
-  createDefaultRegistry,
-  DEFAULT_SLACK_FRACTION,
-  FULL_POLICY,
-  type HeuristicFactoryOptions,
-  heuristicFactory,
-  type PolicyBudget,
-  type PolicyContext,
-  type PolicyFactory,
-  PolicyRegistry,
-} from './policy-registry';
+export { type PolicySpec, policySpec } from './policy-spec';
+export type { PolicyStore } from './policy-store';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';
 export { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 export {
@@ -55,23 +53,17 @@ export {
   RESULTS_VERSION,
   type SweepResults,
 } from './results';
-export {
-  checkResults,
-  emptyResults,
-  readResultsFile,
-  serializeResults,
-  writeResultsFile,
-} from './results-file';
+export { checkResults, emptyResults, serializeResults } from './results-file';
 export {
   type GeneratedSequence,
   type RolloutBatch,
   type RolloutOptions,
   rollout,
 } from './rollout';
-export { type RunSweepOptions, runSweep, type TaskFactory } from './sweep';
 export {
   DEFAULT_BATCH_SIZE,
   type KnownNames,
+  prefillChunkOf,
   type SweepConfig,
   type SweepSampling,
   type TaskSpec,

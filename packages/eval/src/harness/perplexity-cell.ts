@@ -1,3 +1,4 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
@@ -5,15 +6,15 @@ import { planBatches } from './batching';
 import { capacityFor } from './budget';
 import { cacheMetrics, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
+import { batchPolicies, type CellPolicy, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
-import { FULL_POLICY } from './policy-registry';
 import type { CellKey, CellMetrics } from './results';
 import { type ScoredDocument, teacherForce } from './teacher-forcing';
 
 /**
  * Runs a language-modelling cell: documents `0 … examplesPerCell − 1` of the seed, each
  * teacher-forced under the cell's policy (see `teacherForce`), with the budget's capacity taken
- * from the document's own length `L = n` tokens. Metrics:
+ * from the document's own full-cache peak, `P = n − 1` entries per KV head (`⌈b · P⌉`). Metrics:
  *
  * - `perplexity`: per document exp(Σ NLL / (n − 1)), aggregated over documents;
  * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
@@ -28,7 +29,7 @@ export async function runPerplexityCell(
   task: PerplexityTask,
   env: CellEnvironment,
 ): Promise<{ metrics: CellMetrics; elapsedMs: number }> {
-  const { config, clock, model } = env;
+  const { config, clock } = env;
   const documents = Array.from({ length: config.examplesPerCell }, (_, i) =>
     encodeText(task.tokenizer, task.document(key.seed, i)),
   );
@@ -42,33 +43,32 @@ export async function runPerplexityCell(
     }
     return d.length;
   });
-  const policy = key.policy === FULL_POLICY ? undefined : key.policy;
+  const policy: CellPolicy | undefined =
+    key.policy === FULL_CACHE ? undefined : await prepareCellPolicy(key, env);
+  const model = policy?.model ?? env.model;
   const scored: ScoredDocument[] = new Array(documents.length);
   const batches: { tokens: number; ms: number }[] = [];
   const start = clock();
-  for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
-    const fullLength = lengths[batch[0]!]!;
-    const eviction =
-      policy === undefined
-        ? undefined
-        : env.registry.create(
-            policy,
-            { capacity: capacityFor(key.budget, fullLength) },
-            { budget: key.budget, fullLength, task: task.name, seed: key.seed, model },
-          );
-    const result = await teacherForce({
-      model,
-      documents: batch.map((i) => documents[i]!),
-      streamIds: batch,
-      seed: key.seed,
-      eviction,
-      clock,
-      signal: env.signal,
-    });
-    batch.forEach((i, row) => {
-      scored[i] = result.documents[row]!;
-    });
-    batches.push({ tokens: result.predictedTokens, ms: result.elapsedMs });
+  try {
+    for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
+      // A teacher-forced document of n tokens peaks at n − 1 entries per KV head.
+      const capacity = capacityFor(key.budget, lengths[batch[0]!]! - 1);
+      const result = await teacherForce({
+        model,
+        documents: batch.map((i) => documents[i]!),
+        streamIds: batch,
+        seed: key.seed,
+        policies: policy === undefined ? {} : batchPolicies(policy, capacity, batch.length),
+        clock,
+        signal: env.signal,
+      });
+      batch.forEach((i, row) => {
+        scored[i] = result.documents[row]!;
+      });
+      batches.push({ tokens: result.predictedTokens, ms: result.elapsedMs });
+    }
+  } finally {
+    policy?.release();
   }
   const elapsedMs = clock() - start;
   const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;

@@ -1,4 +1,4 @@
-import type { KVCache } from '@lethe/kv-cache';
+import type { KVCacheStore } from '@lethe/kv-cache';
 
 /**
  * What one sequence's cache held and read while its tokens were predicted. An *event* is one
@@ -40,19 +40,19 @@ export class ReadRecorder {
    * A decode step about to run on `cache`, whose full-cache prefix (the new token included)
    * is `prefixLength` tokens.
    */
-  step(cache: KVCache, prefixLength: number): void {
+  step(cache: KVCacheStore, prefixLength: number): void {
     this.read.push(liveTotal(cache) + this.entriesPerToken);
     this.available.push(prefixLength * this.entriesPerToken);
   }
 
   /** The finished trace, with the cache's peak. */
-  finish(cache: KVCache): ReadTrace {
+  finish(cache: KVCacheStore): ReadTrace {
     return { peakTotal: cache.stats().peakTotal, read: this.read, available: this.available };
   }
 }
 
 /** Live entries of `cache` over every layer and KV head. */
-export function liveTotal(cache: KVCache): number {
+export function liveTotal(cache: KVCacheStore): number {
   let total = 0;
   for (let layer = 0; layer < cache.geometry.layers; layer++) {
     for (const live of cache.liveCounts(layer)) total += live;

@@ -1,7 +1,7 @@
 import { LetheError } from '@lethe/tensor';
 import { validateCellKey } from './cells';
 import type { CellKey } from './results';
-import { type SweepConfig, validateSweepConfig } from './sweep-config';
+import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
 
 /** One flag of `lethe eval`. */
 export interface EvalFlag {
@@ -27,7 +27,30 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
     required: false,
     description: 'task options as a JSON object (default {})',
   },
-  { flag: '--policy', field: 'policies[0]', required: true, description: 'policy registry name' },
+  {
+    flag: '--policy',
+    field: 'policies[0].name',
+    required: true,
+    description: 'policy provider name (`lethe policies` lists them)',
+  },
+  {
+    flag: '--policy-options',
+    field: 'policies[0].options',
+    required: false,
+    description: 'policy options as a JSON object (default {}; `lethe policies` lists them)',
+  },
+  {
+    flag: '--policy-dir',
+    field: 'policies[0].dir',
+    required: false,
+    description: 'directory of a learned policy (policy.json and its parameters)',
+  },
+  {
+    flag: '--policy-label',
+    field: 'policies[0].label',
+    required: false,
+    description: 'label of the cell’s policy in results (default: the provider name)',
+  },
   {
     flag: '--budget',
     field: 'budgets[0]',
@@ -85,7 +108,8 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
  * The single-cell sweep that recomputes `key` of `config`: the same task options, examples,
  * samples, sampling, batch size and checkpoint, with only `key`'s policy, budget and seed.
  *
- * @throws LetheError `E_ARG` when `key.task` is not a task of `config`, or for a bad key.
+ * @throws LetheError `E_ARG` when `key.task` or `key.policy` is not a task or policy label of
+ *   `config`, or for a bad key.
  */
 export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
   validateCellKey(key);
@@ -97,11 +121,21 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
       'key.task',
     );
   }
+  const policy = config.policies.find((p) => p.label === key.policy);
+  if (policy === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `is not a policy of the sweep (${config.policies.map((p) => p.label).join(', ')})`,
+      'key.policy',
+    );
+  }
   const checkpoint = config.checkpoints[key.task];
+  const { prefillChunk: _, ...taskOnly } = task;
   return {
     ...config,
-    tasks: [task],
-    policies: [key.policy],
+    tasks: [taskOnly],
+    prefillChunk: prefillChunkOf(config, key.task),
+    policies: [{ ...policy, tasks: null }],
     budgets: [key.budget],
     seeds: [key.seed],
     checkpoints: checkpoint === undefined ? {} : { [key.task]: checkpoint },
@@ -110,8 +144,9 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
 
 /**
  * A `lethe eval …` command (see {@link EVAL_FLAGS}) that recomputes exactly the cell `key` of
- * `config`: every setting that affects the cell's numbers is spelt out, defaults included,
- * and values are quoted for POSIX shells where needed.
+ * `config`: every setting that affects the cell's numbers is spelt out — the policy's provider,
+ * options, directory and label included — defaults included, and values are quoted for POSIX
+ * shells where needed.
  *
  * @example
  * ```ts
@@ -127,7 +162,14 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
   if (Object.keys(task.options).length > 0) {
     parts.push('--task-options', JSON.stringify(task.options));
   }
-  parts.push('--policy', key.policy, '--budget', String(key.budget), '--seed', String(key.seed));
+  const policy = cell.policies[0]!;
+  parts.push('--policy', policy.name);
+  if (Object.keys(policy.options).length > 0) {
+    parts.push('--policy-options', JSON.stringify(policy.options));
+  }
+  if (policy.dir !== null) parts.push('--policy-dir', policy.dir);
+  if (policy.label !== policy.name) parts.push('--policy-label', policy.label);
+  parts.push('--budget', String(key.budget), '--seed', String(key.seed));
   parts.push(
     '--examples',
     String(cell.examplesPerCell),
@@ -178,7 +220,14 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
   const task = values.get('--task')!;
   const json: Record<string, unknown> = {
     tasks: [{ name: task, options: jsonFlag(values, '--task-options') ?? {} }],
-    policies: [values.get('--policy')],
+    policies: [
+      {
+        name: values.get('--policy'),
+        options: jsonFlag(values, '--policy-options') ?? {},
+        ...(values.has('--policy-dir') ? { dir: values.get('--policy-dir') } : {}),
+        ...(values.has('--policy-label') ? { label: values.get('--policy-label') } : {}),
+      },
+    ],
     budgets: [numberFlag(values, '--budget')],
     seeds: [numberFlag(values, '--seed')],
     examplesPerCell: numberFlag(values, '--examples'),

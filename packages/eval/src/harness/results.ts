@@ -1,6 +1,9 @@
-/** Identifier and version of the results file format. */
+/**
+ * Identifier and version of the results file format. Version 2: `config.policies` holds policy
+ * specs (`{ label, name, options, dir }`) instead of names.
+ */
 export const RESULTS_FORMAT = 'lethe-eval-results';
-export const RESULTS_VERSION = 1;
+export const RESULTS_VERSION = 2;
 
 /** A metric aggregated over prompts and seeds: mean ± standard error of the mean over `n`. */
 export interface Aggregate {

@@ -1,4 +1,4 @@
-import type { EvictionPolicy } from '@lethe/kv-cache';
+import type { PolicySet } from '@lethe/kv-cache';
 import {
   type DecoderModel,
   type FinishReason,
@@ -22,8 +22,8 @@ export interface RolloutOptions {
   /** Seed of the sampling and eviction streams. */
   readonly seed: number;
   readonly stop: StopConditions;
-  /** Eviction policy (`undefined`: full cache). */
-  readonly eviction: EvictionPolicy | undefined;
+  /** Eviction policy, read selector and compute policy (none: the full cache). */
+  readonly policies: PolicySet;
   /** Prefill chunk size (`undefined`: each prompt whole); see `SweepConfig.prefillChunk`. */
   readonly prefillChunk?: number;
   readonly clock: Clock;
@@ -67,7 +67,9 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     sampling: options.sampling,
     seed: options.seed,
     stop: options.stop,
-    eviction: options.eviction,
+    eviction: options.policies.eviction,
+    readSelector: options.policies.readSelector,
+    compute: options.policies.compute,
     prefillChunk: options.prefillChunk,
     // The prompt's last token is read in the chunk that reaches the end of its prompt.
     onPrefillChunk: ({ sequences, caches, start, lengths }) => {

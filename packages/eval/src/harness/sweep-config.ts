@@ -2,6 +2,7 @@ import { validateSampling } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { validateBudgetFraction } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
+import { type PolicySpec, policySpec } from './policy-spec';
 
 /** One task of a sweep: a registry name and its options (echoed into the results). */
 export interface TaskSpec {
@@ -9,6 +10,12 @@ export interface TaskSpec {
   readonly name: string;
   /** Options passed to `createTask` (JSON). */
   readonly options: Readonly<Record<string, JsonValue>>;
+  /**
+   * This task's prefill chunk, overriding the sweep's `prefillChunk` (absent: the sweep's). A
+   * chunk of c tokens lets a cache pass its budget's ceiling by c − 1 entries before the round
+   * after it, so tasks with short full caches want small chunks.
+   */
+  readonly prefillChunk?: number;
 }
 
 /** Sampling of every generation cell (see `SamplingOptions` of `@lethe/model`). */
@@ -30,8 +37,12 @@ export interface SweepSampling {
 export interface SweepConfig {
   /** Tasks, each with its options. */
   readonly tasks: readonly TaskSpec[];
-  /** Policy registry names (`full` = no eviction). */
-  readonly policies: readonly string[];
+  /**
+   * Policies, each a registry provider with its options (and directory, for a learned one); a
+   * bare name in the JSON stands for `{ label: name, name, options: {}, dir: null }`. `full` is
+   * the full cache.
+   */
+  readonly policies: readonly PolicySpec[];
   /** Budget fractions in (0, 1] of each example's full-cache length (see `capacityFor`). */
   readonly budgets: readonly number[];
   /** Seeds: each selects the task examples and the sampling / eviction streams. */
@@ -52,7 +63,8 @@ export interface SweepConfig {
   /**
    * Generation tasks: prefill each prompt in chunks of this many tokens with an eviction check
    * after each, so the budget bounds the cache during the prompt too (`null`, the default: the
-   * whole prompt goes in before the first check, so the peak is at least the prompt).
+   * whole prompt goes in before the first check, so the peak is at least the prompt). A task's
+   * own `prefillChunk` overrides it.
    */
   readonly prefillChunk: number | null;
   /**
@@ -64,7 +76,7 @@ export interface SweepConfig {
 
 /** Names a config may be checked against. */
 export interface KnownNames {
-  /** Valid policy names (e.g. `registry.names()`). */
+  /** Valid policy provider names (e.g. `registry.names()`). */
   readonly policies?: readonly string[];
   /** Valid task names (e.g. `TASK_NAMES`). */
   readonly tasks?: readonly string[];
@@ -94,7 +106,8 @@ const FIELDS = [
  *
  * @throws LetheError `E_BUDGET` naming `budgets[i]` for a budget outside (0, 1]; `E_ARG` naming
  *   the field for anything else: an unknown field, a missing or mistyped one, an empty or
- *   duplicated list entry, an unknown task or policy name (when `known` lists them), a pass@k
+ *   duplicated list entry or policy label, an unknown task or policy name (when `known` lists
+ *   them), a malformed policy entry (see `policySpec`), a pass@k
  *   above `samplesPerExample`, greedy sampling with several samples, a checkpoint for a task
  *   not in the sweep.
  */
@@ -113,21 +126,24 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     (i) => `tasks[${i}].name`,
   );
 
-  const policies = nonEmptyList(json.policies, 'policies').map((name, i) => {
-    const argument = `policies[${i}]`;
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new LetheError('E_ARG', 'must be a non-empty string', argument);
-    }
-    if (known.policies !== undefined && !known.policies.includes(name)) {
-      throw new LetheError(
-        'E_ARG',
-        `unknown policy ${JSON.stringify(name)}; valid policies: ${known.policies.join(', ')}`,
-        argument,
-      );
-    }
-    return name;
+  const policies = nonEmptyList(json.policies, 'policies').map((entry, i) =>
+    policySpec(entry, `policies[${i}]`, known.policies),
+  );
+  rejectDuplicates(
+    policies.map((p) => p.label),
+    (i) => `policies[${i}].label`,
+  );
+  policies.forEach((policy, i) => {
+    policy.tasks?.forEach((task, j) => {
+      if (!tasks.some((t) => t.name === task)) {
+        throw new LetheError(
+          'E_ARG',
+          `names no task of the sweep (${tasks.map((t) => t.name).join(', ')})`,
+          `policies[${i}].tasks[${j}]`,
+        );
+      }
+    });
   });
-  rejectDuplicates(policies, (i) => `policies[${i}]`);
 
   const budgets = nonEmptyList(json.budgets, 'budgets').map((b, i) =>
     validateBudgetFraction(b, `budgets[${i}]`),
@@ -236,20 +252,24 @@ function defaultPassAtK(samples: number): number[] {
 function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string[]): TaskSpec {
   let name: unknown;
   let options: unknown = {};
+  let prefillChunk: number | undefined;
   if (typeof entry === 'string') {
     name = entry;
   } else if (isPlainObject(entry)) {
     for (const key of Object.keys(entry)) {
-      if (key !== 'name' && key !== 'options') {
+      if (key !== 'name' && key !== 'options' && key !== 'prefillChunk') {
         throw new LetheError(
           'E_ARG',
-          'unknown field; valid fields: name, options',
+          'unknown field; valid fields: name, options, prefillChunk',
           `${argument}.${key}`,
         );
       }
     }
     name = entry.name;
     options = entry.options ?? {};
+    if (entry.prefillChunk !== undefined) {
+      prefillChunk = positiveInteger(entry.prefillChunk, `${argument}.prefillChunk`);
+    }
   } else {
     throw new LetheError('E_ARG', 'must be a task name or { name, options }', argument);
   }
@@ -267,7 +287,16 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
     throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
   }
   assertJson(options, `${argument}.options`);
-  return { name, options: options as Record<string, JsonValue> };
+  return {
+    name,
+    options: options as Record<string, JsonValue>,
+    ...(prefillChunk === undefined ? {} : { prefillChunk }),
+  };
+}
+
+/** The prefill chunk of `task` in `config`: its own, else the sweep's (null: prompts whole). */
+export function prefillChunkOf(config: SweepConfig, task: string): number | null {
+  return config.tasks.find((t) => t.name === task)?.prefillChunk ?? config.prefillChunk;
 }
 
 function samplingOf(raw: unknown, samples: number): SweepSampling {

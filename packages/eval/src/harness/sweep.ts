@@ -1,18 +1,23 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { createTask as createRegisteredTask, TASK_NAMES } from '../tasks/index';
 import type { Task } from '../tasks/task';
 import { runCell } from './cell-runner';
 import { cellId, sweepCells } from './cells';
+import { checkpointModels } from './checkpoint-models';
 import { type Clock, systemClock } from './clock';
+import { createDefaultRegistry } from './default-registry';
 import { FullCacheReferences } from './full-reference';
-import { checkpointModels, type ModelProvider } from './model-provider';
-import { createDefaultRegistry, type PolicyRegistry } from './policy-registry';
+import type { ModelProvider } from './model-provider';
+import { nodePolicyStore } from './node-policy-store';
+import { readResultsFile, writeResultsFile } from './node-results-file';
+import type { PolicyStore } from './policy-store';
 import { estimateRemainingMs, type ProgressCallback } from './progress';
 import type { CellResult, SweepResults } from './results';
-import { emptyResults, readResultsFile, writeResultsFile } from './results-file';
+import { emptyResults } from './results-file';
 import { type SweepConfig, validateSweepConfig } from './sweep-config';
 
 /** Builds a task from its registry name and options (the `createTask` of the tasks module). */
@@ -34,8 +39,10 @@ export interface RunSweepOptions {
    * with `signal.reason`; the results file holds every cell finished before.
    */
   readonly signal?: AbortSignal;
-  /** Policies by name (default: `createDefaultRegistry()`). */
+  /** Policy providers by name (default: `createDefaultRegistry()`). */
   readonly registry?: PolicyRegistry;
+  /** Policy directories of learned policies and the models they name (default: from disk). */
+  readonly policies?: PolicyStore;
   /** Models by task (default: `checkpointModels(config.checkpoints)`). */
   readonly models?: ModelProvider;
   /** Task factory (default: the tasks module's `createTask`, names checked against `TASK_NAMES`). */
@@ -124,6 +131,7 @@ export async function runSweep(
           model: loaded.model,
           config: sweep,
           registry,
+          policies: options.policies ?? nodePolicyStore(),
           clock,
           signal,
           references,

@@ -1,4 +1,4 @@
-import type { EvictionPolicy } from '@lethe/kv-cache';
+import type { PolicySet } from '@lethe/kv-cache';
 import { type DecoderModel, GenerationSession } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import type { Clock } from './clock';
@@ -13,8 +13,8 @@ export interface TeacherForceOptions {
   readonly streamIds: readonly number[];
   /** Seed of the eviction streams. */
   readonly seed: number;
-  /** Eviction policy (`undefined`: full cache). */
-  readonly eviction: EvictionPolicy | undefined;
+  /** Eviction policy, read selector and compute policy (none: the full cache). */
+  readonly policies: PolicySet;
   readonly clock: Clock;
   /** Checked between steps; an abort rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
@@ -69,7 +69,9 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   signal?.throwIfAborted();
   const session = new GenerationSession({
     model,
-    eviction: options.eviction,
+    eviction: options.policies.eviction,
+    readSelector: options.policies.readSelector,
+    compute: options.policies.compute,
     seed: options.seed,
     streamIds,
   });

@@ -1,7 +1,7 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
-import { FULL_POLICY } from '../harness/policy-registry';
 import { runSweep } from '../harness/sweep';
 import type { GenerationTask } from '../tasks/task';
 import type { TaskModelEvaluation } from './manifest';
@@ -36,7 +36,7 @@ export async function evaluateFullCache(
   const results = await runSweep(
     {
       tasks: [{ name: task, options: options.taskOptions }],
-      policies: [FULL_POLICY],
+      policies: [FULL_CACHE],
       budgets: [1],
       seeds: [options.seed],
       examplesPerCell: options.examples,
@@ -56,7 +56,7 @@ export async function evaluateFullCache(
     );
   }
   return {
-    policy: FULL_POLICY,
+    policy: FULL_CACHE,
     seed: options.seed,
     examples: options.examples,
     batchSize: options.batchSize,

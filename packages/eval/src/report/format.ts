@@ -1,3 +1,4 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import type { Aggregate } from '../harness/results';
 
 /** Placeholder for a metric a row does not have. */
@@ -25,8 +26,5 @@ export function formatBudget(budget: number): string {
 
 /** Display name of a policy (`full` is the full cache). */
 export function policyLabel(policy: string): string {
-  return policy === FULL_POLICY ? 'full cache' : policy;
+  return policy === FULL_CACHE ? 'full cache' : policy;
 }
-
-/** The policy name of the full (no-eviction) cache in sweep results. */
-export const FULL_POLICY = 'full';

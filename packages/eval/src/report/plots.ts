@@ -1,5 +1,6 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import type { ChartPoint, ChartSeries, ChartSpec } from './chart';
-import { FULL_POLICY, formatBudget, formatCount, policyLabel } from './format';
+import { formatBudget, formatCount, policyLabel } from './format';
 import { policyOrdering, type ReportRow } from './rows';
 
 /** The plots of one task, in display order. */
@@ -28,7 +29,7 @@ export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
   const styles = new Map<string, { color: string; dash: string }>();
   let next = 0;
   for (const policy of order.keys()) {
-    if (policy === FULL_POLICY) {
+    if (policy === FULL_CACHE) {
       styles.set(policy, FULL_STYLE);
     } else {
       const color = PALETTE[next % PALETTE.length]!;
@@ -52,7 +53,7 @@ export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
             key: policy,
             label: policyLabel(policy),
             ...styles.get(policy)!,
-            reference: policy === FULL_POLICY,
+            reference: policy === FULL_CACHE,
             points,
           },
         ];
@@ -126,7 +127,7 @@ function perplexityPoint(row: ReportRow): ChartPoint | undefined {
 
 /** The row's net keep-rate; the full cache reads every entry, so it is 1 there by definition. */
 function netKeep(row: ReportRow): number | undefined {
-  return row.metrics.netKeepRate?.mean ?? (row.policy === FULL_POLICY ? 1 : undefined);
+  return row.metrics.netKeepRate?.mean ?? (row.policy === FULL_CACHE ? 1 : undefined);
 }
 
 function uniqueSlugs(tasks: readonly string[]): Map<string, string> {

@@ -1,3 +1,4 @@
+import { FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import {
   type Aggregate,
@@ -8,7 +9,6 @@ import {
   type SweepResults,
 } from '../harness/results';
 import { poolAggregates } from '../metrics/aggregate';
-import { FULL_POLICY } from './format';
 
 /** The aggregate metrics of a report row (pass@k is per cell and not pooled). */
 export type RowMetrics = Omit<CellMetrics, 'passAtK'>;
@@ -68,9 +68,7 @@ export function reportRows(results: SweepResults): ReportRow[] {
  * Returns a map from policy name to rank.
  */
 export function policyOrdering(policies: readonly string[]): Map<string, number> {
-  return firstAppearance(
-    policies.includes(FULL_POLICY) ? [FULL_POLICY, ...policies] : [...policies],
-  );
+  return firstAppearance(policies.includes(FULL_CACHE) ? [FULL_CACHE, ...policies] : [...policies]);
 }
 
 function firstAppearance(names: readonly string[]): Map<string, number> {

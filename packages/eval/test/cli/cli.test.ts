@@ -241,7 +241,7 @@ describe('bad input', () => {
     [
       'unknown policy',
       ['eval', ...CELL.slice(0, 5), 'nope', ...CELL.slice(6)],
-      /--policy \(policies\[0\]\): unknown policy "nope"; valid policies: full, streaming-llm, h2o, snapkv/,
+      /--policy \(policies\[0\]\.name\): unknown policy "nope"; valid policies: full, streaming-llm, h2o, snapkv/,
     ],
     [
       'budget above 1',
@@ -261,7 +261,7 @@ describe('bad input', () => {
     [
       'generate: unknown policy',
       ['generate', '--model', MODEL, '--policy', 'nope', '--prompt', 'x'],
-      /--policy: unknown policy "nope"; valid policies: full, streaming-llm/,
+      /--policy: unknown policy "nope"; registered: full, streaming-llm, h2o, snapkv, .*, ngc/,
     ],
     [
       'generate: budget 0',

@@ -1,9 +1,12 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   capacityFor,
   cellConfig,
   fullCacheLength,
+  fullPeakPerHead,
   parseEvalFlags,
+  prefillChunkOf,
   reproduceCommand,
   type SweepConfig,
   sweepCells,
@@ -22,6 +25,12 @@ const base = {
 };
 
 describe('budget semantics', () => {
+  it('reads a full-cache peak per KV head, refusing a sum that is not one', () => {
+    expect(fullPeakPerHead(312, 4)).toBe(78);
+    expectLetheError(() => fullPeakPerHead(313, 4), 'E_ARG', 'peakTotal');
+    expectLetheError(() => fullPeakPerHead(0, 4), 'E_ARG', 'peakTotal');
+  });
+
   it('gives max(1, ceil(b · L)) entries per KV head, L = prompt + maxNewTokens', () => {
     expect(fullCacheLength(12, 88)).toBe(100);
     expect(capacityFor(0.25, 100)).toBe(25);
@@ -62,7 +71,10 @@ describe('validateSweepConfig', () => {
     const config = validateSweepConfig(base);
     expect(config).toEqual({
       tasks: [{ name: 'toy', options: {} }],
-      policies: ['full', 'h2o'],
+      policies: [
+        { label: 'full', name: 'full', options: {}, dir: null, tasks: null },
+        { label: 'h2o', name: 'h2o', options: {}, dir: null, tasks: null },
+      ],
       budgets: [0.5, 0.25],
       seeds: [0],
       examplesPerCell: 4,
@@ -92,7 +104,7 @@ describe('validateSweepConfig', () => {
       [{ ...base, tasks: [{ name: 'toy', options: { n: Number.NaN } }] }, 'tasks[0].options.n'],
       [{ ...base, tasks: ['toy', { name: 'toy' }] }, 'tasks[1].name'],
       [{ ...base, policies: 'h2o' }, 'policies'],
-      [{ ...base, policies: ['h2o', 'h2o'] }, 'policies[1]'],
+      [{ ...base, policies: ['h2o', 'h2o'] }, 'policies[1].label'],
       [{ ...base, policies: ['h2o', 7] }, 'policies[1]'],
       [{ ...base, budgets: [0.5, 0.5] }, 'budgets[1]'],
       [{ ...base, seeds: [-1] }, 'seeds[0]'],
@@ -161,6 +173,50 @@ describe('cells and reproduce commands', () => {
     expect(cells.at(-1)).toEqual({ task: 'lm', policy: 'full', budget: 1, seed: 1 });
   });
 
+  it('runs a policy restricted to some tasks only there, and refuses a task not in the sweep', () => {
+    const restricted = validateSweepConfig({
+      ...base,
+      tasks: ['toy', 'lm'],
+      policies: ['full', { name: 'h2o', tasks: ['lm'] }],
+    });
+    expect(
+      sweepCells(restricted)
+        .filter((k) => k.policy === 'h2o')
+        .map((k) => k.task),
+    ).toEqual(['lm', 'lm']);
+    expectLetheError(
+      () => validateSweepConfig({ ...base, policies: [{ name: 'h2o', tasks: ['lm'] }] }),
+      'E_ARG',
+      'policies[0].tasks[0]',
+    );
+    expectLetheError(
+      () => validateSweepConfig({ ...base, policies: [{ name: 'h2o', tasks: [] }] }),
+      'E_ARG',
+      'policies[0].tasks',
+    );
+  });
+
+  it('gives a task its own prefill chunk, which its reproduce command carries', () => {
+    const chunked = validateSweepConfig({
+      ...config,
+      tasks: [
+        { name: 'toy', options: {}, prefillChunk: 4 },
+        { name: 'lm', options: {} },
+      ],
+    });
+    expect(prefillChunkOf(chunked, 'toy')).toBe(4);
+    expect(prefillChunkOf(chunked, 'lm')).toBe(32);
+    const key = { task: 'toy', policy: 'h2o', budget: 0.5, seed: 3 };
+    const command = reproduceCommand(key, chunked);
+    expect(command).toContain('--prefill-chunk 4');
+    expect(parseEvalFlags(shellWords(command).slice(2))).toEqual(cellConfig(key, chunked));
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', prefillChunk: 0 }] }),
+      'E_ARG',
+      'tasks[0].prefillChunk',
+    );
+  });
+
   it('writes a lethe eval command that parses back to exactly the cell', () => {
     for (const key of sweepCells(config)) {
       const command = reproduceCommand(key, config);
@@ -174,6 +230,53 @@ describe('cells and reproduce commands', () => {
       'lethe eval --task lm --policy h2o --budget 0.125 --seed 1 --examples 8 --samples 4 ' +
         '--pass-at-k 1,2,4 --temperature 0.7 --top-k 0 --top-p 0.95 --batch-size 5 --prefill-chunk 32',
     );
+  });
+
+  it('round-trips policy options, directories and labels through the command', () => {
+    const specs = validateSweepConfig({
+      ...base,
+      tasks: ['toy'],
+      policies: [
+        'full',
+        { name: 'snapkv', label: 'snapkv-w8', options: { windowSize: 8, adakv: true } },
+        { name: 'h2o', options: { slackFraction: 0.1 } },
+        { name: 'ngc', dir: '/runs/ngc policy' },
+        { name: 'ngc', label: 'ngc-b', dir: 'runs/ngc-b', options: { note: "it's" } },
+      ],
+      checkpoints: { toy: '/runs/my model' },
+    });
+    const cells = sweepCells(specs);
+    expect(cells).toHaveLength(1 + 4 * 2);
+    for (const key of cells) {
+      const command = reproduceCommand(key, specs);
+      const parsed = parseEvalFlags(shellWords(command).slice(2));
+      expect(parsed).toEqual(cellConfig(key, specs));
+      expect(parsed.policies).toEqual([specs.policies.find((p) => p.label === key.policy)]);
+      expect(sweepCells(parsed)).toEqual([key]);
+    }
+    const snap = reproduceCommand(
+      { task: 'toy', policy: 'snapkv-w8', budget: 0.25, seed: 0 },
+      specs,
+    );
+    expect(snap).toContain(
+      `--policy snapkv --policy-options '{"windowSize":8,"adakv":true}' --policy-label snapkv-w8 --budget 0.25`,
+    );
+    const ngc = reproduceCommand({ task: 'toy', policy: 'ngc', budget: 0.5, seed: 0 }, specs);
+    expect(ngc).toContain(`--policy ngc --policy-dir '/runs/ngc policy' --budget 0.5`);
+    expect(ngc).not.toContain('--policy-label');
+    expect(ngc).not.toContain('--policy-options');
+    const full = reproduceCommand({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, specs);
+    expect(full).toContain('--policy full --budget 1 ');
+    expectLetheError(
+      () => reproduceCommand({ task: 'toy', policy: 'snapkv', budget: 0.5, seed: 0 }, specs),
+      'E_ARG',
+      'key.policy',
+    );
+    const words = shellWords(snap).slice(2);
+    const badOptions = words.map((w, i) => (words[i - 1] === '--policy-options' ? '{x' : w));
+    expectLetheError(() => parseEvalFlags(badOptions), 'E_ARG', '--policy-options');
+    const badLabel = words.map((w, i) => (words[i - 1] === '--policy-label' ? 'Snap KV' : w));
+    expectLetheError(() => parseEvalFlags(badLabel), 'E_ARG', 'policies[0].label');
   });
 
   it('rejects bad flags naming them', () => {

@@ -1,98 +1,272 @@
-import { type EvictionPolicy, NO_NEEDS } from '@lethe/kv-cache';
-import { HEURISTIC_NAMES, SnapKVPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
-import { initBackend } from '@lethe/tensor';
-import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  amortisationSlack,
-  createDefaultRegistry,
-  FULL_POLICY,
+  type AnyPolicyProvider,
+  type EvictionPolicy,
+  FULL_CACHE,
+  fullCacheProvider,
+  NO_NEEDS,
   type PolicyContext,
-  PolicyRegistry,
+} from '@lethe/kv-cache';
+import type { DecoderModel } from '@lethe/model';
+import {
+  HEURISTIC_NAMES,
+  HEURISTIC_PROVIDERS,
+  SnapKVPolicy,
+  StreamingLLMPolicy,
+} from '@lethe/policies-heuristic';
+import { initBackend } from '@lethe/tensor';
+import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createDefaultRegistry,
+  DEFAULT_PROVIDERS,
+  policyContext,
+  policySpec,
+  validateSweepConfig,
 } from '../../src/harness/index';
-import { letheError } from '../lethe-error';
 import { tinyModel } from './toy';
 
+let model: DecoderModel;
 let context: PolicyContext;
 
 beforeAll(async () => {
   await initBackend('wasm');
-  context = { budget: 0.25, fullLength: 128, task: 'toy', seed: 0, model: tinyModel() };
+  model = tinyModel();
+  context = policyContext(model, 2);
 });
 
-describe('PolicyRegistry', () => {
-  it('holds full and every heuristic by default', () => {
+afterAll(() => {
+  model.dispose();
+});
+
+/** A user policy that never evicts. */
+const keepAll: EvictionPolicy = {
+  name: 'never',
+  needs: NO_NEEDS,
+  anchors: { sinks: 0, window: 0 },
+  shouldEvict: () => false,
+  select: () => {
+    throw new Error('never asked');
+  },
+};
+
+function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
+  return {
+    name,
+    summary: 'keeps everything',
+    options: fullCacheProvider.options,
+    build: ({ budget }) => {
+      seen.push(budget.capacity);
+      return { eviction: keepAll };
+    },
+  };
+}
+
+describe('the default registry', () => {
+  it('holds full, every heuristic and NGC, in that order', () => {
     const registry = createDefaultRegistry();
-    expect(registry.names()).toEqual([FULL_POLICY, ...HEURISTIC_NAMES]);
-    expect(registry.create('full', { capacity: 10 }, context)).toBeUndefined();
+    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc']);
+    expect(HEURISTIC_NAMES).toHaveLength(8);
+    expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
+    expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);
+  });
+
+  it('prepares the full cache as the empty policy set', async () => {
+    const full = await createDefaultRegistry().prepare(FULL_CACHE);
+    expect(full.build({ capacity: 10 }, context)).toEqual({});
+  });
+
+  it('prepares and builds every heuristic under its own name', async () => {
+    const registry = createDefaultRegistry();
     for (const name of HEURISTIC_NAMES) {
-      const policy = registry.create(name, { capacity: 32 }, context);
-      expect(policy?.name).toBe(name);
+      const prepared = await registry.prepare(name);
+      expect(prepared.name).toBe(name);
+      expect(prepared.model).toBeUndefined();
+      const { eviction } = prepared.build({ capacity: 32 }, context);
+      expect(eviction?.name).toBe(name);
     }
   });
 
-  it('builds heuristics with a capacity budget and an amortised capacity trigger', () => {
+  it('builds heuristics that keep capacity − 1 per round as soon as the ceiling is reached', async () => {
     const registry = createDefaultRegistry();
-    const policy = registry.create('streaming-llm', { capacity: 40 }, context);
-    expect(policy).toBeInstanceOf(StreamingLLMPolicy);
-    const streaming = policy as StreamingLLMPolicy;
-    expect(streaming.budget).toEqual({ capacity: 40 });
-    expect(streaming.trigger).toEqual({ whenLiveExceeds: 40, slack: 3 });
-    expect(amortisationSlack(40)).toBe(3);
-    const snap = registry.create('snapkv', { capacity: 40 }, context) as SnapKVPolicy;
+    const streaming = (await registry.prepare('streaming-llm')).build({ capacity: 40 }, context)
+      .eviction as StreamingLLMPolicy;
+    expect(streaming).toBeInstanceOf(StreamingLLMPolicy);
+    expect(streaming.budget).toEqual({ capacity: 39 });
+    expect(streaming.trigger).toEqual({ whenLiveExceeds: 39, slack: 0 });
+    const snap = (await registry.prepare('snapkv')).build({ capacity: 40 }, context)
+      .eviction as SnapKVPolicy;
     expect(snap).toBeInstanceOf(SnapKVPolicy);
-    expect(snap.windowSize).toBe(10);
-    const exact = createDefaultRegistry({ slackFraction: 0 }).create(
-      'h2o',
-      { capacity: 8 },
+    expect(snap.windowSize).toBe(9); // ⌊39 / 4⌋
+    const wide = (await registry.prepare('snapkv', { options: { windowSize: 6 } })).build(
+      { capacity: 40 },
       context,
-    );
-    expect((exact as StreamingLLMPolicy).trigger).toEqual({ whenLiveExceeds: 8, slack: 0 });
+    ).eviction as SnapKVPolicy;
+    expect(wide.windowSize).toBe(6);
   });
 
-  it('rejects an unknown name with E_ARG listing the valid names', () => {
+  it('sets the trigger slack to ceil(slackFraction · capacity)', async () => {
     const registry = createDefaultRegistry();
-    const error = letheError(() => registry.create('h2x', { capacity: 8 }, context));
-    expect(error.code).toBe('E_ARG');
-    expect(error.argument).toBe('policy');
+    const slack = async (name: string, slackFraction: number, capacity: number) => {
+      const prepared = await registry.prepare(name, { options: { slackFraction } });
+      expect(prepared.options.slackFraction).toBe(slackFraction);
+      const { eviction } = prepared.build({ capacity }, context);
+      return (eviction as StreamingLLMPolicy).trigger;
+    };
+    expect(await slack('streaming-llm', 0.0625, 40)).toEqual({ whenLiveExceeds: 39, slack: 3 });
+    expect(await slack('h2o', 0.1, 8)).toEqual({ whenLiveExceeds: 7, slack: 1 });
+    expect(await slack('h2o', 0, 8)).toEqual({ whenLiveExceeds: 7, slack: 0 });
+    await expectLetheRejection(
+      registry.prepare('h2o', { options: { slackFraction: -1 } }),
+      'E_ARG',
+      'options.slackFraction',
+    );
+  });
+
+  it('refuses bad options naming them', async () => {
+    const registry = createDefaultRegistry();
+    await expectLetheRejection(
+      registry.prepare('snapkv', { options: { windowSize: 0 } }),
+      'E_ARG',
+      'options.windowSize',
+    );
+    await expectLetheRejection(
+      registry.prepare('knorm', { options: { windowsize: 4 } }),
+      'E_ARG',
+      'options.windowsize',
+    );
+    await expectLetheRejection(registry.prepare('h2o', { options: [1] }), 'E_ARG', 'options');
+  });
+
+  it('refuses NGC without a policy directory', async () => {
+    await expectLetheRejection(createDefaultRegistry().prepare('ngc'), 'E_ARG', 'policyDir');
+  });
+
+  it('rejects an unknown name with E_ARG listing the valid names', async () => {
+    const registry = createDefaultRegistry();
+    const error = await expectLetheRejection(registry.prepare('h2x'), 'E_ARG', 'policy');
     for (const name of registry.names()) expect(error.message).toContain(name);
   });
 
-  it('is extended by register, per instance', () => {
-    const registry = createDefaultRegistry();
-    const seen: { capacity: number; fullLength: number }[] = [];
-    const keepAll: EvictionPolicy = {
-      name: 'never',
-      needs: NO_NEEDS,
-      anchors: { sinks: 0, window: 0 },
-      shouldEvict: () => false,
-      select: () => {
-        throw new Error('never asked');
-      },
-    };
-    registry.register('never', (budget, ctx) => {
-      seen.push({ capacity: budget.capacity, fullLength: ctx.fullLength });
-      return keepAll;
-    });
+  it('rejects bad capacities', async () => {
+    const h2o = await createDefaultRegistry().prepare('h2o');
+    expectLetheError(() => h2o.build({ capacity: 0 }, context), 'E_BUDGET', 'budget.capacity');
+    expectLetheError(() => h2o.build({ capacity: 2.5 }, context), 'E_BUDGET', 'budget.capacity');
+  });
+
+  it('reaches a user provider given after the defaults, per registry', async () => {
+    const seen: number[] = [];
+    const registry = createDefaultRegistry([userProvider('never', seen)]);
     expect(registry.has('never')).toBe(true);
     expect(registry.names().at(-1)).toBe('never');
-    expect(registry.create('never', { capacity: 12 }, context)).toBe(keepAll);
-    expect(seen).toEqual([{ capacity: 12, fullLength: 128 }]);
+    const prepared = await registry.prepare('never');
+    expect(prepared.build({ capacity: 12 }, context)).toEqual({ eviction: keepAll });
+    expect(seen).toEqual([12]);
     expect(createDefaultRegistry().has('never')).toBe(false);
   });
 
-  it('rejects duplicate and malformed names, and bad capacities', () => {
-    const registry = createDefaultRegistry();
-    const duplicate = letheError(() => registry.register('h2o', () => undefined));
-    expect([duplicate.code, duplicate.argument]).toEqual(['E_ARG', 'name']);
-    expect(letheError(() => registry.register('full', () => undefined)).code).toBe('E_ARG');
-    expect(letheError(() => registry.register('Bad Name', () => undefined)).argument).toBe('name');
-    expect(letheError(() => new PolicyRegistry().register('ok', 3 as never)).argument).toBe(
-      'factory',
+  it('rejects name clashes and malformed providers', () => {
+    const n = DEFAULT_PROVIDERS.length;
+    expectLetheError(
+      () => createDefaultRegistry([userProvider('h2o')]),
+      'E_ARG',
+      `providers[${n}].name`,
     );
-    const budget = letheError(() => registry.create('h2o', { capacity: 0 }, context));
-    expect([budget.code, budget.argument]).toEqual(['E_BUDGET', 'budget.capacity']);
-    expect(letheError(() => createDefaultRegistry({ slackFraction: -1 })).argument).toBe(
-      'slackFraction',
+    expectLetheError(
+      () => createDefaultRegistry([userProvider(FULL_CACHE)]),
+      'E_ARG',
+      `providers[${n}].name`,
+    );
+    expectLetheError(
+      () => createDefaultRegistry([userProvider('ok'), userProvider('ok')]),
+      'E_ARG',
+      `providers[${n + 1}].name`,
+    );
+    expectLetheError(
+      () => createDefaultRegistry([userProvider('Bad Name')]),
+      'E_ARG',
+      `providers[${n}].name`,
+    );
+    expectLetheError(
+      () => createDefaultRegistry([3 as unknown as AnyPolicyProvider]),
+      'E_ARG',
+      `providers[${n}]`,
+    );
+  });
+});
+
+describe('policySpec', () => {
+  it('reads a name as the spec with default label, no options and no directory', () => {
+    expect(policySpec('h2o', 'policies[0]')).toEqual({
+      label: 'h2o',
+      name: 'h2o',
+      options: {},
+      dir: null,
+      tasks: null,
+    });
+  });
+
+  it('reads the object form', () => {
+    expect(
+      policySpec({ name: 'snapkv', label: 'snapkv-w8', options: { windowSize: 8 } }, 'policies[1]'),
+    ).toEqual({
+      label: 'snapkv-w8',
+      name: 'snapkv',
+      options: { windowSize: 8 },
+      dir: null,
+      tasks: null,
+    });
+    expect(policySpec({ name: 'ngc', dir: 'runs/ngc' }, 'p')).toEqual({
+      label: 'ngc',
+      name: 'ngc',
+      options: {},
+      dir: 'runs/ngc',
+      tasks: null,
+    });
+  });
+
+  it('refuses unknown fields, unknown names, bad labels, options and directories', () => {
+    expectLetheError(() => policySpec({ name: 'h2o', opts: {} }, 'p'), 'E_ARG', 'p.opts');
+    expectLetheError(() => policySpec(3, 'p'), 'E_ARG', 'p');
+    expectLetheError(() => policySpec({ label: 'x' }, 'p'), 'E_ARG', 'p.name');
+    const unknown = expectLetheError(() => policySpec('h2x', 'p', ['full', 'h2o']), 'E_ARG', 'p');
+    expect(unknown.message).toContain('full, h2o');
+    expectLetheError(() => policySpec({ name: 'h2x' }, 'p', ['full', 'h2o']), 'E_ARG', 'p.name');
+    expectLetheError(() => policySpec({ name: 'h2o', label: 'H2O fast' }, 'p'), 'E_ARG', 'p.label');
+    expectLetheError(() => policySpec({ name: 'h2o', label: '' }, 'p'), 'E_ARG', 'p.label');
+    expectLetheError(() => policySpec({ name: 'h2o', options: [1] }, 'p'), 'E_ARG', 'p.options');
+    expectLetheError(() => policySpec({ name: 'ngc', dir: '' }, 'p'), 'E_ARG', 'p.dir');
+  });
+
+  it('keeps the label full for the full cache alone', () => {
+    expectLetheError(
+      () => policySpec({ name: 'full', label: 'baseline' }, 'p'),
+      'E_ARG',
+      'p.label',
+    );
+    expectLetheError(() => policySpec({ name: 'h2o', label: 'full' }, 'p'), 'E_ARG', 'p.label');
+  });
+
+  it('makes validateSweepConfig refuse duplicate labels', () => {
+    const sweep = (policies: unknown[]) => ({
+      tasks: ['toy'],
+      policies,
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 2,
+    });
+    const config = validateSweepConfig(
+      sweep(['h2o', { name: 'h2o', label: 'h2o-slack', options: { slackFraction: 0.1 } }]),
+    );
+    expect(config.policies.map((p) => p.label)).toEqual(['h2o', 'h2o-slack']);
+    expectLetheError(
+      () => validateSweepConfig(sweep(['h2o', { name: 'h2o', options: { slackFraction: 0.1 } }])),
+      'E_ARG',
+      'policies[1].label',
+    );
+    expectLetheError(
+      () => validateSweepConfig(sweep(['snapkv', { name: 'h2o', label: 'snapkv' }])),
+      'E_ARG',
+      'policies[1].label',
     );
   });
 });

@@ -7,12 +7,11 @@ import { initBackend, type LetheError, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ModelProvider,
-  type RunSweepOptions,
-  runSweep,
   type SweepProgress,
   sweepCells,
   validateSweepConfig,
 } from '../../src/harness/index';
+import { type RunSweepOptions, runSweep } from '../../src/harness/node';
 import { createTask as createRegisteredTask } from '../../src/tasks/index';
 import type { Task } from '../../src/tasks/task';
 import { steppingClock, tinyModel, toyLmTask, toyTask } from './toy';
@@ -179,7 +178,7 @@ describe('runSweep', () => {
     expect(other.message).toContain('budgets');
 
     for (const [bad, code] of [
-      [{ ...good, version: 2 }, 'E_FORMAT'],
+      [{ ...good, version: 1 }, 'E_FORMAT'],
       [{ ...good, format: 'something-else' }, 'E_FORMAT'],
       [{ ...good, config: { ...good.config, seeds: 'zero' } }, 'E_FORMAT'],
       [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkpointModels } from '../../src/harness/model-provider';
+import { checkpointModels } from '../../src/harness/checkpoint-models';
 import { loadTaskModel } from '../../src/pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../../src/pretrain/manifest';
 import { readModelDirectory } from '../../src/pretrain/model-directory';

@@ -116,11 +116,16 @@ export function fakeSweep(): SweepResults {
     });
   return {
     format: 'lethe-eval-results',
-    version: 1,
+    version: 2,
     config: {
       model: 'examples/quickstart/checkpoint',
       tasks: ['countdown', 'lm'],
-      policies: ['full', ...POLICIES],
+      policies: ['full', ...POLICIES].map((name) => ({
+        label: name,
+        name,
+        options: {},
+        dir: null,
+      })),
       budgets: [...BUDGETS],
       seeds: [0],
       examples: { countdown: COUNTDOWN_EXAMPLES, lm: LM_DOCUMENTS },

@@ -69,7 +69,7 @@ describe('reportRows', () => {
         expect((error as LetheError).argument).toBe(argument);
       }
     };
-    expectFormat({ ...sweep, version: 2 }, 'results');
+    expectFormat({ ...sweep, version: 1 }, 'results');
     expectFormat({ ...sweep, format: 'other' }, 'results');
     expectFormat(null, 'results');
     const broken = (metrics: object) => ({

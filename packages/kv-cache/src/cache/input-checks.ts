@@ -1,4 +1,4 @@
-import { assertInteger, assertLength, LetheError } from '@lethe/tensor';
+import { assertInteger, assertLength, LetheError } from '@lethe/core';
 
 /** Throws `E_ARG` naming `argument` unless `index` is an integer in `[0, count)`. */
 export function checkIndex(index: number, count: number, argument: string): number {

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import type { HeadStore } from './head-store';
 
@@ -50,9 +50,11 @@ export function blockKeepMask(
 }
 
 /**
- * Sets `mask` for the anchored live entries of `store`: the first `anchors.sinks` tokens ever
- * appended and the `anchors.window` most recent ones (by append order, layer length `length`).
- * Live entries are ordered, so both are runs at the two ends of the live set.
+ * Sets `mask` for the anchored live entries of `store`: the attention sinks — entries whose token
+ * position is below `anchors.sinks`, exactly the rule of the policies' `anchorMask`, so "sink"
+ * means the same entries to a policy and to the cache — and the `anchors.window` most recently
+ * appended ones (layer length `length`). Live entries are ordered, so both are runs at the two
+ * ends of the live set.
  */
 export function protectAnchors(
   store: HeadStore,
@@ -61,7 +63,7 @@ export function protectAnchors(
   anchors: Anchors,
 ): void {
   const live = store.live;
-  for (let i = 0; i < live && store.createdAtOf(i) - 1 < anchors.sinks; i++) mask[i] = 1;
+  for (let i = 0; i < live && store.positionAt(i) < anchors.sinks; i++) mask[i] = 1;
   const recentFrom = length - anchors.window;
   for (let i = live - 1; i >= 0 && store.createdAtOf(i) - 1 >= recentFrom; i--) mask[i] = 1;
 }

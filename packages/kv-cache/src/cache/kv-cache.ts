@@ -1,9 +1,10 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { Anchors, CacheGeometry } from '../geometry';
 import type { KeepDecision } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
 import { Accounting, type CacheStats } from './accounting';
 import { type AttentionShape, accumulateAttention } from './attention';
+import type { KVCacheStore } from './cache-contract';
 import { type CacheState, slotLayoutOf } from './cache-state';
 import {
   checkFinite,
@@ -38,7 +39,7 @@ import { decodeCacheState, encodeCacheState } from './serialization';
  * cache.replayMask(0);     // [[1, 0], [1, 1]]: token 1 saw token 0 before it was evicted
  * ```
  */
-export class KVCache {
+export class KVCache implements KVCacheStore {
   /** Layers, KV heads, head width, page size. */
   readonly geometry: CacheGeometry;
   /** Entries never evicted. */

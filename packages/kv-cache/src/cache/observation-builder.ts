@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
 import { type AttentionShape, windowAttention } from './attention';
 import type { HeadStore } from './head-store';

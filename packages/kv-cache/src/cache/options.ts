@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { Anchors, CacheGeometry } from '../geometry';
 
 /** Slots per page when a geometry omits `pageSize`. */

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { Accounting } from './accounting';
 import { ByteReader, ByteWriter, requireLittleEndianHost } from './byte-io';
 import type { CacheState } from './cache-state';
@@ -191,16 +191,20 @@ function readHead(
   return columns;
 }
 
-/** Checks that every anchored token is live: the first `sinks` and the last `window` ones. */
+/**
+ * Checks that every anchored token is live: the sinks (positions below `sinks`) and the last
+ * `window` appended.
+ */
 function requireAnchorsLive(
   liveStamps: Uint8Array,
+  positionLog: Int32Array,
   options: ResolvedCacheOptions,
   what: string,
 ): void {
   const length = liveStamps.length;
   const { sinks, window } = options.anchors;
   for (let j = 0; j < length; j++) {
-    if ((j < sinks || j >= length - window) && liveStamps[j] === 0) {
+    if ((positionLog[j] < sinks || j >= length - window) && liveStamps[j] === 0) {
       throw formatError(`${what} lost anchored token ${j}`);
     }
   }
@@ -253,7 +257,7 @@ function readLayer(input: ByteReader, options: ResolvedCacheOptions, l: number):
     const columns = readHead(input, options, positionLog, what);
     const liveStamps = new Uint8Array(length);
     for (const stamp of columns.createdAt) liveStamps[stamp - 1] = 1;
-    requireAnchorsLive(liveStamps, options, what);
+    requireAnchorsLive(liveStamps, positionLog, options, what);
     if (evictedAt) {
       const row = evictedAt[h];
       for (let j = 0; j < length; j++) {

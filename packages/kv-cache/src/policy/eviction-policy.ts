@@ -29,16 +29,30 @@ export interface TriggerContext {
  * An eviction policy decides *when* to evict ({@link EvictionPolicy.shouldEvict}) and *what* to
  * keep ({@link EvictionPolicy.select}) from an observation of plain typed arrays. Keep decisions
  * are permanent. Anchors (sinks and recent window) are always kept by the cache.
+ *
+ * One policy object serves every sequence of a batch. A policy that remembers something across
+ * rounds (an EMA of attention, a controller's hidden state) implements
+ * {@link EvictionPolicy.createState}: the runtime calls it once per sequence and passes that
+ * sequence's state to every `shouldEvict` and `select` of the sequence, so the sequences of a
+ * batch never share memory. `S` is the state's type.
  */
-export interface EvictionPolicy {
+export interface EvictionPolicy<S = unknown> {
   /** Human-readable method name, e.g. `"h2o"`. */
   readonly name: string;
   /** Observation fields this policy reads. */
   readonly needs: ObservationNeeds;
   /** Anchors the cache must protect for this policy. */
   readonly anchors: Anchors;
+  /**
+   * A fresh per-sequence state (optional): called once per sequence before its first token.
+   * Stateless policies omit it and get `undefined` as `state`.
+   */
+  createState?(): S;
   /** When: whether to run an eviction round for this layer now. */
-  shouldEvict(context: TriggerContext): boolean;
-  /** What: the entries of this layer to keep. `rng` serves sampled policies. */
-  select(observation: LayerObservation, rng: RandomSource): KeepDecision;
+  shouldEvict(context: TriggerContext, state?: S): boolean;
+  /**
+   * What: the entries of this layer to keep. `rng` serves sampled policies; `state` is the
+   * sequence's own state from {@link EvictionPolicy.createState} (undefined without one).
+   */
+  select(observation: LayerObservation, rng: RandomSource, state?: S): KeepDecision;
 }

@@ -1,4 +1,4 @@
-import { assertFiniteInRange, LetheError } from '@lethe/tensor';
+import { assertFiniteInRange, LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import type { EvictionPolicy, KeepDecision, TriggerContext } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';

@@ -1,4 +1,4 @@
-import { assertFiniteInRange, assertInteger, assertLength, LetheError } from '@lethe/tensor';
+import { assertFiniteInRange, assertInteger, assertLength, LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import type { LayerObservation } from '../policy/observation';
 import { anchorMask } from './anchors';

@@ -1,4 +1,10 @@
-import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/tensor';
+import {
+  assertFiniteInRange,
+  assertInteger,
+  assertLength,
+  assertNoNaN,
+  LetheError,
+} from '@lethe/core';
 import type { Anchors } from '../geometry';
 import { anchorMask } from './anchors';
 import { ranksBefore } from './ranking';
@@ -76,10 +82,14 @@ export function expandBlocks(blocks: Int32Array, blockSize: number, live: number
 
 /**
  * Block-granular top-k with anchors for one KV head. Every block holding an anchored entry is
- * kept; then the other blocks are added best first by aggregated score (ties to the lower block)
- * until at least `k` entries are kept or no block is left. The result (sorted entry indices)
- * therefore holds at least `min(k, live)` entries and overshoots `k` by less than one block
- * unless anchored blocks alone exceed it.
+ * kept; then the other blocks are taken best first by aggregated score (ties to the lower block),
+ * each only if it still fits within `k` entries (a full block that would overflow is skipped; the
+ * shorter last block may still fit). The result (sorted entry indices) therefore never exceeds
+ * `k` entries unless the anchored blocks alone do, and falls short of `k` by less than one block
+ * when enough blocks exist.
+ *
+ * With `threshold` set, only blocks whose aggregated score is ≥ `threshold` are candidates, and
+ * the block holding the newest entry is always kept (threshold selection, capped at `k`).
  *
  * @param scores Scores of the live entries of one head, `[live]`; higher is more important.
  * @param positions Token positions of the same entries, `[live]`, increasing.
@@ -91,27 +101,33 @@ export function selectTopBlocks(
   k: number,
   blockSize: number,
   mode: BlockAggregation,
+  threshold?: number,
 ): Int32Array {
   assertLength(positions, scores.length, 'positions');
   assertInteger(k, 'k', 0);
+  if (threshold !== undefined) assertFiniteInRange(threshold, 'threshold');
   const live = scores.length;
   const blockScores = aggregateBlocks(scores, blockSize, mode);
   const anchored = anchorMask(positions, anchors);
   const size = (b: number): number => Math.min(blockSize, live - b * blockSize);
+  const newest = blockScores.length - 1;
   const chosen: number[] = [];
   const candidates: number[] = [];
   let kept = 0;
   for (let b = 0; b < blockScores.length; b++) {
-    if (anchored.subarray(b * blockSize, b * blockSize + size(b)).includes(1)) {
+    const forced =
+      anchored.subarray(b * blockSize, b * blockSize + size(b)).includes(1) ||
+      (threshold !== undefined && b === newest);
+    if (forced) {
       chosen.push(b);
       kept += size(b);
-    } else {
+    } else if (threshold === undefined || blockScores[b] >= threshold) {
       candidates.push(b);
     }
   }
   candidates.sort((a, b) => (ranksBefore(blockScores, a, b) ? -1 : 1));
   for (const b of candidates) {
-    if (kept >= k) break;
+    if (kept + size(b) > k) continue;
     chosen.push(b);
     kept += size(b);
   }

@@ -1,4 +1,4 @@
-import { assertFraction, assertInteger, LetheError } from '@lethe/tensor';
+import { assertFraction, assertInteger, LetheError } from '@lethe/core';
 
 /**
  * How many live entries an eviction round keeps, per KV head (or per layer at layer granularity).

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { KeepDecision } from '../policy/eviction-policy';
 import type { LayerObservation } from '../policy/observation';
 import { headRow, validateLayerScores } from './scores';

@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import type { EvictionPolicy, KeepDecision, TriggerContext } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
@@ -7,6 +7,7 @@ import { NO_ANCHORS, validateAnchors } from './anchors';
 import { type BlockAggregation, selectTopBlocks } from './blocks';
 import { type Budget, budgetKeepCount, validateBudget } from './budget';
 import { decideKeep, type Granularity, validateGranularity } from './granularity';
+import { selectAboveThreshold } from './threshold';
 import { selectTopK } from './top-k';
 import { shouldTrigger, type Trigger, validateTrigger } from './trigger';
 
@@ -27,6 +28,12 @@ export interface ScorerPolicyOptions {
   readonly blockSize?: number;
   /** How entry scores combine into a block score when `blockSize` is set. Default `'mean'`. */
   readonly blockAggregation?: BlockAggregation;
+  /**
+   * Threshold selection instead of budgeted top-k: a round keeps the entries (or blocks) scoring
+   * ≥ `threshold`, the anchors and the newest entry, capped at the budget's keep count (best
+   * scores first). Default: undefined (top-k).
+   */
+  readonly threshold?: number;
 }
 
 /** The trigger used when none is given: a capacity trigger at the budget's capacity. */
@@ -72,8 +79,14 @@ export abstract class ScorerPolicy implements EvictionPolicy {
   readonly blockSize: number | undefined;
   /** Block score aggregation. */
   readonly blockAggregation: BlockAggregation;
+  /** Threshold of threshold selection, or undefined for top-k. */
+  readonly threshold: number | undefined;
 
-  /** @throws LetheError `E_BUDGET` for a bad budget, `E_ARG` for any other bad option. */
+  /**
+   * @throws LetheError `E_BUDGET` for a bad budget, or naming `anchors` when a `{ capacity }`
+   *   budget cannot hold the anchored entries (see {@link anchoredEntryBound}); `E_ARG` for any
+   *   other bad option.
+   */
   constructor(options: ScorerPolicyOptions) {
     this.budget = validateBudget(options.budget);
     this.trigger = validateTrigger(options.trigger ?? defaultTrigger(options.budget));
@@ -91,6 +104,11 @@ export abstract class ScorerPolicy implements EvictionPolicy {
         'blockAggregation',
       );
     }
+    this.threshold =
+      options.threshold === undefined
+        ? undefined
+        : assertFiniteInRange(options.threshold, 'threshold');
+    checkAnchorsFit(this.budget, this.anchors, this.blockSize);
   }
 
   /**
@@ -114,11 +132,53 @@ export abstract class ScorerPolicy implements EvictionPolicy {
   select(observation: LayerObservation, rng: RandomSource): KeepDecision {
     const scores = this.score(observation, rng);
     const { blockSize } = this;
+    const { anchors, threshold } = this;
     return decideKeep(scores, observation, this.granularity, (row, positions) => {
       const k = budgetKeepCount(this.budget, row.length);
-      return blockSize === undefined
-        ? selectTopK(row, positions, this.anchors, k)
-        : selectTopBlocks(row, positions, this.anchors, k, blockSize, this.blockAggregation);
+      if (blockSize !== undefined) {
+        return selectTopBlocks(
+          row,
+          positions,
+          anchors,
+          k,
+          blockSize,
+          this.blockAggregation,
+          threshold,
+        );
+      }
+      return threshold === undefined
+        ? selectTopK(row, positions, anchors, k)
+        : selectAboveThreshold(row, positions, anchors, threshold, k);
     });
+  }
+}
+
+/**
+ * The most live entries of one KV head the anchors can force a round to keep: `sinks + window`
+ * entries, or with blocks of `blockSize` the blocks they touch — the sinks' ⌈sinks / b⌉ blocks
+ * and up to ⌈window / b⌉ + 1 blocks holding the window (it need not start on a block boundary).
+ */
+export function anchoredEntryBound(anchors: Anchors, blockSize?: number): number {
+  if (blockSize === undefined) return anchors.sinks + anchors.window;
+  const windowBlocks = anchors.window > 0 ? Math.ceil(anchors.window / blockSize) + 1 : 0;
+  return (Math.ceil(anchors.sinks / blockSize) + windowBlocks) * blockSize;
+}
+
+/**
+ * Refuses anchors that a `{ capacity }` budget cannot hold, so a policy never silently keeps more
+ * than its capacity. A `{ keepRatio }` budget is relative and is not checked.
+ *
+ * @throws LetheError `E_BUDGET` naming `anchors`, with the fields and the capacity.
+ */
+export function checkAnchorsFit(budget: Budget, anchors: Anchors, blockSize?: number): void {
+  if (!('capacity' in budget)) return;
+  const bound = anchoredEntryBound(anchors, blockSize);
+  if (bound > budget.capacity) {
+    const blocks = blockSize === undefined ? '' : ` in blocks of ${blockSize}`;
+    throw new LetheError(
+      'E_BUDGET',
+      `sinks ${anchors.sinks} + window ${anchors.window}${blocks} can force ${bound} entries per KV head, more than budget.capacity ${budget.capacity}; lower them or raise the budget`,
+      'anchors',
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { assertLength, LetheError } from '@lethe/tensor';
+import { assertLength, LetheError } from '@lethe/core';
 import type { LayerObservation } from '../policy/observation';
 
 /**

@@ -1,4 +1,4 @@
-import { assertInteger, assertLength, assertNoNaN } from '@lethe/tensor';
+import { assertInteger, assertLength, assertNoNaN } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import { anchorMask } from './anchors';
 import { ranksBefore } from './ranking';

@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { TriggerContext } from '../policy/eviction-policy';
 
 /**

@@ -6,6 +6,7 @@ import { NO_NEEDS } from '../../src/policy/observation';
 import type { RandomSource } from '../../src/policy/random-source';
 import {
   AdaKVPolicy,
+  anchoredEntryBound,
   type Budget,
   budgetKeepCount,
   ScorerPolicy,
@@ -43,7 +44,8 @@ describe('ScorerPolicy', () => {
         fc.array(rowArbitrary(16), { minLength: 1, maxLength: 3 }),
         fc.oneof(
           fc.record({ keepRatio: fc.double({ min: 0.01, max: 1, noNaN: true }) }),
-          fc.record({ capacity: fc.integer({ min: 1, max: 20 }) }),
+          // Anchors of 2 sinks + 1 recent entry, in blocks of ≤ 5: at most 15 entries.
+          fc.record({ capacity: fc.integer({ min: 15, max: 30 }) }),
         ),
         fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
         (rows, budget: Budget, blockSize) => {
@@ -92,6 +94,30 @@ describe('ScorerPolicy', () => {
     const context = { layer: 0, step: 9, sinceLastRound: 9 };
     expect(policy.shouldEvict({ ...context, liveCounts: Int32Array.from([9]) })).toBe(true);
     expect(policy.shouldEvict({ ...context, liveCounts: Int32Array.from([8]) })).toBe(false);
+  });
+
+  it('refuses anchors a capacity cannot hold (E_BUDGET naming anchors)', () => {
+    const empty = new Float32Array(0);
+    expectLetheError(
+      () => new FixedScores(empty, { budget: { capacity: 4 }, anchors: { sinks: 4, window: 1 } }),
+      'E_BUDGET',
+      'anchors',
+    );
+    // In blocks of 2 the window of 1 may straddle two blocks: 2 + 2 · 2 = 6 entries.
+    expect(anchoredEntryBound({ sinks: 2, window: 1 }, 2)).toBe(6);
+    expectLetheError(
+      () =>
+        new FixedScores(empty, {
+          budget: { capacity: 5 },
+          anchors: { sinks: 2, window: 1 },
+          blockSize: 2,
+        }),
+      'E_BUDGET',
+      'anchors',
+    );
+    expect(
+      () => new FixedScores(empty, { budget: { capacity: 4 }, anchors: { sinks: 3, window: 1 } }),
+    ).not.toThrow();
   });
 
   it('validates its options', () => {

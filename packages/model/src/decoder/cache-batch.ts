@@ -1,4 +1,4 @@
-import type { KVCache, LayerControls, LayerView } from '@lethe/kv-cache';
+import type { KVCacheStore, LayerControls, LayerView } from '@lethe/kv-cache';
 import { assertNoNaN, LetheError, tf } from '@lethe/tensor';
 import { HIDDEN_LOGIT } from './masks';
 import { checkReadPages, openPages } from './read-pages';
@@ -33,7 +33,7 @@ export interface CachedLayerBatch {
  * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` naming the bad control or `readSelector`.
  */
 export function batchCachedLayer(
-  caches: readonly KVCache[],
+  caches: readonly KVCacheStore[],
   layer: number,
   controls: readonly (LayerControls | undefined)[] | undefined,
   useGates: boolean,

@@ -1,4 +1,4 @@
-import type { KVCache, ReadSelector } from '@lethe/kv-cache';
+import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
@@ -16,7 +16,7 @@ import type { DecoderWeights } from './weights';
 /** Inputs of {@link cachedStep}; validated by the caller (`checkStepInputs`). */
 export interface CachedStepRequest {
   /** One cache per sequence. */
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly KVCacheStore[];
   /** New tokens per sequence (ragged), appended at positions `cache.length(0) + t`. */
   readonly chunks: readonly Int32Array[];
   /** `controls[b][layer]`. */

@@ -1,4 +1,4 @@
-import type { KVCache } from '@lethe/kv-cache';
+import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/index';
 import { collectCheckpointProblems, throwCheckpointProblems } from '../io/validate-checkpoint';
@@ -23,7 +23,8 @@ import { type DecoderWeights, groupWeights, initialTensors } from './weights';
  * Three ways to run it:
  * - {@link DecoderModel.forward}: parallel over whole sequences (training, scoring, replay with
  *   per-layer masks and key biases), differentiable with respect to {@link DecoderModel.parameters};
- * - {@link DecoderModel.prefill}: appends prompts (ragged batch) to one `KVCache` per sequence;
+ * - {@link DecoderModel.prefill}: appends prompts (ragged batch) to one cache per sequence (a
+ *   `KVCache`, or any other implementation of the `KVCacheStore` contract);
  * - {@link DecoderModel.decodeStep}: one token per sequence against its cache, with per-sequence,
  *   per-layer `LayerControls` (attention bias, page reads, MLP channel keep, activation bits)
  *   and an optional read-time page selector (Quest).
@@ -128,7 +129,7 @@ export class DecoderModel {
    * non-empty cache continues (chunked prefill). Queries are recorded where the cache keeps a
    * query window or tracks attention.
    *
-   * @param caches one cache per prompt, geometry matching the model.
+   * @param caches one cache per prompt (any `KVCacheStore`), geometry matching the model.
    * @param prompts non-empty token ids per sequence.
    * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
    *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`.
@@ -137,7 +138,7 @@ export class DecoderModel {
    *   modified when validation fails.
    */
   prefill(
-    caches: KVCache[],
+    caches: readonly KVCacheStore[],
     prompts: Int32Array[],
     options: StepOptions & { readonly controls?: BatchControls } = {},
   ): StepResult {
@@ -167,7 +168,7 @@ export class DecoderModel {
    *   anything throws.
    */
   decodeStep(
-    caches: KVCache[],
+    caches: readonly KVCacheStore[],
     tokens: Int32Array,
     controls?: BatchControls,
     options: DecodeStepOptions = {},
@@ -186,7 +187,7 @@ export class DecoderModel {
   }
 
   private step(
-    caches: KVCache[],
+    caches: readonly KVCacheStore[],
     chunks: Int32Array[],
     controls: BatchControls | undefined,
     options: DecodeStepOptions,

@@ -1,4 +1,4 @@
-import type { KVCache, ReadSelector } from '@lethe/kv-cache';
+import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 
 /**
@@ -15,7 +15,7 @@ import { LetheError } from '@lethe/tensor';
  *   returns something other than an array or undefined.
  */
 export function selectReadPages(
-  caches: readonly KVCache[],
+  caches: readonly KVCacheStore[],
   layer: number,
   selector: ReadSelector,
   queries: Float32Array,

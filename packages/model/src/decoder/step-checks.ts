@@ -1,12 +1,14 @@
-import { KVCache, type ReadSelector } from '@lethe/kv-cache';
+import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
+import { checkCacheStore } from './cache-store-check';
 import { checkPerLayer, checkTokenIds } from './forward-checks';
 import type { BatchControls } from './types';
 
 /**
  * Validates the inputs of a cached step before anything is computed or mutated: distinct caches
- * matching the model's geometry, storing values, all layers at the same length, gates stored
+ * implementing {@link KVCacheStore} (checked structurally, see {@link checkCacheStore}) matching
+ * the model's geometry, storing values, all layers at the same length, gates stored
  * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache;
  * controls with one list of per-layer entries per cache; a read selector (see
  * {@link checkReadSelector}) whose `pageSize` equals every cache's and whose `needs` every cache
@@ -16,7 +18,7 @@ import type { BatchControls } from './types';
  */
 export function checkStepInputs(
   config: ModelConfig,
-  caches: readonly KVCache[],
+  caches: readonly KVCacheStore[],
   chunks: readonly Int32Array[],
   controls: BatchControls | undefined,
   hasKeyBias: boolean,
@@ -24,7 +26,7 @@ export function checkStepInputs(
   readSelector?: ReadSelector,
 ): void {
   if (!Array.isArray(caches) || caches.length === 0) {
-    throw new LetheError('E_ARG', 'must be a non-empty array of KVCache', 'caches');
+    throw new LetheError('E_ARG', 'must be a non-empty array of KVCacheStore', 'caches');
   }
   if (new Set(caches).size !== caches.length) {
     throw new LetheError('E_ARG', 'the same cache appears twice in the batch', 'caches');
@@ -110,7 +112,7 @@ export function checkReadSelector(selector: ReadSelector): void {
 }
 
 /** Throws unless `cache` has the selector's page size and keeps what the selector needs. */
-function checkSelectorFits(selector: ReadSelector, cache: KVCache, argument: string): void {
+function checkSelectorFits(selector: ReadSelector, cache: KVCacheStore, argument: string): void {
   const { pageSize } = cache.geometry;
   if (selector.pageSize !== pageSize) {
     throw new LetheError(
@@ -138,11 +140,11 @@ function checkSelectorFits(selector: ReadSelector, cache: KVCache, argument: str
 
 function checkCache(
   config: ModelConfig,
-  cache: KVCache,
+  cache: KVCacheStore,
   hasKeyBias: boolean,
   argument: string,
 ): void {
-  if (!(cache instanceof KVCache)) throw new LetheError('E_ARG', 'must be a KVCache', argument);
+  checkCacheStore(cache, argument);
   const { layers, kvHeads, headDim } = cache.geometry;
   if (
     layers !== config.num_hidden_layers ||

@@ -1,4 +1,4 @@
-import type { KVCache } from '@lethe/kv-cache';
+import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError, Rng } from '@lethe/tensor';
 import { collectStats, type GenerationStats } from './generation-stats';
 import {
@@ -70,7 +70,7 @@ export interface StepEvent {
   /** Indices of the sequences about to step. */
   readonly sequences: readonly number[];
   /** Every sequence's cache. */
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly KVCacheStore[];
 }
 
 /** What {@link GenerateOptions.forceToken} sees before a token is chosen. */
@@ -84,7 +84,7 @@ export interface ForceTokenEvent {
    * and its `index` earlier generated tokens (`length(layer)` = prompt length + `index`), after
    * any eviction round they triggered. The chosen token is appended by the next decode step.
    */
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly KVCacheStore[];
 }
 
 /** Output of {@link generate}. */
@@ -97,14 +97,19 @@ export interface GenerationResult {
   readonly finishReasons: FinishReason[];
   /** Throughput, timings and KV-cache accounting. */
   readonly stats: GenerationStats;
-  /** Each sequence's cache after the last step (what the eviction policy kept). */
-  readonly caches: readonly KVCache[];
+  /**
+   * Each sequence's cache after the last step (what the eviction policy kept): a `KVCache`
+   * unless {@link SessionOptions.createCache} made another `KVCacheStore`.
+   */
+  readonly caches: readonly KVCacheStore[];
 }
 
 /**
  * Runs prefill + decode for a batch of prompts under an optional eviction policy, compute
  * policy and read selector (`readSelector`, e.g. Quest), sampling with a seed (or forcing chosen
- * tokens, `forceToken`), and returns the tokens with throughput and KV statistics.
+ * tokens, `forceToken`), and returns the tokens with throughput and KV statistics. Each
+ * sequence's cache is a `KVCache` unless `createCache` (passed to the session) makes another
+ * `KVCacheStore`.
  *
  * @throws LetheError `E_ARG` naming `maxNewTokens`, the bad sampling or stop option, or
  *   `forceToken` when it returns something other than an integer in [0, vocab_size).

@@ -1,4 +1,4 @@
-import type { CacheStats, KVCache } from '@lethe/kv-cache';
+import type { CacheStats, KVCacheStore } from '@lethe/kv-cache';
 
 /** What one generation run measured. Per-layer figures are for each sequence of the batch. */
 export interface GenerationStats {
@@ -18,7 +18,7 @@ export interface GenerationStats {
 
 /** Collects {@link GenerationStats} from finished caches and timings. */
 export function collectStats(
-  caches: readonly KVCache[],
+  caches: readonly KVCacheStore[],
   timing: { promptTokens: number; generatedTokens: number; prefillMs: number; decodeMs: number },
 ): GenerationStats {
   const seconds = timing.decodeMs / 1000;

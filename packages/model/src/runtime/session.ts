@@ -3,6 +3,8 @@ import {
   type EvictionPolicy,
   type KeepDecision,
   KVCache,
+  type KVCacheOptions,
+  type KVCacheStore,
   type LayerControls,
   type LayerObservation,
   type ReadSelector,
@@ -27,6 +29,15 @@ export interface SessionOptions {
   readonly readSelector?: ReadSelector;
   /** Slots per KV-cache page (default: the read selector's `pageSize`, else 16). */
   readonly pageSize?: number;
+  /**
+   * Makes each sequence's cache, at prefill, from the options the session derives: the model's
+   * geometry with `pageSize`, the eviction policy's anchors, and the query window and attention
+   * tracking that the eviction policy and read selector need. Default: `new KVCache(options)`.
+   * A runtime puts its own cache (device resident, another engine's) behind the session by
+   * returning any `KVCacheStore` that honours these options; the model checks it structurally
+   * and against its geometry before the first step (`E_ARG` / `E_STATE` naming `caches[b]`).
+   */
+  readonly createCache?: (options: KVCacheOptions) => KVCacheStore;
   /** Seed of the eviction and compute policies' random streams (default 0). */
   readonly seed?: number;
   /**
@@ -72,7 +83,7 @@ export interface PrefillChunkEvent {
   /** Indices of the sequences whose prompt the chunk continues. */
   readonly sequences: readonly number[];
   /** Every sequence's cache. */
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly KVCacheStore[];
   /** Prompt position of the chunk's first token. */
   readonly start: number;
   /** Tokens the chunk feeds to each of `sequences` (a prompt ends in the chunk where `start + length` reaches it). */
@@ -90,7 +101,8 @@ export interface StepOutput {
 /**
  * Prefill + decode of a batch of sequences, each with its own KV cache and its own evictions.
  * The eviction policy is asked after prefill and after every step, per sequence and layer,
- * whether to run a round (`shouldEvict`), then what to keep (`select`). A read selector, when
+ * whether to run a round (`shouldEvict`), then what to keep (`select`), each time with the
+ * sequence's own policy state (`createState`, made once per sequence at prefill). A read selector, when
  * given, restricts each decode step's reads without evicting. Steps may run on any subset of the
  * sequences (finished ones drop out).
  *
@@ -102,9 +114,10 @@ export interface StepOutput {
  * ```
  */
 export class GenerationSession {
-  /** One cache per sequence, created by {@link GenerationSession.prefill}. */
-  caches: KVCache[] = [];
+  /** One cache per sequence, created by {@link GenerationSession.prefill} (see `createCache`). */
+  caches: KVCacheStore[] = [];
   private readonly model: DecoderModel;
+  private readonly createCache: (options: KVCacheOptions) => KVCacheStore;
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
@@ -115,17 +128,23 @@ export class GenerationSession {
   private readonly onPrefillChunk: ((event: PrefillChunkEvent) => void) | undefined;
   private readonly onEvictionRound: ((event: EvictionRoundEvent) => void) | undefined;
   private evictionRngs: Rng[] = [];
+  /** Each sequence's own eviction-policy state (`EvictionPolicy.createState`), or undefined. */
+  private evictionStates: unknown[] = [];
   private computeRngs: Rng[] = [];
   private sinceRound: Int32Array[] = [];
   private lastHidden: Float32Array[] = [];
 
   /**
    * @throws LetheError `E_ARG` naming `readSelector` (or its field) for a bad read selector,
-   *   `readSelector.pageSize` when it differs from `pageSize`, or `prefillChunk` when it is not a
-   *   positive integer.
+   *   `readSelector.pageSize` when it differs from `pageSize`, `prefillChunk` when it is not a
+   *   positive integer, or `createCache` when it is given and not a function.
    */
   constructor(options: SessionOptions) {
     this.model = options.model;
+    if (options.createCache !== undefined && typeof options.createCache !== 'function') {
+      throw new LetheError('E_ARG', 'must be a function returning a KVCacheStore', 'createCache');
+    }
+    this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
     this.eviction = options.eviction;
     this.compute = options.compute;
     this.readSelector = options.readSelector;
@@ -175,24 +194,23 @@ export class GenerationSession {
     const config = this.model.config;
     const needs = this.eviction?.needs;
     const readNeeds = this.readSelector?.needs;
-    this.caches = prompts.map(
-      () =>
-        new KVCache({
-          geometry: {
-            layers: config.num_hidden_layers,
-            kvHeads: config.num_key_value_heads,
-            headDim: this.model.headDim,
-            pageSize: this.pageSize,
-          },
-          queryHeads: config.num_attention_heads,
-          anchors: this.eviction?.anchors,
-          queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
-          trackAttention:
-            (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
-        }),
-    );
+    const cacheOptions: KVCacheOptions = {
+      geometry: {
+        layers: config.num_hidden_layers,
+        kvHeads: config.num_key_value_heads,
+        headDim: this.model.headDim,
+        pageSize: this.pageSize,
+      },
+      queryHeads: config.num_attention_heads,
+      anchors: this.eviction?.anchors,
+      queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
+      trackAttention:
+        (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
+    };
+    this.caches = prompts.map(() => this.createCache(cacheOptions));
     const root = new Rng(this.seed);
     this.evictionRngs = ids.map((id) => root.fork(`evict-${id}`));
+    this.evictionStates = prompts.map(() => this.eviction?.createState?.());
     this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
     this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
     const longest = Math.max(...prompts.map((p) => p.length));
@@ -297,22 +315,21 @@ export class GenerationSession {
     if (!policy) return;
     const cache = this.caches[b]!;
     const since = this.sinceRound[b]!;
+    const state = this.evictionStates[b];
     for (let layer = 0; layer < since.length; layer++) {
       since[layer]! += advanced;
       const liveCounts = cache.liveCounts(layer);
-      const due = policy.shouldEvict({
-        layer,
-        step: cache.length(layer),
-        liveCounts,
-        sinceLastRound: since[layer]!,
-      });
+      const due = policy.shouldEvict(
+        { layer, step: cache.length(layer), liveCounts, sinceLastRound: since[layer]! },
+        state,
+      );
       if (!due) continue;
       const observation = cache.observe(
         layer,
         policy.needs,
         policy.needs.hidden ? hidden : undefined,
       );
-      const decision = policy.select(observation, this.evictionRngs[b]!);
+      const decision = policy.select(observation, this.evictionRngs[b]!, state);
       const step = cache.length(layer);
       cache.keep(layer, decision);
       since[layer] = 0;

@@ -1,12 +1,13 @@
-import type { KeepDecision, KVCache, LayerControls } from '@lethe/kv-cache';
+import type { KeepDecision, KVCacheStore, LayerControls } from '@lethe/kv-cache';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CACHE_IMPLEMENTATIONS } from '../support/cache-implementations';
 import {
-  cacheFor,
   forwardRows,
   lively,
   maxAbsDiff,
   randomTokens,
+  storeFor,
   takeLogits,
   tinyConfig,
   VARIANTS,
@@ -16,18 +17,22 @@ beforeAll(async () => {
   await initBackend('wasm');
 });
 
+/** Runs a test once per `KVCacheStore` implementation (`%s` is its name). */
+const eachCache = it.each(CACHE_IMPLEMENTATIONS);
+
 describe('cached decode equals the parallel forward', () => {
   for (const { name, config } of VARIANTS) {
-    it(`${name}: prefill + decode logits match forward logits at every position`, () => {
+    eachCache(`${name}, %s: prefill + decode logits = forward logits everywhere`, (_, create) => {
       const model = lively(config, 11);
       const tokens = randomTokens(5, 12, config.vocab_size);
       const reference = forwardRows(model, tokens);
       // Prefill lengths 1..4 on fresh caches: last-token logits match row length-1.
       for (let length = 1; length <= 4; length++) {
-        const [row] = takeLogits(model.prefill([cacheFor(config)], [tokens.slice(0, length)]));
+        const fresh = storeFor(create, config);
+        const [row] = takeLogits(model.prefill([fresh], [tokens.slice(0, length)]));
         expect(maxAbsDiff(row!, reference[length - 1]!)).toBeLessThan(1e-4);
       }
-      const cache = cacheFor(config);
+      const cache = storeFor(create, config);
       const [first] = takeLogits(model.prefill([cache], [tokens.slice(0, 3)]));
       expect(maxAbsDiff(first!, reference[2]!)).toBeLessThan(1e-4);
       for (let t = 3; t < tokens.length; t++) {
@@ -40,12 +45,12 @@ describe('cached decode equals the parallel forward', () => {
     });
   }
 
-  it('chunked prefill on a non-empty cache continues the sequence', () => {
+  eachCache('%s: chunked prefill on a non-empty cache continues the sequence', (_, create) => {
     const config = tinyConfig({ model_type: 'qwen2' });
     const model = lively(config, 3);
     const tokens = randomTokens(9, 10, config.vocab_size);
     const reference = forwardRows(model, tokens);
-    const cache = cacheFor(config);
+    const cache = storeFor(create, config);
     takeLogits(model.prefill([cache], [tokens.slice(0, 4)]));
     const [row] = takeLogits(model.prefill([cache], [tokens.slice(4, 10)]));
     expect(maxAbsDiff(row!, reference[9]!)).toBeLessThan(1e-4);
@@ -54,7 +59,7 @@ describe('cached decode equals the parallel forward', () => {
 });
 
 /** Per-sequence evictions used by the batch test: different layers, heads and slots. */
-const EVICTIONS: readonly ((cache: KVCache) => void)[] = [
+const EVICTIONS: readonly ((cache: KVCacheStore) => void)[] = [
   (cache) => cache.keep(0, { granularity: 'layer', keep: Int32Array.of(0, 2) }),
   (cache) => {
     const decision: KeepDecision = {
@@ -68,7 +73,7 @@ const EVICTIONS: readonly ((cache: KVCache) => void)[] = [
 ];
 
 /** Per-sequence controls used by the batch test (layer 0 only, then layer 1 only, none). */
-function controlsFor(b: number, cache: KVCache): (LayerControls | undefined)[] | undefined {
+function controlsFor(b: number, cache: KVCacheStore): (LayerControls | undefined)[] | undefined {
   if (b === 0) return [{ mlpKeep: 0.5 }, undefined];
   if (b === 1) {
     const view = cache.view(1);
@@ -81,12 +86,12 @@ function controlsFor(b: number, cache: KVCache): (LayerControls | undefined)[] |
 }
 
 describe('batched prefill/decode equals one-at-a-time', () => {
-  it('ragged prompts, different evictions and controls per sequence', () => {
+  eachCache('%s: ragged prompts, different evictions and controls per sequence', (_, create) => {
     const config = tinyConfig({ model_type: 'qwen2' });
     const model = lively(config, 21);
     const prompts = [randomTokens(1, 5, 37), randomTokens(2, 7, 37), randomTokens(3, 3, 37)];
-    const batched = prompts.map(() => cacheFor(config));
-    const single = prompts.map(() => cacheFor(config));
+    const batched = prompts.map(() => storeFor(create, config));
+    const single = prompts.map(() => storeFor(create, config));
     const batchPrefill = takeLogits(model.prefill(batched, prompts));
     prompts.forEach((prompt, b) => {
       const [row] = takeLogits(model.prefill([single[b]!], [prompt]));

@@ -1,4 +1,4 @@
-import { cacheGeometry, KVCache, type KVCacheOptions } from '@lethe/kv-cache';
+import { cacheGeometry, KVCache, type KVCacheOptions, type KVCacheStore } from '@lethe/kv-cache';
 import { Rng, tf } from '@lethe/tensor';
 import { DecoderModel } from '../../src/decoder/index';
 import { checkpointLayout, defaultConfig, type ModelConfig } from '../../src/io/index';
@@ -47,13 +47,13 @@ export function lively(config: ModelConfig, seed: number, scale = 1): DecoderMod
   return DecoderModel.fromTensors(config, tensors);
 }
 
-/** An empty cache matching `config`. */
-export function cacheFor(
+/** Cache options matching `config` (page size 4 unless given). */
+export function cacheOptionsFor(
   config: ModelConfig,
   options: Partial<KVCacheOptions> & { pageSize?: number } = {},
-): KVCache {
+): KVCacheOptions {
   const { pageSize = 4, ...rest } = options;
-  return new KVCache({
+  return {
     geometry: cacheGeometry({
       layers: config.num_hidden_layers,
       kvHeads: config.num_key_value_heads,
@@ -62,7 +62,24 @@ export function cacheFor(
     }),
     queryHeads: config.num_attention_heads,
     ...rest,
-  });
+  };
+}
+
+/** An empty `KVCache` matching `config`. */
+export function cacheFor(
+  config: ModelConfig,
+  options: Partial<KVCacheOptions> & { pageSize?: number } = {},
+): KVCache {
+  return new KVCache(cacheOptionsFor(config, options));
+}
+
+/** An empty cache matching `config`, made by `create` (any `KVCacheStore` implementation). */
+export function storeFor(
+  create: (options: KVCacheOptions) => KVCacheStore,
+  config: ModelConfig,
+  options: Partial<KVCacheOptions> & { pageSize?: number } = {},
+): KVCacheStore {
+  return create(cacheOptionsFor(config, options));
 }
 
 /** Seeded token ids in `[0, vocab)`. */

@@ -2,6 +2,7 @@ import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GenerationSession, generate } from '../../src/runtime/index';
 import { lively, tinyConfig } from '../decoder/helpers';
+import { CACHE_IMPLEMENTATIONS } from '../support/cache-implementations';
 import { RecentWindowPolicy } from './recent-window-policy';
 
 beforeAll(async () => {
@@ -12,6 +13,9 @@ const config = tinyConfig({ vocab_size: 23 });
 const prompt = (n: number, offset: number) =>
   Int32Array.from({ length: n }, (_, i) => (7 * i + offset) % 23);
 const prompts = [prompt(11, 1), prompt(4, 2), prompt(9, 5)];
+
+/** Runs a test once per `KVCacheStore` implementation behind the session (`createCache`). */
+const eachCache = it.each(CACHE_IMPLEMENTATIONS);
 
 describe('chunked prefill', () => {
   it.each([1, 3, 4, 11, 50])(
@@ -31,7 +35,7 @@ describe('chunked prefill', () => {
     },
   );
 
-  it('lets the policy bound the peak during the prompt to capacity + slack + one chunk', async () => {
+  eachCache('%s: the peak during the prompt is ≤ capacity + slack + chunk', async (_, create) => {
     const model = lively(config, 3);
     const capacity = 5;
     const slack = 1;
@@ -44,6 +48,7 @@ describe('chunked prefill', () => {
         sampling: { temperature: 0 },
         eviction: new RecentWindowPolicy(capacity, slack),
         prefillChunk,
+        createCache: create,
       });
     const kvHeads = config.num_key_value_heads;
     const whole = await run();
@@ -58,11 +63,12 @@ describe('chunked prefill', () => {
     model.dispose();
   });
 
-  it('calls onPrefillChunk before each chunk with the sequences it continues', async () => {
+  eachCache('%s: calls onPrefillChunk before each chunk with its sequences', async (_, create) => {
     const model = lively(config, 3);
     const seen: { sequences: number[]; start: number; lengths: number[]; fed: number[] }[] = [];
     await new GenerationSession({
       model,
+      createCache: create,
       prefillChunk: 5,
       onPrefillChunk: ({ sequences, caches, start, lengths }) => {
         seen.push({

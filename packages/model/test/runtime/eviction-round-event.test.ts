@@ -2,6 +2,7 @@ import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EvictionRoundEvent, generate } from '../../src/runtime/index';
 import { lively, tinyConfig } from '../decoder/helpers';
+import { asKVCache } from '../support/cache-implementations';
 import { RecentWindowPolicy } from './recent-window-policy';
 
 beforeAll(async () => {
@@ -32,7 +33,7 @@ describe('onEvictionRound', () => {
     // A round runs whenever a head holds more than capacity + slack = 5 entries and leaves the
     // newest 4 plus the anchored sink (token 0): rounds at lengths 6, 7, 8, … up to the end.
     prompts.forEach((prompt, b) => {
-      const cache = result.caches[b]!;
+      const cache = asKVCache(result.caches[b]);
       const length = cache.length(0);
       expect(length).toBe(prompt.length + result.tokens[b]!.length - 1);
       for (let layer = 0; layer < config.num_hidden_layers; layer++) {

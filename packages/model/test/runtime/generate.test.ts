@@ -2,6 +2,7 @@ import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../src/runtime/index';
 import { lively, tinyConfig } from '../decoder/helpers';
+import { asKVCache, CACHE_IMPLEMENTATIONS } from '../support/cache-implementations';
 import { RecentWindowPolicy } from './recent-window-policy';
 
 beforeAll(async () => {
@@ -37,8 +38,11 @@ function forwardRows(
 
 const argmax = (row: Float32Array) => row.reduce((best, v, i) => (v > row[best]! ? i : best), 0);
 
+/** Runs a test once per `KVCacheStore` implementation behind the session (`createCache`). */
+const eachCache = it.each(CACHE_IMPLEMENTATIONS);
+
 describe('generate', () => {
-  it('greedy decoding with a full cache follows the argmax of the parallel forward', async () => {
+  eachCache('%s: greedy, full cache: tokens follow the parallel forward', async (_, create) => {
     const m = model();
     const p = prompt(6);
     const result = await generate({
@@ -46,6 +50,7 @@ describe('generate', () => {
       prompts: [p],
       maxNewTokens: 12,
       sampling: { temperature: 0 },
+      createCache: create,
     });
     const all = [...p, ...result.tokens[0]!];
     const rows = forwardRows(m, all);
@@ -77,7 +82,7 @@ describe('generate', () => {
     await session.prefill([p]);
     const tokens = result.tokens[0]!;
     for (let i = 0; i < tokens.length - 1; i++) await session.step([0], Int32Array.of(tokens[i]!));
-    const cache = session.caches[0]!;
+    const cache = asKVCache(session.caches[0]);
     const masks = Array.from({ length: config.num_hidden_layers }, (_, l) =>
       Array.from({ length: config.num_key_value_heads }, (_, h) => cache.replayMask(l, h)),
     );
@@ -90,7 +95,7 @@ describe('generate', () => {
     expect(moved).toBe(true);
   });
 
-  it('a batch gives the same tokens as one-at-a-time runs with the same stream ids', async () => {
+  eachCache('%s: a batch gives the tokens of one-at-a-time runs (same ids)', async (_, create) => {
     const m = model();
     const prompts = [prompt(4), prompt(9, 1), prompt(6, 2)];
     const policy = new RecentWindowPolicy(5, 1, true, { attentionWindow: 2 });
@@ -100,6 +105,7 @@ describe('generate', () => {
       eviction: policy,
       sampling: { temperature: 1 },
       seed: 11,
+      createCache: create,
     };
     const batched = await generate({ ...options, prompts });
     for (let b = 0; b < prompts.length; b++) {
@@ -155,7 +161,7 @@ describe('generate', () => {
     ).rejects.toMatchObject({ argument: 'stop.eosTokenIds' });
   });
 
-  it('leaks no tensors across 1,000 decode steps with evictions', async () => {
+  eachCache('%s: leaks no tensors across 1,000 decode steps with evictions', async (_, create) => {
     const m = model();
     const counts: number[] = [];
     const before = tf.memory().numTensors;
@@ -165,6 +171,7 @@ describe('generate', () => {
       maxNewTokens: 1001,
       eviction: new RecentWindowPolicy(16, 8, false, { attentionWindow: 4 }),
       seed: 1,
+      createCache: create,
       onToken: (e) => {
         if (e.index === 10 || e.index === 1000) counts.push(tf.memory().numTensors);
         return true;

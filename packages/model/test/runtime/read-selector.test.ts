@@ -9,6 +9,7 @@ import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GenerationSession, generate } from '../../src/runtime/index';
 import { cacheFor, lively, maxAbsDiff, takeLogits, tinyConfig } from '../decoder/helpers';
+import { CACHE_IMPLEMENTATIONS } from '../support/cache-implementations';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -20,6 +21,9 @@ const model = () => lively(config, 8);
 const prompt = (n: number, offset = 0) =>
   Int32Array.from({ length: n }, (_, i) => (5 * i + offset) % 23);
 const argmax = (row: Float32Array) => row.reduce((best, v, i) => (v > row[best]! ? i : best), 0);
+
+/** Runs a test once per `KVCacheStore` implementation behind the session (`createCache`). */
+const eachCache = it.each(CACHE_IMPLEMENTATIONS);
 
 /** Counts calls and forwards to an inner selector, optionally asking for more `needs`. */
 class CountingSelector implements ReadSelector {
@@ -136,10 +140,11 @@ describe('generate with a read selector', () => {
     m.dispose();
   });
 
-  it('keeps the tensor count flat over 200 decode steps with Quest and eviction', async () => {
+  eachCache('%s: tensor count flat over 200 steps with Quest and eviction', async (_, create) => {
     const m = model();
     const session = new GenerationSession({
       model: m,
+      createCache: create,
       readSelector: new QuestSelector({ tokenBudget: 12, pageSize: 4, denseLayers: 1 }),
       eviction: new StreamingLLMPolicy({ budget: { capacity: 40 } }),
     });

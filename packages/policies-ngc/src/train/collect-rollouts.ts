@@ -1,7 +1,7 @@
 import { type DecoderModel, generate, type StopConditions } from '@lethe/model';
 import { assertInteger, LetheError } from '@lethe/tensor';
 import { metaTokenHook } from '../meta-token';
-import { isNgcDecision, NgcPolicy, type NgcPolicyOptions } from '../ngc-policy';
+import { isNgcDecision, NgcPolicy, type NgcSettings } from '../ngc-policy';
 import type { EvictionRoundRecord, NgcRollout } from './rollout';
 
 /** One rollout to generate. */
@@ -18,7 +18,7 @@ export interface RolloutRequest {
 export interface CollectRolloutsOptions {
   readonly model: DecoderModel;
   /** NGC's cadence, block size, window and logits; the eviction rate comes from each request. */
-  readonly ngc: Omit<NgcPolicyOptions, 'evictionRate' | 'mode'>;
+  readonly ngc: Omit<NgcSettings, 'mode'> & { readonly cadence: number };
   /** Most tokens generated per rollout. */
   readonly maxNewTokens: number;
   /** Sampling temperature (the paper's Countdown runs use 0.9). */

@@ -1,10 +1,13 @@
 /**
  * `@lethe/policies-ngc/train`: end-to-end NGC training — rollouts with sampled evictions, replay
  * masks, the joint token + eviction policy gradient (eq. 3–5) with Dr. GRPO, the staircase
- * curriculum, the min-length penalty and a resumable trainer.
+ * curriculum, the min-length penalty and a resumable trainer — and the differentiable tfjs forms
+ * of the block logits ({@link blockLogitsTensor}) and of eq. 2 ({@link gumbelTopKLogProbTensor}).
+ * Needs the optional peer dependencies `@lethe/model`, `@lethe/rl-grpo` and `@lethe/tensor`.
  *
  * @packageDocumentation
  */
+export { blockLogitsTensor } from './block-logits-tensor';
 export {
   type CollectRolloutsOptions,
   collectRollouts,
@@ -17,6 +20,7 @@ export {
   type StaircaseCurriculum,
   validateCurriculum,
 } from './curriculum';
+export { type GumbelRound, gumbelTopKLogProbTensor } from './gumbel-top-k-tensor';
 export {
   type LearnerUpdate,
   type LearnerUpdateOptions,

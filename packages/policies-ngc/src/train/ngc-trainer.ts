@@ -6,7 +6,7 @@ import {
 } from '@lethe/model';
 import { groupAdvantages } from '@lethe/rl-grpo';
 import { AdamW, assertFiniteInRange, assertInteger, LetheError, tf } from '@lethe/tensor';
-import { NgcPolicy, type NgcPolicyOptions } from '../ngc-policy';
+import { NgcPolicy, type NgcSettings } from '../ngc-policy';
 import { checkMetaToken, collectRollouts, type RolloutRequest } from './collect-rollouts';
 import { evictionRateAt, type StaircaseCurriculum, validateCurriculum } from './curriculum';
 import { learnerUpdate, type NgcVariant } from './learner-update';
@@ -20,7 +20,7 @@ export const NGC_CHECKPOINT_FORMAT = 'lethe-ngc-checkpoint';
 export const NGC_CHECKPOINT_VERSION = 1;
 
 /** NGC settings the trainer runs rollouts with (the rate comes from the curriculum). */
-export type NgcRolloutSettings = Required<Omit<NgcPolicyOptions, 'evictionRate' | 'mode'>>;
+export type NgcRolloutSettings = Required<Omit<NgcSettings, 'mode'>> & { readonly cadence: number };
 
 /** Generates the rollouts of one step with the model's current weights, in request order. */
 export type RolloutFunction = (

@@ -1,7 +1,8 @@
 import type { DecoderModel } from '@lethe/model';
 import { tf } from '@lethe/tensor';
-import { gumbelTopKLogProbTensor } from '../gumbel-top-k-tensor';
-import { blockLogitsTensor, type NgcLogits } from '../logits';
+import type { NgcLogits } from '../logits';
+import { blockLogitsTensor } from './block-logits-tensor';
+import { gumbelTopKLogProbTensor } from './gumbel-top-k-tensor';
 import type { LayerRounds, ReplayBatch } from './replay-batch';
 
 /** Log-probabilities of a batch's actions, recomputed on the autograd graph. */

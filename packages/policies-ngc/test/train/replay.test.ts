@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { KVCache } from '@lethe/kv-cache';
 import { CharTokenizer, DecoderModel, generate } from '@lethe/model';
 import { loadCheckpoint } from '@lethe/model/node';
 import { initBackend, tf } from '@lethe/tensor';
@@ -102,7 +103,9 @@ describe('replay masks (§4.5, App. A.3)', () => {
         });
       },
     });
-    const cache = result.caches[0]!;
+    const cache = result.caches[0];
+    // Replay masks are KVCache's own (not the KVCacheStore contract); generate() makes KVCaches.
+    if (!(cache instanceof KVCache)) throw new Error('expected the default KVCache');
     for (let layer = 0; layer < model.config.num_hidden_layers; layer++) {
       const length = cache.length(layer);
       const mine = rounds

@@ -1,6 +1,5 @@
-import { LetheError } from '../errors';
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 import { tf } from '../tf';
-import { assertFiniteInRange, assertInteger } from '../validate';
 
 /** Hyper-parameters of {@link AdamW}; every field is optional (PyTorch defaults). */
 export interface AdamWOptions {

@@ -1,6 +1,5 @@
-import { LetheError } from '../errors';
+import { assertFiniteInRange, LetheError } from '@lethe/core';
 import { tf } from '../tf';
-import { assertFiniteInRange } from '../validate';
 
 /** Added to the norm before dividing, as in PyTorch's `clip_grad_norm_`. */
 const CLIP_EPSILON = 1e-6;

@@ -24,9 +24,12 @@ function mulHi(a: number, b: number): number {
 
 /**
  * Computes one Philox4x32-10 block into `out[offset .. offset+3]`.
- * @param counter four 32-bit counter words
+ *
+ * @param c0 first of the four 32-bit counter words `c0 … c3`
  * @param k0 first key word
  * @param k1 second key word
+ * @param out receives the four output words
+ * @param offset where in `out` the block starts (default 0)
  */
 export function philox4x32(
   c0: number,

@@ -2,8 +2,9 @@ import { initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type GumbelRound, gumbelTopKLogProb, gumbelTopKLogProbTensor } from '../src/index';
-import { lcg } from './helpers';
+import { gumbelTopKLogProb } from '../../src/index';
+import { type GumbelRound, gumbelTopKLogProbTensor } from '../../src/train/index';
+import { lcg } from '../helpers';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,0 +1,69 @@
+import type { PolicyContext, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
+import type { DecoderModel } from '@lethe/model';
+import { LetheError } from '@lethe/tensor';
+import type { CellEnvironment } from './cell-environment';
+import type { CellKey } from './results';
+
+/** The policy of a cell, prepared once, and the model it runs with. */
+export interface CellPolicy {
+  /** The prepared provider (options validated, parameters loaded). */
+  readonly prepared: PreparedPolicy;
+  /** The model the policy's sequences run on: the task's, or the one its directory names. */
+  readonly model: DecoderModel;
+  /** Frees a model loaded for the policy (nothing for the task's own model). */
+  release(): void;
+}
+
+/** The {@link PolicyContext} of a batch of `sequences` on `model`. */
+export function policyContext(model: DecoderModel, sequences: number): PolicyContext {
+  const config = model.config;
+  return {
+    model: {
+      layers: config.num_hidden_layers,
+      kvHeads: config.num_key_value_heads,
+      queryHeads: config.num_attention_heads,
+      headDim: model.headDim,
+      hiddenSize: config.hidden_size,
+    },
+    sequences,
+  };
+}
+
+/** The policies of one batch of `sequences`: the cell's provider built for `capacity`. */
+export function batchPolicies(policy: CellPolicy, capacity: number, sequences: number): PolicySet {
+  return policy.prepared.build({ capacity }, policyContext(policy.model, sequences));
+}
+
+/**
+ * Prepares the policy of cell `key`: finds its spec in the sweep by label, opens its policy
+ * directory (learned policies), validates its options, and loads the model its manifest names.
+ *
+ * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label,
+ *   `policies` when a learned policy's cell has no policy store, the registry's errors (naming
+ *   `policy`, `policyDir`, `options.<key>`), and the store's errors.
+ */
+export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Promise<CellPolicy> {
+  const spec = env.config.policies.find((p) => p.label === key.policy);
+  if (spec === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `names no policy of the sweep (${env.config.policies.map((p) => p.label).join(', ')})`,
+      'key.policy',
+    );
+  }
+  const store = env.policies;
+  if (spec.dir !== null && store === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `policy "${spec.label}" has a directory (${spec.dir}) but the cell has no policy store to read it`,
+      'policies',
+    );
+  }
+  const directory = spec.dir === null ? undefined : await store!.open(spec.dir);
+  const prepared = await env.registry.prepare(spec.name, { options: spec.options, directory });
+  if (prepared.model === undefined || spec.dir === null) {
+    return { prepared, model: env.model, release: () => {} };
+  }
+  const model = await store!.loadModel(spec.dir, prepared.model);
+  return { prepared, model, release: () => model.dispose() };
+}

@@ -1,0 +1,24 @@
+import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
+import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
+import { ngcProvider } from '@lethe/policies-ngc';
+
+/**
+ * The providers of every installed Lethe policy package: the full cache, the heuristics of
+ * `@lethe/policies-heuristic` and NGC. The CLI, sweeps and the main job use this list; a new
+ * policy package joins them by adding its providers here.
+ */
+export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
+  fullCacheProvider,
+  ...HEURISTIC_PROVIDERS,
+  ngcProvider,
+]);
+
+/**
+ * A fresh registry of {@link DEFAULT_PROVIDERS}, optionally with more providers after them (a
+ * user's own policies).
+ *
+ * @throws LetheError `E_ARG` naming the provider for a name clash or a malformed provider.
+ */
+export function createDefaultRegistry(extra: readonly AnyPolicyProvider[] = []): PolicyRegistry {
+  return new PolicyRegistry([...DEFAULT_PROVIDERS, ...extra]);
+}

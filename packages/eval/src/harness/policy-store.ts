@@ -1,0 +1,15 @@
+import type { PolicyDirectory } from '@lethe/kv-cache';
+import type { DecoderModel } from '@lethe/model';
+
+/**
+ * Where the cells of learned policies get their files: policy directories and the model
+ * checkpoints their manifests name (NGC's policy is its RL-trained model). In Node,
+ * `nodePolicyStore()` of `@lethe/eval/node` reads them from disk; a browser passes one over
+ * `fetch`.
+ */
+export interface PolicyStore {
+  /** Opens the policy directory `dir` (reads and checks its `policy.json`). */
+  open(dir: string): Promise<PolicyDirectory>;
+  /** Loads the model checkpoint `model` named by the manifest of policy directory `dir`. */
+  loadModel(dir: string, model: string): Promise<DecoderModel>;
+}

@@ -1,0 +1,111 @@
+import {
+  type AnyPolicyProvider,
+  FULL_CACHE,
+  type PolicyDirectory,
+  type PolicyManifest,
+  PolicyRegistry,
+  type PreparedPolicy,
+} from '@lethe/kv-cache';
+import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
+
+/**
+ * A mode of the matrix: options every provider whose schema has all their keys is run with
+ * (kvpress's `default_presses.py` pairs each press with its kwargs the same way). `slack` is the
+ * excess over the capacity those options declare: a cadence of n lets a head grow n − 1 past it.
+ */
+export interface MatrixMode {
+  readonly name: string;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly slack: number;
+  /** AdaKV shares a layer's budget across heads: the bound holds per layer, not per head. */
+  readonly perLayerBound: boolean;
+}
+
+/** Cadence of the decode-time trigger mode. */
+const CADENCE = 4;
+
+/** The modes: per head, per layer, blocks, AdaKV, a decode-time trigger, threshold selection. */
+export const MATRIX_MODES: readonly MatrixMode[] = [
+  { name: 'per-head', options: { granularity: 'head' }, slack: 0, perLayerBound: false },
+  { name: 'per-layer', options: { granularity: 'layer' }, slack: 0, perLayerBound: false },
+  { name: 'block', options: { blockSize: 2 }, slack: 0, perLayerBound: false },
+  {
+    name: 'adakv',
+    options: { adakv: true, granularity: 'head' },
+    slack: 0,
+    perLayerBound: true,
+  },
+  {
+    name: 'decode-trigger',
+    options: { cadence: CADENCE },
+    slack: CADENCE - 1,
+    perLayerBound: false,
+  },
+  { name: 'threshold', options: { threshold: 0 }, slack: 0, perLayerBound: false },
+  { name: 'defaults', options: {}, slack: 0, perLayerBound: false },
+];
+
+/**
+ * The trained options of each learned provider's test directory. A learned provider without one
+ * fails the matrix (it must not be skipped silently).
+ */
+export const LEARNED_FIXTURES: Readonly<Record<string, Partial<PolicyManifest>>> = {
+  ngc: { options: { blockSize: 2, window: 2 }, model: '.' },
+};
+
+/** The providers the matrix covers: every registered one but the full cache. */
+export const MATRIX_PROVIDERS: readonly AnyPolicyProvider[] = DEFAULT_PROVIDERS.filter(
+  (p) => p.name !== FULL_CACHE,
+);
+
+/** Whether `provider`'s schema takes every option of `mode`. */
+export function accepts(provider: AnyPolicyProvider, mode: MatrixMode): boolean {
+  return Object.keys(mode.options).every((key) => key in provider.options.entries);
+}
+
+/** Every applicable (provider, mode) pair, in order. */
+export function matrixCases(): { provider: AnyPolicyProvider; mode: MatrixMode }[] {
+  return MATRIX_PROVIDERS.flatMap((provider) =>
+    MATRIX_MODES.filter((mode) => accepts(provider, mode)).map((mode) => ({ provider, mode })),
+  );
+}
+
+/** An in-memory policy directory holding `manifest` for `provider`. */
+function memoryDirectory(provider: string, manifest: Partial<PolicyManifest>): PolicyDirectory {
+  return {
+    files: {
+      location: `memory:${provider}`,
+      readText: async () => '',
+      readBytes: async () => new Uint8Array(),
+    },
+    manifest: {
+      format: 'lethe-policy',
+      version: 1,
+      provider,
+      options: {},
+      ...manifest,
+    } as PolicyManifest,
+  };
+}
+
+const registry = new PolicyRegistry(MATRIX_PROVIDERS);
+
+/**
+ * Prepares `provider` in `mode` (a learned one from its fixture directory).
+ *
+ * @throws Error when a learned provider has no fixture in {@link LEARNED_FIXTURES}.
+ */
+export async function prepareCase(
+  provider: AnyPolicyProvider,
+  mode: MatrixMode,
+): Promise<PreparedPolicy> {
+  let directory: PolicyDirectory | undefined;
+  if (provider.learned !== undefined) {
+    const fixture = LEARNED_FIXTURES[provider.name];
+    if (fixture === undefined) {
+      throw new Error(`learned provider "${provider.name}" has no fixture in LEARNED_FIXTURES`);
+    }
+    directory = memoryDirectory(provider.name, fixture);
+  }
+  return registry.prepare(provider.name, { options: mode.options, directory });
+}

@@ -1,0 +1,237 @@
+import {
+  type EvictionPolicy,
+  type KeepDecision,
+  KVCache,
+  type KVCacheStore,
+  type PolicyContext,
+  type PreparedPolicy,
+} from '@lethe/kv-cache';
+import { type DecoderModel, generate } from '@lethe/model';
+import { Rng, tf } from '@lethe/tensor';
+import { expect } from 'vitest';
+import type { MatrixMode } from './matrix-cases';
+
+/** Geometry of the KVCache loop. */
+const LAYERS = 2;
+const KV_HEADS = 2;
+const QUERY_HEADS = 4;
+const HEAD_DIM = 8;
+const HIDDEN = 16;
+
+/** What a loop leaves per sequence: the live positions of every (layer, head) at the end. */
+export type FinalPositions = number[][][];
+
+/** The context of a batch of `sequences` on a model of the loop's or `model`'s shape. */
+export function contextOf(sequences: number, model?: DecoderModel): PolicyContext {
+  const shape =
+    model === undefined
+      ? { layers: LAYERS, kvHeads: KV_HEADS, queryHeads: QUERY_HEADS, headDim: HEAD_DIM }
+      : {
+          layers: model.config.num_hidden_layers,
+          kvHeads: model.config.num_key_value_heads,
+          queryHeads: model.config.num_attention_heads,
+          headDim: model.headDim,
+        };
+  return {
+    model: { ...shape, hiddenSize: model?.config.hidden_size ?? HIDDEN },
+    sequences,
+  };
+}
+
+/**
+ * Checks a cache against the budget after an append: every head (or, for AdaKV, every layer on
+ * average) holds at most `capacity + slack` entries.
+ */
+export function expectWithinBudget(
+  cache: KVCacheStore,
+  capacity: number,
+  mode: MatrixMode,
+  where: string,
+): void {
+  const bound = capacity + mode.slack;
+  for (let layer = 0; layer < cache.geometry.layers; layer++) {
+    const live = [...cache.liveCounts(layer)];
+    if (mode.perLayerBound) {
+      const total = live.reduce((a, b) => a + b, 0);
+      expect(total, `${where}: layer ${layer} holds ${live}`).toBeLessThanOrEqual(
+        bound * live.length,
+      );
+    } else {
+      for (const count of live) {
+        expect(count, `${where}: layer ${layer} holds ${live}`).toBeLessThanOrEqual(bound);
+      }
+    }
+  }
+}
+
+/** Checks that a decision's indices are integers in range, increasing, without repeats. */
+function expectValidDecision(decision: KeepDecision, liveCounts: Int32Array): void {
+  const sets = decision.granularity === 'layer' ? [decision.keep] : decision.keep;
+  expect(sets.length).toBe(decision.granularity === 'layer' ? 1 : liveCounts.length);
+  sets.forEach((set, h) => {
+    const live = liveCounts[decision.granularity === 'layer' ? 0 : h]!;
+    for (let i = 0; i < set.length; i++) {
+      expect(Number.isInteger(set[i]) && set[i]! >= 0 && set[i]! < live).toBe(true);
+      if (i > 0) expect(set[i]!).toBeGreaterThan(set[i - 1]!);
+    }
+  });
+}
+
+/** Checks that a head still holds its anchors: sinks (positions below) and the newest `window`. */
+function expectAnchorsKept(cache: KVCacheStore, layer: number, policy: EvictionPolicy): void {
+  const { sinks, window } = policy.anchors;
+  const observation = cache.observe(layer, {
+    attentionWindow: 0,
+    accumulatedAttention: false,
+    keys: false,
+    values: false,
+    hidden: false,
+  });
+  for (let h = 0; h < observation.kvHeads; h++) {
+    const row = [...observation.positions.subarray(h * observation.maxLive)].slice(
+      0,
+      observation.liveCounts[h],
+    );
+    const ages = [...observation.ages.subarray(h * observation.maxLive)].slice(
+      0,
+      observation.liveCounts[h],
+    );
+    // Every token ever appended below the sinks bound is a sink: positions here are 0, 1, 2, …
+    for (let p = 0; p < Math.min(sinks, observation.step); p++) expect(row).toContain(p);
+    const recent = ages.filter((age) => age < window).length;
+    expect(recent).toBe(Math.min(window, observation.step));
+  }
+}
+
+/**
+ * The KVCache loop: the sequences run interleaved token by token — each with its own cache,
+ * random stream and policy state, all sharing one policy object — over `steps` tokens of random
+ * keys, values and queries, with the policy's rounds after every token. Checks the budget after
+ * every append, the decision's indices and the anchors after every round.
+ */
+export function kvCacheLoop(
+  policy: EvictionPolicy,
+  seeds: readonly number[],
+  steps: number,
+  capacity: number,
+  mode: MatrixMode,
+): FinalPositions[] {
+  const runs = seeds.map((seed) => ({
+    cache: new KVCache({
+      geometry: { layers: LAYERS, kvHeads: KV_HEADS, headDim: HEAD_DIM },
+      queryHeads: QUERY_HEADS,
+      anchors: policy.anchors,
+      queryWindow: policy.needs.attentionWindow,
+      trackAttention: policy.needs.accumulatedAttention,
+    }),
+    data: new Rng(seed),
+    choices: new Rng(seed).fork('policy'),
+    state: policy.createState?.(),
+    since: new Int32Array(LAYERS),
+  }));
+  for (let t = 0; t < steps; t++) {
+    for (const run of runs) {
+      const { cache, data } = run;
+      const positions = Int32Array.of(t);
+      for (let layer = 0; layer < LAYERS; layer++) {
+        cache.append(
+          layer,
+          data.normal(KV_HEADS * HEAD_DIM),
+          data.normal(KV_HEADS * HEAD_DIM),
+          positions,
+        );
+        cache.recordQueries(layer, data.normal(QUERY_HEADS * HEAD_DIM), positions);
+      }
+      expectWithinBudget(cache, capacity, mode, `token ${t}`);
+      const hidden = data.normal(HIDDEN);
+      for (let layer = 0; layer < LAYERS; layer++) {
+        run.since[layer]! += 1;
+        const context = {
+          layer,
+          step: cache.length(layer),
+          liveCounts: cache.liveCounts(layer),
+          sinceLastRound: run.since[layer]!,
+        };
+        if (!policy.shouldEvict(context, run.state)) continue;
+        const observation = cache.observe(
+          layer,
+          policy.needs,
+          policy.needs.hidden ? hidden : undefined,
+        );
+        const decision = policy.select(observation, run.choices, run.state);
+        expectValidDecision(decision, observation.liveCounts);
+        cache.keep(layer, decision);
+        run.since[layer] = 0;
+        expectAnchorsKept(cache, layer, policy);
+      }
+    }
+  }
+  return runs.map(({ cache }) => finalPositions(cache));
+}
+
+/** The live positions of every (layer, head) of `cache`. */
+export function finalPositions(cache: KVCacheStore): FinalPositions {
+  return Array.from({ length: cache.geometry.layers }, (_, layer) => {
+    const view = cache.observe(layer, {
+      attentionWindow: 0,
+      accumulatedAttention: false,
+      keys: false,
+      values: false,
+      hidden: false,
+    });
+    return Array.from({ length: view.kvHeads }, (_, h) => [
+      ...view.positions.subarray(h * view.maxLive, h * view.maxLive + view.liveCounts[h]!),
+    ]);
+  });
+}
+
+/** What one `generate()` run of the matrix produced. */
+export interface GenerateOutcome {
+  readonly tokens: number[][];
+  readonly positions: FinalPositions[];
+}
+
+/**
+ * The `generate()` loop: greedy decoding of `prompts` on `model` under the prepared policy built
+ * for the batch, prompts fed one token at a time, with the budget checked before every step and
+ * at the end, every round's decision and anchors checked, and no tensor left behind.
+ */
+export async function generateLoop(
+  prepared: PreparedPolicy,
+  model: DecoderModel,
+  prompts: readonly Int32Array[],
+  streamIds: readonly number[],
+  capacity: number,
+  mode: MatrixMode,
+): Promise<GenerateOutcome> {
+  const { eviction } = prepared.build({ capacity }, contextOf(prompts.length, model));
+  if (eviction === undefined) throw new Error(`${prepared.name} built no eviction policy`);
+  const before = tf.memory().numTensors;
+  const result = await generate({
+    model,
+    prompts,
+    streamIds,
+    maxNewTokens: 24,
+    sampling: { temperature: 0 },
+    seed: 5,
+    eviction,
+    prefillChunk: 1,
+    onStep: ({ sequences, caches }) => {
+      for (const b of sequences) expectWithinBudget(caches[b]!, capacity, mode, 'before a step');
+    },
+    onEvictionRound: ({ decision, observation }) => {
+      expectValidDecision(decision, observation.liveCounts);
+    },
+  });
+  expect(tf.memory().numTensors).toBe(before);
+  for (const cache of result.caches) {
+    expectWithinBudget(cache, capacity, mode, 'at the end');
+    for (let layer = 0; layer < cache.geometry.layers; layer++) {
+      if (cache.stats().evictionRounds[layer]! > 0) expectAnchorsKept(cache, layer, eviction);
+    }
+  }
+  return {
+    tokens: result.tokens.map((t) => [...t]),
+    positions: result.caches.map(finalPositions),
+  };
+}

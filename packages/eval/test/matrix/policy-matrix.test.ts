@@ -1,0 +1,78 @@
+import type { DecoderModel } from '@lethe/model';
+import { initBackend } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModel, toyTokenizer } from '../harness/toy';
+import { accepts, MATRIX_MODES, MATRIX_PROVIDERS, matrixCases, prepareCase } from './matrix-cases';
+import { contextOf, generateLoop, kvCacheLoop } from './matrix-loops';
+
+// The shared test matrix (as kvpress's tests/default_presses.py): every registered provider ×
+// every mode its options take × {the KVCache loop, generate() on a tiny model}. A provider joins
+// by being registered (`DEFAULT_PROVIDERS`); a learned one also needs a fixture directory.
+
+/** Capacity of the KVCache loop (60 tokens) and of generate() (prompts of 9–14 + 24 tokens). */
+const LOOP_CAPACITY = 12;
+const GENERATE_CAPACITY = 8;
+const LOOPS = ['KVCache loop', 'generate()'] as const;
+
+const cases = matrixCases();
+const label = ({ provider, mode }: (typeof cases)[number]) => `${provider.name} × ${mode.name}`;
+
+let model: DecoderModel;
+beforeAll(async () => {
+  await initBackend('cpu');
+  model = tinyModel(3);
+  console.log(
+    `policy matrix: ${MATRIX_PROVIDERS.length} providers × ${MATRIX_MODES.length} modes (${cases.length} applicable pairs) × ${LOOPS.length} loops = ${cases.length * LOOPS.length} runs`,
+  );
+});
+afterAll(() => {
+  model.dispose();
+});
+
+describe('the policy matrix', () => {
+  it('covers every provider in at least its default mode', () => {
+    for (const provider of MATRIX_PROVIDERS) {
+      expect(accepts(provider, MATRIX_MODES.find((m) => m.name === 'defaults')!)).toBe(true);
+    }
+    expect(cases.length).toBeGreaterThanOrEqual(MATRIX_PROVIDERS.length * 2);
+  });
+});
+
+describe.each(cases.map((c) => [label(c), c] as const))('%s', (_, { provider, mode }) => {
+  it('KVCache loop: within budget, anchors kept, valid indices, seeded, sequences isolated', async () => {
+    const prepared = await prepareCase(provider, mode);
+    const build = (sequences: number) =>
+      prepared.build({ capacity: LOOP_CAPACITY }, contextOf(sequences)).eviction!;
+    const batch = kvCacheLoop(build(2), [11, 12], 60, LOOP_CAPACITY, mode);
+    // Same seed, same result; each sequence alone (fresh policy) ends as it did in the batch.
+    expect(kvCacheLoop(build(2), [11, 12], 60, LOOP_CAPACITY, mode)).toEqual(batch);
+    expect(kvCacheLoop(build(1), [11], 60, LOOP_CAPACITY, mode)).toEqual([batch[0]]);
+    expect(kvCacheLoop(build(1), [12], 60, LOOP_CAPACITY, mode)).toEqual([batch[1]]);
+    // The policy evicted: the loop ran far past the capacity.
+    for (const heads of batch[0]!) {
+      for (const live of heads) expect(live.length).toBeLessThan(60);
+    }
+  });
+
+  it('generate(): within budget, anchors kept, valid indices, seeded, no leak, sequences isolated', async () => {
+    const prepared = await prepareCase(provider, mode);
+    const encode = (text: string) => toyTokenizer.encode(text, { addBos: true });
+    const prompts = [encode('abcabcdefgh.'), encode('hgfedcba')];
+    const batch = await generateLoop(prepared, model, prompts, [0, 1], GENERATE_CAPACITY, mode);
+    expect(await generateLoop(prepared, model, prompts, [0, 1], GENERATE_CAPACITY, mode)).toEqual(
+      batch,
+    );
+    for (const b of [0, 1]) {
+      const alone = await generateLoop(
+        prepared,
+        model,
+        [prompts[b]!],
+        [b],
+        GENERATE_CAPACITY,
+        mode,
+      );
+      expect(alone.tokens[0]).toEqual(batch.tokens[b]);
+      expect(alone.positions[0]).toEqual(batch.positions[b]);
+    }
+  });
+});

@@ -1,0 +1,133 @@
+import type { InferOutput, ObjectEntries, StrictObjectSchema } from 'valibot';
+import type { ComputePolicy } from './compute-policy';
+import type { EvictionPolicy } from './eviction-policy';
+import type { PolicyDirectory } from './policy-directory';
+import type { ReadSelector } from './read-selector';
+
+/** The shape of the model a policy will serve: what a provider may size a policy by. */
+export interface PolicyModelShape {
+  /** Transformer layers. */
+  readonly layers: number;
+  /** KV heads per layer. */
+  readonly kvHeads: number;
+  /** Query heads per layer (a multiple of `kvHeads`). */
+  readonly queryHeads: number;
+  /** Key/value vector width. */
+  readonly headDim: number;
+  /** Width of the final hidden state. */
+  readonly hiddenSize: number;
+}
+
+/** What a provider knows about where its policy runs. */
+export interface PolicyContext {
+  /** The model's shape. */
+  readonly model: PolicyModelShape;
+  /**
+   * Sequences the built policies serve together (one batch). A policy object is shared by them;
+   * per-sequence memory goes through `EvictionPolicy.createState`.
+   */
+  readonly sequences: number;
+}
+
+/**
+ * The budget a policy is built for. `capacity` is a ceiling: the most live entries a KV head may
+ * hold at any point of decoding, the token just appended included — the memory a runtime must
+ * provision. A policy meets it by leaving at most `capacity − 1` entries after a round
+ * ({@link entriesAfterRound}), so the next token fits; a policy with a trigger slack `s` or a
+ * cadence may exceed it by its declared slack, and a prefill chunk of `c` tokens by `c − 1`.
+ */
+export interface PolicyBudget {
+  /** Most live entries per KV head, an integer ≥ 2 (one kept entry plus the newest token). */
+  readonly capacity: number;
+}
+
+/**
+ * The policies a runtime runs for one provider: an eviction policy (what the cache keeps), a
+ * read selector (what each step reads) and a compute policy (per-step controls), each optional.
+ * The empty set is the full cache.
+ */
+export interface PolicySet {
+  readonly eviction?: EvictionPolicy;
+  readonly readSelector?: ReadSelector;
+  readonly compute?: ComputePolicy;
+}
+
+/** The options schema of a provider: a valibot strict object (unknown keys are refused). */
+export type PolicyOptionsSchema = StrictObjectSchema<ObjectEntries, undefined>;
+
+/** What {@link PolicyProvider.build} receives. */
+export interface PolicyBuildRequest<O, P> {
+  /** The budget to respect. */
+  readonly budget: PolicyBudget;
+  /** The provider's options, validated and with every default filled in. */
+  readonly options: O;
+  /** The model and batch the policies serve. */
+  readonly context: PolicyContext;
+  /** Learned parameters loaded by {@link LearnedParameters.load} (`undefined` for heuristics). */
+  readonly parameters: P;
+}
+
+/**
+ * How a learned provider reads its trained parameters from a policy directory (see
+ * {@link PolicyDirectory}: `policy.json` with a format version, plus the files it names, e.g.
+ * safetensors).
+ */
+export interface LearnedParameters<P> {
+  /**
+   * Reads and checks the parameters.
+   *
+   * @throws LetheError `E_FORMAT` for a file of another format or version, `E_ARG` naming the
+   *   bad field.
+   */
+  load(directory: PolicyDirectory): Promise<P>;
+}
+
+/**
+ * A policy plugin: one name, a validated options schema with defaults, and a builder of the
+ * policies for a budget and a context. Learned providers also read their parameters from a
+ * directory. Every policy package exports its providers; a `PolicyRegistry` built from a list of
+ * them serves the CLI, sweeps, the main job, servers and the shared test matrix, so adding a
+ * policy to the project is adding its provider to that list.
+ *
+ * @typeParam S The options schema (a valibot `strictObject` whose entries carry their defaults,
+ *   e.g. `v.optional(v.number(), 5)`, and descriptions, `v.pipe(…, v.description('…'))`).
+ * @typeParam P The learned parameters (`undefined` for a heuristic).
+ *
+ * @example
+ * ```ts
+ * import * as v from 'valibot';
+ * const newest: PolicyProvider<typeof schema> = {
+ *   name: 'newest',
+ *   summary: 'keeps the most recent entries',
+ *   options: schema, // v.strictObject({})
+ *   build: ({ budget }) => ({ eviction: new NewestFirst({ budget }) }),
+ * };
+ * ```
+ */
+export interface PolicyProvider<
+  S extends PolicyOptionsSchema = PolicyOptionsSchema,
+  P = undefined,
+> {
+  /** Registry name: lower-case letters, digits, `.`, `_`, `-`. */
+  readonly name: string;
+  /** One line saying what the policy is (shown by `lethe policies`). */
+  readonly summary: string;
+  /** The options schema. */
+  readonly options: S;
+  /** Present for learned providers: how to load trained parameters. */
+  readonly learned?: LearnedParameters<P>;
+  /**
+   * Builds the policies for one batch.
+   *
+   * @throws LetheError `E_BUDGET` when the budget cannot be met with these options (e.g. anchors
+   *   larger than the capacity), `E_ARG` naming the option otherwise.
+   */
+  build(request: PolicyBuildRequest<InferOutput<S>, P>): PolicySet;
+}
+
+/** Any provider, whatever its schema and parameters (what a registry holds). */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds providers of every parameter type.
+export type AnyPolicyProvider = PolicyProvider<PolicyOptionsSchema, any>;
+
+/** The validated options of a provider. */
+export type ProviderOptions<T extends AnyPolicyProvider> = InferOutput<T['options']>;

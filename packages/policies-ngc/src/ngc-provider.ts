@@ -1,0 +1,80 @@
+import { LetheError } from '@lethe/core';
+import { entriesAfterRound, type PolicyProvider } from '@lethe/kv-cache';
+import * as v from 'valibot';
+import { DEFAULT_NGC_LOGITS } from './logits';
+import { NGC_DEFAULT_BLOCK_SIZE, NGC_DEFAULT_WINDOW, NgcPolicy } from './ngc-policy';
+
+const positiveInteger = v.pipe(v.number(), v.integer(), v.minValue(1));
+const temperature = v.pipe(v.number(), v.finite(), v.gtValue(0));
+
+const NGC_OPTIONS = v.strictObject({
+  blockSize: v.pipe(
+    v.optional(positiveInteger, NGC_DEFAULT_BLOCK_SIZE),
+    v.description('block size b: entries are kept and evicted in blocks of b consecutive entries'),
+  ),
+  window: v.pipe(
+    v.optional(positiveInteger, NGC_DEFAULT_WINDOW),
+    v.description('scoring window w: the most recent queries whose attention scores the blocks'),
+  ),
+  logits: v.pipe(
+    v.optional(
+      v.variant('kind', [
+        v.strictObject({ kind: v.literal('score') }),
+        v.strictObject({ kind: v.picklist(['log', 'scaled']), temperature }),
+      ]),
+      { ...DEFAULT_NGC_LOGITS },
+    ),
+    v.description('how block scores become logits: score, log (÷ τ) or scaled (÷ τ)'),
+  ),
+  mode: v.pipe(
+    v.optional(v.picklist(['greedy', 'sample']), 'greedy'),
+    v.description('greedy (evaluation) or a Gumbel-top-k draw (training rollouts)'),
+  ),
+  slackFraction: v.pipe(
+    v.optional(v.pipe(v.number(), v.minValue(0)), 0),
+    v.description(
+      'a round runs when a KV head exceeds capacity + ceil(slackFraction · capacity) entries',
+    ),
+  ),
+});
+
+/**
+ * NGC as a policy provider. NGC's policy is the RL-trained language model itself (its attention
+ * scores its cache), so it is a learned provider whose policy directory names that model: its
+ * `policy.json` has `"provider": "ngc"`, the settings the model was trained with as `options`
+ * (`blockSize`, `window`, `logits`) and `"model": "."` when the checkpoint sits beside it. Under a
+ * budget it runs NGC's capacity schedule: a round when a layer exceeds the capacity, keeping the
+ * ⌊(capacity − 1) / b⌋ best blocks (greedy by default), so the next token fits the ceiling.
+ */
+const provider: PolicyProvider<typeof NGC_OPTIONS> = {
+  name: 'ngc',
+  summary:
+    'Neural Garbage Collection: the RL-trained LM scores its own cache blocks with attention (learned)',
+  options: NGC_OPTIONS,
+  learned: {
+    /** @throws LetheError `E_FORMAT` when the manifest names no model (NGC's policy is one). */
+    async load(directory) {
+      if (directory.manifest.model === undefined) {
+        throw new LetheError(
+          'E_FORMAT',
+          'an NGC policy is its RL-trained model: policy.json must name it in "model"',
+          `${directory.files.location}/policy.json`,
+        );
+      }
+      return undefined;
+    },
+  },
+  build: ({ budget, options }) => ({
+    eviction: new NgcPolicy({
+      capacity: entriesAfterRound(budget),
+      slack: Math.ceil(options.slackFraction * budget.capacity),
+      blockSize: options.blockSize,
+      window: options.window,
+      logits: options.logits,
+      mode: options.mode,
+    }),
+  }),
+};
+
+/** NGC as a policy provider (see the module comment above `provider`). */
+export const ngcProvider: PolicyProvider<typeof NGC_OPTIONS> = Object.freeze(provider);
