@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDefaultRegistry, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
@@ -60,32 +60,39 @@ describe('the RL-trained models', () => {
 describe.each(pretrained.map((task) => [task.name, task] as const))(
   'the shipped %s model',
   (name, task) => {
-    const dir = resolve(root, sweep.checkpoints[name]!);
-
     it('was trained on the options the sweep evaluates', async () => {
-      const loaded = await loadTaskModel(dir);
+      const loaded = await loadTaskModel(resolve(root, sweep.checkpoints[name]!));
       loaded.model.dispose();
       expect(loaded.manifest.task.name).toBe(name);
       expect(loaded.manifest.task.options).toEqual(task.options);
     });
-
-    it('reproduces the full-cache score recorded in its manifest', async () => {
-      const loaded = await loadTaskModel(dir);
-      const recorded = loaded.manifest.evaluation;
-      expect(recorded).not.toBeNull();
-      const score = await evaluateFullCache({
-        task: name,
-        taskOptions: loaded.manifest.task.options,
-        model: loaded.model,
-        checkpoint: dir,
-        seed: recorded!.seed,
-        examples: recorded!.examples,
-        batchSize: recorded!.batchSize,
-      });
-      loaded.model.dispose();
-      expect(score.metric).toBe(recorded!.metric);
-      expect(score.mean).toBeCloseTo(recorded!.mean, 6);
-      expect(score.n).toBe(recorded!.n);
-    });
   },
 );
+
+/** Every committed task model (`lethe pretrain` output), in the sweep or the base of one. */
+const models = join(root, '../../models');
+const taskModels = readdirSync(models).filter((d) =>
+  existsSync(join(models, d, 'lethe-model.json')),
+);
+
+describe.each(taskModels)('the committed task model %s', (model) => {
+  it('reproduces the full-cache score recorded in its manifest', async () => {
+    const dir = join(models, model);
+    const loaded = await loadTaskModel(dir);
+    const recorded = loaded.manifest.evaluation;
+    expect(recorded).not.toBeNull();
+    const score = await evaluateFullCache({
+      task: loaded.manifest.task.name,
+      taskOptions: loaded.manifest.task.options,
+      model: loaded.model,
+      checkpoint: dir,
+      seed: recorded!.seed,
+      examples: recorded!.examples,
+      batchSize: recorded!.batchSize,
+    });
+    loaded.model.dispose();
+    expect(score.metric).toBe(recorded!.metric);
+    expect(score.mean).toBeCloseTo(recorded!.mean, 6);
+    expect(score.n).toBe(recorded!.n);
+  });
+});

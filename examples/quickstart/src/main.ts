@@ -9,6 +9,7 @@ import {
   type DecoderModel,
   type GenerationResult,
   generate,
+  policyContextOf,
 } from '@lethe/model';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
@@ -59,20 +60,7 @@ async function policyFor(name: string, model: DecoderModel): Promise<EvictionPol
   const prepared = await registry.prepare(name, {
     options: name === 'full' ? {} : { slackFraction: 0.25 },
   });
-  const { config } = model;
-  return prepared.build(
-    { capacity: opts.budget },
-    {
-      model: {
-        layers: config.num_hidden_layers,
-        kvHeads: config.num_key_value_heads,
-        queryHeads: config.num_attention_heads,
-        headDim: model.headDim,
-        hiddenSize: config.hidden_size,
-      },
-      sequences: 1,
-    },
-  ).eviction;
+  return prepared.build({ capacity: opts.budget }, policyContextOf(model, 1)).eviction;
 }
 
 async function main(): Promise<void> {

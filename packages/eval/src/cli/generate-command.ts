@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
-import type { CharTokenizer, DecoderModel, StopConditions } from '@lethe/model';
+import {
+  type CharTokenizer,
+  type DecoderModel,
+  policyContextOf,
+  type StopConditions,
+} from '@lethe/model';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
-import { policyContext } from '../harness/cell-policy';
 import { createDefaultRegistry } from '../harness/default-registry';
 import { encodeText } from '../harness/generation-run';
 import { nodePolicyStore } from '../harness/node-policy-store';
@@ -182,7 +186,7 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
   const fullLength = fullCacheLength(prompt.length, maxNewTokens);
   const capacity = capacityFor(g.budget, fullLength);
-  const { eviction } = g.policy.build({ capacity }, policyContext(model, 1));
+  const { eviction } = g.policy.build({ capacity }, policyContextOf(model, 1));
   const tty = process.stdout.isTTY === true;
   const color = tty && process.env.NO_COLOR === undefined;
   console.log(

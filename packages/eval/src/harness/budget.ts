@@ -33,7 +33,8 @@ export function fullCacheLength(promptTokens: number, maxNewTokens: number): num
 
 /**
  * The per-KV-head capacity a budget fraction `b` gives for an example whose full cache peaks at
- * `P` entries per KV head: `max(1, ceil(b · P))`, where a product within 1e-9·P of an integer
+ * `P` entries per KV head: `max(2, ceil(b · P))` — a ceiling holds at least one kept entry plus
+ * the newest token (see `PolicyBudget`) — where a product within 1e-9·P of an integer
  * counts as that integer (so 0.3 · 10 gives 3). The capacity is per example, not per cell: a
  * budget of 0.25 keeps a quarter of each example's own full-cache peak, whatever the other
  * examples hold, so the realised peak ratio is the budget (plus the entries a round lets in
@@ -45,7 +46,7 @@ export function fullCacheLength(promptTokens: number, maxNewTokens: number): num
 export function capacityFor(budget: number, fullPeak: number): number {
   validateBudgetFraction(budget, 'budget');
   assertInteger(fullPeak, 'fullPeak', 1);
-  return Math.max(1, shareRoundedUp(budget, fullPeak));
+  return Math.max(2, shareRoundedUp(budget, fullPeak));
 }
 
 /**

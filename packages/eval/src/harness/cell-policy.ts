@@ -1,5 +1,5 @@
-import type { PolicyContext, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
-import type { DecoderModel } from '@lethe/model';
+import type { PolicySet, PreparedPolicy } from '@lethe/kv-cache';
+import { type DecoderModel, policyContextOf } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import type { CellEnvironment } from './cell-environment';
 import type { CellKey } from './results';
@@ -14,24 +14,9 @@ export interface CellPolicy {
   release(): void;
 }
 
-/** The {@link PolicyContext} of a batch of `sequences` on `model`. */
-export function policyContext(model: DecoderModel, sequences: number): PolicyContext {
-  const config = model.config;
-  return {
-    model: {
-      layers: config.num_hidden_layers,
-      kvHeads: config.num_key_value_heads,
-      queryHeads: config.num_attention_heads,
-      headDim: model.headDim,
-      hiddenSize: config.hidden_size,
-    },
-    sequences,
-  };
-}
-
 /** The policies of one batch of `sequences`: the cell's provider built for `capacity`. */
 export function batchPolicies(policy: CellPolicy, capacity: number, sequences: number): PolicySet {
-  return policy.prepared.build({ capacity }, policyContext(policy.model, sequences));
+  return policy.prepared.build({ capacity }, policyContextOf(policy.model, sequences));
 }
 
 /**

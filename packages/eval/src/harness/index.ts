@@ -14,7 +14,6 @@ export type { CellEnvironment } from './cell-environment';
 export {
   batchPolicies,
   type CellPolicy,
-  policyContext,
   prepareCellPolicy,
 } from './cell-policy';
 export { runCell } from './cell-runner';

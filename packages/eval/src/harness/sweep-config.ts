@@ -43,7 +43,7 @@ export interface SweepConfig {
    * the full cache.
    */
   readonly policies: readonly PolicySpec[];
-  /** Budget fractions in (0, 1] of each example's full-cache length (see `capacityFor`). */
+  /** Budget fractions in (0, 1] of each example's full-cache peak (see `capacityFor`). */
   readonly budgets: readonly number[];
   /** Seeds: each selects the task examples and the sampling / eviction streams. */
   readonly seeds: readonly number[];

@@ -56,12 +56,20 @@ export const TABLE_COLUMNS: readonly TableColumn[] = [
 /** Header of the reproduce-command column. */
 export const COMMAND_HEADER = 'reproduce';
 
-/** One line summarising a sweep: cells, rows, tasks and policies. */
+/** How a budget becomes a capacity, stated in every report (see `capacityFor`). */
+export const BUDGET_NOTE =
+  'A budget b gives each example a ceiling of max(2, ⌈b · P⌉) live entries per KV head, P being ' +
+  'that example’s own full-cache peak per head (measured by the full-cache run of the same ' +
+  'sequence; n − 1 for a teacher-forced document of n tokens); the realised budget is the ' +
+  'measured peak over the full-cache peak.';
+
+/** One line summarising a sweep: cells, rows, tasks and policies, and the budget rule. */
 export function summaryLine(cellCount: number, rows: readonly ReportRow[]): string {
   const tasks = [...new Set(rows.map((row) => row.task))];
   const policies = [...new Set(rows.map((row) => row.policy))];
   return (
     `${cellCount} cells in ${rows.length} rows (seeds pooled); tasks: ${tasks.join(', ')}; ` +
-    `policies: ${policies.join(', ')}. Values are mean ± 1 standard error over examples.`
+    `policies: ${policies.join(', ')}. Values are mean ± 1 standard error over examples. ` +
+    BUDGET_NOTE
   );
 }

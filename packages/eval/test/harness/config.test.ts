@@ -31,12 +31,12 @@ describe('budget semantics', () => {
     expectLetheError(() => fullPeakPerHead(0, 4), 'E_ARG', 'peakTotal');
   });
 
-  it('gives max(1, ceil(b · L)) entries per KV head, L = prompt + maxNewTokens', () => {
+  it('gives max(2, ceil(b · P)) entries per KV head of a full-cache peak P', () => {
     expect(fullCacheLength(12, 88)).toBe(100);
     expect(capacityFor(0.25, 100)).toBe(25);
     expect(capacityFor(0.3, 10)).toBe(3);
     expect(capacityFor(0.26, 10)).toBe(3);
-    expect(capacityFor(0.001, 10)).toBe(1);
+    expect(capacityFor(0.001, 10)).toBe(2); // one kept entry plus the newest token
     expect(capacityFor(1, 7)).toBe(7);
   });
 

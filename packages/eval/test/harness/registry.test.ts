@@ -6,7 +6,7 @@ import {
   NO_NEEDS,
   type PolicyContext,
 } from '@lethe/kv-cache';
-import type { DecoderModel } from '@lethe/model';
+import { type DecoderModel, policyContextOf } from '@lethe/model';
 import {
   HEURISTIC_NAMES,
   HEURISTIC_PROVIDERS,
@@ -19,7 +19,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDefaultRegistry,
   DEFAULT_PROVIDERS,
-  policyContext,
   policySpec,
   validateSweepConfig,
 } from '../../src/harness/index';
@@ -31,7 +30,7 @@ let context: PolicyContext;
 beforeAll(async () => {
   await initBackend('wasm');
   model = tinyModel();
-  context = policyContext(model, 2);
+  context = policyContextOf(model, 2);
 });
 
 afterAll(() => {

@@ -6,7 +6,7 @@ import {
   type PolicyContext,
   type PreparedPolicy,
 } from '@lethe/kv-cache';
-import { type DecoderModel, generate } from '@lethe/model';
+import { type DecoderModel, generate, policyContextOf } from '@lethe/model';
 import { Rng, tf } from '@lethe/tensor';
 import { expect } from 'vitest';
 import type { MatrixMode } from './matrix-cases';
@@ -21,19 +21,16 @@ const HIDDEN = 16;
 /** What a loop leaves per sequence: the live positions of every (layer, head) at the end. */
 export type FinalPositions = number[][][];
 
-/** The context of a batch of `sequences` on a model of the loop's or `model`'s shape. */
-export function contextOf(sequences: number, model?: DecoderModel): PolicyContext {
-  const shape =
-    model === undefined
-      ? { layers: LAYERS, kvHeads: KV_HEADS, queryHeads: QUERY_HEADS, headDim: HEAD_DIM }
-      : {
-          layers: model.config.num_hidden_layers,
-          kvHeads: model.config.num_key_value_heads,
-          queryHeads: model.config.num_attention_heads,
-          headDim: model.headDim,
-        };
+/** The context of a batch of `sequences` on the KVCache loop's model shape. */
+export function loopContext(sequences: number): PolicyContext {
   return {
-    model: { ...shape, hiddenSize: model?.config.hidden_size ?? HIDDEN },
+    model: {
+      layers: LAYERS,
+      kvHeads: KV_HEADS,
+      queryHeads: QUERY_HEADS,
+      headDim: HEAD_DIM,
+      hiddenSize: HIDDEN,
+    },
     sequences,
   };
 }
@@ -204,7 +201,7 @@ export async function generateLoop(
   capacity: number,
   mode: MatrixMode,
 ): Promise<GenerateOutcome> {
-  const { eviction } = prepared.build({ capacity }, contextOf(prompts.length, model));
+  const { eviction } = prepared.build({ capacity }, policyContextOf(model, prompts.length));
   if (eviction === undefined) throw new Error(`${prepared.name} built no eviction policy`);
   const before = tf.memory().numTensors;
   const result = await generate({

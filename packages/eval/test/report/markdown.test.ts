@@ -15,6 +15,12 @@ describe('renderMarkdown', () => {
   const lines = markdown.trimEnd().split('\n');
   const table = lines.filter((line) => line.startsWith('|'));
 
+  it('says how a budget becomes a capacity', () => {
+    expect(markdown).toContain(
+      'A budget b gives each example a ceiling of max(2, ⌈b · P⌉) live entries per KV head',
+    );
+  });
+
   it('writes a header, an alignment rule and one row per task × policy × budget', () => {
     expect(lines[0]).toBe('# Lethe evaluation report');
     expect(table).toHaveLength(2 + 20);

@@ -135,6 +135,15 @@ export function rowSelector(
       needs.attentionWindow > 0
         ? require(rows.queries, 'queries').length / (queryHeads * headDim)
         : 0;
+    type PerHead = 'keys' | 'values' | 'accumulatedAttention' | 'attentionCounts';
+    const packed = (field: PerHead, width: number): Float32Array =>
+      pack(
+        require(rows[field], field),
+        maxLive,
+        width,
+        new Float32Array(kvHeads * maxLive * width),
+        `rows.${field}`,
+      );
     const observation: LayerObservation = {
       layer,
       kvHeads,
@@ -146,47 +155,15 @@ export function rowSelector(
       positions,
       ages,
       window,
-      ...(needs.keys
-        ? {
-            keys: pack(
-              require(rows.keys, 'keys'),
-              maxLive,
-              headDim,
-              new Float32Array(kvHeads * maxLive * headDim),
-              'rows.keys',
-            ),
-          }
-        : {}),
-      ...(needs.values
-        ? {
-            values: pack(
-              require(rows.values, 'values'),
-              maxLive,
-              headDim,
-              new Float32Array(kvHeads * maxLive * headDim),
-              'rows.values',
-            ),
-          }
-        : {}),
+      ...(needs.keys ? { keys: packed('keys', headDim) } : {}),
+      ...(needs.values ? { values: packed('values', headDim) } : {}),
       ...(window > 0
         ? { queries: rows.queries!, attention: require(rows.attention, 'attention') }
         : {}),
       ...(needs.accumulatedAttention
         ? {
-            accumulatedAttention: pack(
-              require(rows.accumulatedAttention, 'accumulatedAttention'),
-              maxLive,
-              1,
-              new Float32Array(kvHeads * maxLive),
-              'rows.accumulatedAttention',
-            ),
-            attentionCounts: pack(
-              require(rows.attentionCounts, 'attentionCounts'),
-              maxLive,
-              1,
-              new Float32Array(kvHeads * maxLive),
-              'rows.attentionCounts',
-            ),
+            accumulatedAttention: packed('accumulatedAttention', 1),
+            attentionCounts: packed('attentionCounts', 1),
           }
         : {}),
       ...(needs.hidden ? { hidden: require(rows.hidden, 'hidden') } : {}),

@@ -7,6 +7,7 @@ export {
   type TokenEvent,
 } from './generate';
 export { collectStats, type GenerationStats } from './generation-stats';
+export { policyContextOf } from './policy-context';
 export {
   logProbOf,
   type SampledToken,
