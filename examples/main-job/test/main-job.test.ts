@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDefaultRegistry, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
+import { createDefaultRegistry, knownPolicies, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
 import { evaluateFullCache, loadTaskModel } from '@lethe/eval/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const registry = createDefaultRegistry();
 const sweep = validateSweepConfig(JSON.parse(readFileSync(join(root, 'sweep.json'), 'utf8')), {
-  policies: registry.names(),
+  ...knownPolicies(registry),
   tasks: TASK_NAMES,
 });
 

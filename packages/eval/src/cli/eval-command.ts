@@ -2,7 +2,7 @@ import type { PolicyRegistry } from '@lethe/kv-cache';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { sweepCells } from '../harness/cells';
-import { createDefaultRegistry } from '../harness/default-registry';
+import { createDefaultRegistry, knownPolicies } from '../harness/default-registry';
 import { nodePolicyStore } from '../harness/node-policy-store';
 import type { PolicyStore } from '../harness/policy-store';
 import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
@@ -91,7 +91,7 @@ async function sweepOf(
   registry: PolicyRegistry,
   store: PolicyStore,
 ): Promise<SweepConfig> {
-  const known = { policies: registry.names(), tasks: TASK_NAMES };
+  const known = { ...knownPolicies(registry), tasks: TASK_NAMES };
   if (configPath !== undefined) {
     if (cellArgs.length > 0) {
       throw new LetheError(

@@ -1,6 +1,7 @@
 import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { ngcProvider } from '@lethe/policies-ngc';
+import type { KnownNames } from './sweep-config';
 
 /**
  * The providers of every installed Lethe policy package: the full cache, the heuristics of
@@ -21,4 +22,20 @@ export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
  */
 export function createDefaultRegistry(extra: readonly AnyPolicyProvider[] = []): PolicyRegistry {
   return new PolicyRegistry([...DEFAULT_PROVIDERS, ...extra]);
+}
+
+/**
+ * What a sweep config is checked against for `registry`: its provider names, and those that need
+ * no policy directory (what a `"*"` entry of `policies` expands to).
+ */
+export function knownPolicies(
+  registry: PolicyRegistry,
+): Pick<KnownNames, 'policies' | 'untrained'> {
+  return {
+    policies: registry.names(),
+    untrained: registry
+      .list()
+      .filter((provider) => provider.learned === undefined)
+      .map((provider) => provider.name),
+  };
 }

@@ -19,7 +19,7 @@ export {
 export { runCell } from './cell-runner';
 export { cellId, sweepCells, validateCellKey } from './cells';
 export { type Clock, systemClock } from './clock';
-export { createDefaultRegistry, DEFAULT_PROVIDERS } from './default-registry';
+export { createDefaultRegistry, DEFAULT_PROVIDERS, knownPolicies } from './default-registry';
 export { FullCacheReferences } from './full-reference';
 export { runGenerationCell } from './generation-cell';
 export {
@@ -61,6 +61,7 @@ export {
 } from './rollout';
 export {
   DEFAULT_BATCH_SIZE,
+  EVERY_UNTRAINED_POLICY,
   type KnownNames,
   prefillChunkOf,
   type SweepConfig,

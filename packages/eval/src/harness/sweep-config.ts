@@ -74,10 +74,22 @@ export interface SweepConfig {
   readonly checkpoints: Readonly<Record<string, string>>;
 }
 
+/**
+ * A `policies` entry standing for every provider of `KnownNames.untrained` the config does not
+ * list by name, in registry order — so a sweep over "everything" needs no edit when a policy
+ * package adds a provider.
+ */
+export const EVERY_UNTRAINED_POLICY = '*';
+
 /** Names a config may be checked against. */
 export interface KnownNames {
   /** Valid policy provider names (e.g. `registry.names()`). */
   readonly policies?: readonly string[];
+  /**
+   * The providers that need no policy directory, in registry order: what a
+   * {@link EVERY_UNTRAINED_POLICY} entry expands to (see `knownPolicies`).
+   */
+  readonly untrained?: readonly string[];
   /** Valid task names (e.g. `TASK_NAMES`). */
   readonly tasks?: readonly string[];
 }
@@ -126,8 +138,8 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     (i) => `tasks[${i}].name`,
   );
 
-  const policies = nonEmptyList(json.policies, 'policies').map((entry, i) =>
-    policySpec(entry, `policies[${i}]`, known.policies),
+  const policies = expandPolicies(nonEmptyList(json.policies, 'policies'), known).map(
+    ([entry, argument]) => policySpec(entry, argument, known.policies),
   );
   rejectDuplicates(
     policies.map((p) => p.label),
@@ -365,5 +377,32 @@ function rejectDuplicates<T>(values: readonly T[], argument: (i: number) => stri
         argument(i),
       );
     }
+  });
+}
+
+/**
+ * The entries of `policies` with each {@link EVERY_UNTRAINED_POLICY} replaced by the untrained
+ * providers not named elsewhere in the list, each paired with its argument name.
+ *
+ * @throws LetheError `E_ARG` naming `policies[i]` for a `"*"` when `known.untrained` is absent.
+ */
+function expandPolicies(entries: unknown[], known: KnownNames): [unknown, string][] {
+  const named = new Set(
+    entries.flatMap((entry) => {
+      if (typeof entry === 'string') return [entry];
+      return isPlainObject(entry) && typeof entry.name === 'string' ? [entry.name] : [];
+    }),
+  );
+  return entries.flatMap((entry, i): [unknown, string][] => {
+    const argument = `policies[${i}]`;
+    if (entry !== EVERY_UNTRAINED_POLICY) return [[entry, argument]];
+    if (known.untrained === undefined) {
+      throw new LetheError(
+        'E_ARG',
+        `"${EVERY_UNTRAINED_POLICY}" stands for every registered policy that needs no directory: validate against a registry`,
+        argument,
+      );
+    }
+    return known.untrained.filter((name) => !named.has(name)).map((name) => [name, argument]);
   });
 }

@@ -9,7 +9,7 @@ import { runCell } from './cell-runner';
 import { cellId, sweepCells } from './cells';
 import { checkpointModels } from './checkpoint-models';
 import { type Clock, systemClock } from './clock';
-import { createDefaultRegistry } from './default-registry';
+import { createDefaultRegistry, knownPolicies } from './default-registry';
 import { FullCacheReferences } from './full-reference';
 import type { ModelProvider } from './model-provider';
 import { nodePolicyStore } from './node-policy-store';
@@ -76,7 +76,7 @@ export async function runSweep(
   const createTask: TaskFactory =
     options.createTask ?? ((name, taskOptions) => createRegisteredTask(name, taskOptions));
   const taskNames = options.createTask === undefined ? TASK_NAMES : options.taskNames;
-  const sweep = validateSweepConfig(config, { policies: registry.names(), tasks: taskNames });
+  const sweep = validateSweepConfig(config, { ...knownPolicies(registry), tasks: taskNames });
   const clock = options.now ?? systemClock;
   const { resultsPath, signal, onProgress } = options;
   const models = options.models ?? checkpointModels(sweep.checkpoints);

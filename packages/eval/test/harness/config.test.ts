@@ -173,6 +173,28 @@ describe('cells and reproduce commands', () => {
     expect(cells.at(-1)).toEqual({ task: 'lm', policy: 'full', budget: 1, seed: 1 });
   });
 
+  it('expands "*" to every provider needing no directory that is not listed by name', () => {
+    const known = {
+      policies: ['full', 'h2o', 'snapkv', 'ngc'],
+      untrained: ['full', 'h2o', 'snapkv'],
+    };
+    const expanded = validateSweepConfig(
+      {
+        ...base,
+        policies: ['*', { name: 'snapkv', options: { windowSize: 4 } }, { name: 'ngc', dir: 'd' }],
+      },
+      known,
+    );
+    expect(expanded.policies.map((p) => p.label)).toEqual(['full', 'h2o', 'snapkv', 'ngc']);
+    expect(expanded.policies[2]!.options).toEqual({ windowSize: 4 });
+    expect(validateSweepConfig(expanded, known)).toEqual(expanded);
+    expectLetheError(
+      () => validateSweepConfig({ ...base, policies: ['*'] }),
+      'E_ARG',
+      'policies[0]',
+    );
+  });
+
   it('runs a policy restricted to some tasks only there, and refuses a task not in the sweep', () => {
     const restricted = validateSweepConfig({
       ...base,
