@@ -261,7 +261,7 @@ describe('bad input', () => {
     [
       'generate: unknown policy',
       ['generate', '--model', MODEL, '--policy', 'nope', '--prompt', 'x'],
-      /--policy: unknown policy "nope"; registered: full, streaming-llm, h2o, snapkv, .*, ngc/,
+      /--policy: unknown policy "nope"; valid policies: full, streaming-llm, h2o, snapkv, .*, ngc/,
     ],
     [
       'generate: budget 0',

@@ -109,7 +109,7 @@ export class PolicyRegistry {
     if (provider === undefined) {
       throw new LetheError(
         'E_ARG',
-        `unknown policy ${JSON.stringify(name)}; registered: ${this.names().join(', ')}`,
+        `unknown policy ${JSON.stringify(name)}; valid policies: ${this.names().join(', ')}`,
         argument,
       );
     }
