@@ -113,7 +113,6 @@ export function scorerProvider<E extends v.ObjectEntries>(
   spec: ScorerProviderSpec<E>,
 ): PolicyProvider<ScorerProviderSchema<E>> {
   const options = v.strictObject({ ...SCORER_OPTION_ENTRIES, ...spec.extra });
-  const extraKeys = Object.keys(spec.extra);
   const provider: PolicyProvider<ScorerProviderSchema<E>> = {
     name: spec.name,
     summary: spec.summary,
@@ -134,9 +133,8 @@ export function scorerProvider<E extends v.ObjectEntries>(
         blockAggregation: shared.blockAggregation,
         ...(shared.threshold === undefined ? {} : { threshold: shared.threshold }),
       };
-      const extra = Object.fromEntries(
-        extraKeys.map((key) => [key, (given as Record<string, unknown>)[key]]),
-      ) as v.InferOutput<v.StrictObjectSchema<E, undefined>>;
+      // The validated options hold the method's own (and the shared ones, which it ignores).
+      const extra = given as v.InferOutput<v.StrictObjectSchema<E, undefined>>;
       const scorer = spec.create(policyOptions, extra, kept);
       return { eviction: shared.adakv ? new AdaKVPolicy(scorer) : scorer };
     },

@@ -1,7 +1,7 @@
 import { assertInteger, LetheError } from '@lethe/core';
 import {
   type Anchors,
-  anchoredEntryBound,
+  checkAnchorsFit,
   type LayerObservation,
   NO_NEEDS,
   type ObservationNeeds,
@@ -47,16 +47,9 @@ export class SnapKVPolicy extends ScorerPolicy {
     const windowSize = assertInteger(options.windowSize ?? SNAPKV_DEFAULT_WINDOW, 'windowSize', 1);
     const given: Anchors = options.anchors ?? { sinks: 0, window: 0 };
     const anchors = { sinks: given.sinks, window: Math.max(given.window, windowSize) };
-    const { budget } = options;
-    if (typeof budget === 'object' && budget !== null && 'capacity' in budget) {
-      const bound = anchoredEntryBound(anchors, options.blockSize);
-      if (bound > budget.capacity) {
-        throw new LetheError(
-          'E_BUDGET',
-          `the observation window (${windowSize}) is always kept: with sinks ${anchors.sinks} it forces ${bound} entries per KV head, more than budget.capacity ${budget.capacity}`,
-          'windowSize',
-        );
-      }
+    // The observation window is always kept: when it cannot fit, name the option that set it.
+    if (typeof options.budget === 'object' && options.budget !== null) {
+      checkAnchorsFit(options.budget, anchors, options.blockSize, 'windowSize');
     }
     super({ ...options, anchors });
     this.windowSize = windowSize;

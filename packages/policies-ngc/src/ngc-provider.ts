@@ -38,14 +38,7 @@ const NGC_OPTIONS = v.strictObject({
   ),
 });
 
-/**
- * NGC as a policy provider. NGC's policy is the RL-trained language model itself (its attention
- * scores its cache), so it is a learned provider whose policy directory names that model: its
- * `policy.json` has `"provider": "ngc"`, the settings the model was trained with as `options`
- * (`blockSize`, `window`, `logits`) and `"model": "."` when the checkpoint sits beside it. Under a
- * budget it runs NGC's capacity schedule: a round when a layer exceeds the capacity, keeping the
- * ⌊(capacity − 1) / b⌋ best blocks (greedy by default), so the next token fits the ceiling.
- */
+/** The provider object behind {@link ngcProvider}. */
 const provider: PolicyProvider<typeof NGC_OPTIONS> = {
   name: 'ngc',
   summary:
@@ -76,5 +69,12 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
   }),
 };
 
-/** NGC as a policy provider (see the module comment above `provider`). */
+/**
+ * NGC as a policy provider. NGC's policy is the RL-trained language model itself (its attention
+ * scores its cache), so it is a learned provider whose policy directory names that model: its
+ * `policy.json` has `"provider": "ngc"`, the settings the model was trained with as `options`
+ * (`blockSize`, `window`, `logits`) and `"model": "."` when the checkpoint sits beside it. Under a
+ * budget it runs NGC's capacity schedule: a round when a layer exceeds the capacity, keeping the
+ * ⌊(capacity − 1) / b⌋ best blocks (greedy by default), so the next token fits the ceiling.
+ */
 export const ngcProvider: PolicyProvider<typeof NGC_OPTIONS> = Object.freeze(provider);

@@ -1,4 +1,7 @@
 import { assertInteger, LetheError } from '@lethe/core';
+import { indexKeepMask } from '../cache/keep-mask';
+import type { Anchors } from '../geometry';
+import { anchorMask } from '../selection/anchors';
 import { checkObservation } from './check-observation';
 import type { EvictionPolicy } from './eviction-policy';
 import type { LayerObservation } from './observation';
@@ -172,32 +175,18 @@ export function rowSelector(
     since[layer] = 0;
     const sets =
       decision.granularity === 'layer' ? rows.positions.map(() => decision.keep) : decision.keep;
-    return sets.map((set, h) => withAnchors(set, rows.positions[h]!, ages, h * maxLive, policy));
+    return sets.map((set, h) => withAnchors(set, rows.positions[h]!, policy.anchors));
   };
 }
 
-/** `set` plus the head's anchored rows, increasing. */
-function withAnchors(
-  set: Int32Array,
-  positions: Int32Array,
-  ages: Int32Array,
-  offset: number,
-  policy: EvictionPolicy,
-): Int32Array {
-  const { sinks, window } = policy.anchors;
-  const keep = new Uint8Array(positions.length);
-  for (const i of set) {
-    if (!(Number.isInteger(i) && i >= 0 && i < positions.length) || keep[i] === 1) {
-      throw new LetheError('E_ARG', `index ${i} is not a live row or repeats`, 'decision.keep');
-    }
-    keep[i] = 1;
-  }
-  for (let i = 0; i < positions.length; i++) {
-    if (positions[i]! < sinks || ages[offset + i]! < window) keep[i] = 1;
-  }
+/**
+ * `set` (checked like a cache checks a decision) plus the head's anchored rows (`anchorMask`:
+ * sinks by position, the newest `window` rows), increasing.
+ */
+function withAnchors(set: Int32Array, positions: Int32Array, anchors: Anchors): Int32Array {
+  const chosen = indexKeepMask(set, positions.length, 'decision.keep');
+  const anchored = anchorMask(positions, anchors);
   const rows: number[] = [];
-  keep.forEach((flag, i) => {
-    if (flag === 1) rows.push(i);
-  });
+  for (let i = 0; i < positions.length; i++) if (chosen[i] === 1 || anchored[i] === 1) rows.push(i);
   return Int32Array.from(rows);
 }

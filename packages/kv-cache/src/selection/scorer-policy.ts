@@ -168,9 +168,15 @@ export function anchoredEntryBound(anchors: Anchors, blockSize?: number): number
  * Refuses anchors that a `{ capacity }` budget cannot hold, so a policy never silently keeps more
  * than its capacity. A `{ keepRatio }` budget is relative and is not checked.
  *
- * @throws LetheError `E_BUDGET` naming `anchors`, with the fields and the capacity.
+ * @param argument The option to name (default `anchors`; SnapKV names its `windowSize`).
+ * @throws LetheError `E_BUDGET` naming `argument`, with the fields and the capacity.
  */
-export function checkAnchorsFit(budget: Budget, anchors: Anchors, blockSize?: number): void {
+export function checkAnchorsFit(
+  budget: Budget,
+  anchors: Anchors,
+  blockSize?: number,
+  argument = 'anchors',
+): void {
   if (!('capacity' in budget)) return;
   const bound = anchoredEntryBound(anchors, blockSize);
   if (bound > budget.capacity) {
@@ -178,7 +184,7 @@ export function checkAnchorsFit(budget: Budget, anchors: Anchors, blockSize?: nu
     throw new LetheError(
       'E_BUDGET',
       `sinks ${anchors.sinks} + window ${anchors.window}${blocks} can force ${bound} entries per KV head, more than budget.capacity ${budget.capacity}; lower them or raise the budget`,
-      'anchors',
+      argument,
     );
   }
 }
