@@ -12,6 +12,7 @@ import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
 import { createDefaultRegistry } from '../harness/default-registry';
 import { encodeText } from '../harness/generation-run';
+import { parseJsonFlag } from '../harness/json';
 import { nodePolicyStore } from '../harness/node-policy-store';
 import { loadTaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';
@@ -103,7 +104,7 @@ export function addGenerateCommand(program: Command): void {
       registry.provider(flags.policy, '--policy');
       const store = nodePolicyStore();
       const policy = await registry.prepare(flags.policy, {
-        options: jsonFlag(flags.policyOptions, '--policy-options'),
+        options: parseJsonFlag(flags.policyOptions, '--policy-options'),
         directory: flags.policyDir === undefined ? undefined : await store.open(flags.policyDir),
       });
       const budget = validateBudgetFraction(Number(flags.budget), '--budget');
@@ -243,13 +244,4 @@ function integerFlag(text: string, flag: string, min: number): number {
     throw new LetheError('E_ARG', `must be an integer ≥ ${min}, got ${JSON.stringify(text)}`, flag);
   }
   return value;
-}
-
-function jsonFlag(text: string | undefined, flag: string): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new LetheError('E_ARG', `must be JSON: ${(error as Error).message}`, flag);
-  }
 }

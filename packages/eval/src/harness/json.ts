@@ -59,3 +59,17 @@ function sortKeys(value: JsonValue): JsonValue {
   }
   return value;
 }
+
+/**
+ * The JSON value of a command-line flag, or undefined when the flag was not given.
+ *
+ * @throws LetheError `E_ARG` naming `flag` when `text` is not JSON.
+ */
+export function parseJsonFlag(text: string | undefined, flag: string): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new LetheError('E_ARG', `must be JSON: ${(error as Error).message}`, flag);
+  }
+}

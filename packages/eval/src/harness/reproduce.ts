@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/tensor';
 import { validateCellKey } from './cells';
+import { parseJsonFlag } from './json';
 import type { CellKey } from './results';
 import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
 
@@ -219,11 +220,13 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
   }
   const task = values.get('--task')!;
   const json: Record<string, unknown> = {
-    tasks: [{ name: task, options: jsonFlag(values, '--task-options') ?? {} }],
+    tasks: [
+      { name: task, options: parseJsonFlag(values.get('--task-options'), '--task-options') ?? {} },
+    ],
     policies: [
       {
         name: values.get('--policy'),
-        options: jsonFlag(values, '--policy-options') ?? {},
+        options: parseJsonFlag(values.get('--policy-options'), '--policy-options') ?? {},
         ...(values.has('--policy-dir') ? { dir: values.get('--policy-dir') } : {}),
         ...(values.has('--policy-label') ? { label: values.get('--policy-label') } : {}),
       },
@@ -260,16 +263,6 @@ function parseNumber(text: string, flag: string): number {
     throw new LetheError('E_ARG', `must be a number, got ${JSON.stringify(text)}`, flag);
   }
   return value;
-}
-
-function jsonFlag(values: ReadonlyMap<string, string>, flag: string): unknown {
-  const text = values.get(flag);
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new LetheError('E_ARG', `must be JSON: ${(error as Error).message}`, flag);
-  }
 }
 
 /** `text` as one POSIX shell word: bare when it is plainly safe, else single-quoted. */
