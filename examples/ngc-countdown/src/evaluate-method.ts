@@ -1,16 +1,8 @@
 import type { GenerationTask, TaskExample } from '@lethe/eval';
-import { encodeText, planGeneration } from '@lethe/eval';
+import { encodeText, planGeneration, rollout, systemClock } from '@lethe/eval';
 import type { EvictionPolicy } from '@lethe/kv-cache';
-import { type DecoderModel, type EvictionRoundEvent, generate, type Tokenizer } from '@lethe/model';
-
-/** What one method did on one held-out example. */
-export interface ExampleOutcome {
-  readonly correct: boolean;
-  /** Most KV entries held at once (all layers and heads) — eq. 7's peak. */
-  readonly peak: number;
-  /** Generated tokens. */
-  readonly completionLength: number;
-}
+import type { DecoderModel, EvictionRoundEvent, Tokenizer } from '@lethe/model';
+import type { ExampleOutcome } from './eval-cells';
 
 /** Options of {@link evaluateMethod}. */
 export interface EvaluateMethodOptions {
@@ -23,7 +15,7 @@ export interface EvaluateMethodOptions {
   readonly promptText?: (example: TaskExample) => string;
   /** A fresh policy per batch, given the batch's examples (`undefined`: the full cache). */
   readonly policy: (batch: readonly TaskExample[]) => EvictionPolicy | undefined;
-  /** Sequences per `generate` call. */
+  /** Sequences per batch. */
   readonly batchSize: number;
   /** Sees every eviction round (e.g. to measure the policy's decisions). */
   readonly onEvictionRound?: (event: EvictionRoundEvent) => void;
@@ -32,8 +24,11 @@ export interface EvaluateMethodOptions {
 }
 
 /**
- * Greedy decoding of every example under the policy (the paper evaluates NGC greedily, §5.1),
- * checked by the task's exact verifier, with the cache's peak from its own accounting.
+ * Greedy decoding of every example under a policy that is not a registry provider — one built
+ * from the batch's own problems (the prompt oracle) or observed round by round (the pre-RL
+ * studies) — with the harness's `rollout` (the same generation and peak accounting as
+ * `npm run evaluate`, which runs registry providers through the harness's sweeps), each
+ * completion checked by the task's exact verifier.
  */
 export async function evaluateMethod(options: EvaluateMethodOptions): Promise<ExampleOutcome[]> {
   const { model, task, examples, batchSize } = options;
@@ -43,22 +38,28 @@ export async function evaluateMethod(options: EvaluateMethodOptions): Promise<Ex
   const outcomes: ExampleOutcome[] = [];
   for (let start = 0; start < examples.length; start += batchSize) {
     const batch = examples.slice(start, start + batchSize);
-    const result = await generate({
+    const eviction = options.policy(batch);
+    const result = await rollout({
       model,
       prompts: batch.map((example) => encodeText(tokenizer, promptText(example))),
       streamIds: batch.map((_, i) => start + i),
       maxNewTokens: task.maxNewTokens,
-      sampling: { temperature: 0 },
+      sampling: { temperature: 0, topK: 0, topP: 1 },
+      seed: 0,
       stop,
-      eviction: options.policy(batch),
-      onEvictionRound: options.onEvictionRound,
+      policies: eviction === undefined ? {} : { eviction },
+      clock: systemClock,
+      ...(options.onEvictionRound === undefined
+        ? {}
+        : { onEvictionRound: options.onEvictionRound }),
     });
     batch.forEach((example, i) => {
-      const text = tokenizer.decode(result.tokens[i]!, { skipSpecialTokens: true });
+      const sequence = result.sequences[i]!;
+      const text = tokenizer.decode(sequence.tokens, { skipSpecialTokens: true });
       outcomes.push({
         correct: task.verify(example, text).correct,
-        peak: result.stats.caches[i]!.peakTotal,
-        completionLength: result.tokens[i]!.length,
+        peak: sequence.peakTotal,
+        completionLength: sequence.tokens.length,
       });
     });
     options.onBatch?.(outcomes.length);

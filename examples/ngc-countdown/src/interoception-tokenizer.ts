@@ -1,18 +1,15 @@
 import { CharTokenizer, type DecodeOptions, type EncodeOptions } from '@lethe/model';
-import { evictionRateTag } from '@lethe/policies-ngc';
+import { evictionRateTag, TAG_MARKUP, type TagForm } from '@lethe/policies-ngc';
 
 /**
  * How the `<eviction_rate>p%</eviction_rate>` tag is tokenized: one token per character (33
  * for `50%`), or its two markup strings as one token each (5 for `50%`: open, `5`, `0`, `%`,
  * close) — what a subword vocabulary would give an LLM, and the tag's cost at the paper's scale.
+ * The NGC provider's `interoception` option of the same name writes it that way.
  */
-export type TagTokens = 'characters' | 'markup';
+export type TagTokens = TagForm;
 
-const OPEN = '<eviction_rate>';
-const CLOSE = '</eviction_rate>';
-/** The characters that stand for {@link OPEN} and {@link CLOSE} in a markup tokenizer. */
-const OPEN_TOKEN = '⟨';
-const CLOSE_TOKEN = '⟩';
+const { open: OPEN, close: CLOSE, openChar: OPEN_TOKEN, closeChar: CLOSE_TOKEN } = TAG_MARKUP;
 
 /**
  * The task tokenizer extended (at the end, so old ids keep their meaning) with what the tag

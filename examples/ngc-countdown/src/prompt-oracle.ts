@@ -43,7 +43,7 @@ const PROBLEM_BONUS = 1e6;
  * ({@link problemPositions}) and keeps them first, then the newest entries — the cache a
  * policy would keep if it knew what a Countdown solution needs (the numbers and the target)
  * and otherwise trusted recency. Same rounds and per-head fraction as the heuristics of the
- * comparison (`evalPolicy`), so it shows what *selection alone* can reach on a model at a rate.
+ * comparison (`evaluationSweeps`), so it shows what *selection alone* can reach on a model at a rate.
  * It serves one sequence (its prompt): evaluate with batches of one.
  */
 export class PromptOraclePolicy extends ScorerPolicy {

@@ -1,7 +1,7 @@
 import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import { LetheError } from '@lethe/tensor';
-import type { EvalCell, EvalResults } from './eval-results';
+import type { EvalCell, EvalCells } from './eval-cells';
 import { recordedTagTokens } from './interoception-tokenizer';
 import { type MethodSummary, summarize } from './summarize';
 import type { TrainSettings } from './train-settings';
@@ -76,7 +76,7 @@ function ablationLabels(runs: readonly RunHistory[]): Set<string> | undefined {
 }
 
 /** The summary of every cell against the reference full-cache run of `no-evict`. */
-function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary })[] {
+function summaries(results: EvalCells): (EvalCell & { summary: MethodSummary })[] {
   const reference = results.cells.find((c) => c.model === 'no-evict' && c.method === 'full');
   if (reference === undefined) return [];
   return results.cells.map((cell) => ({
@@ -94,7 +94,7 @@ function summaries(results: EvalResults): (EvalCell & { summary: MethodSummary }
  * @throws LetheError `E_ARG` naming `curveLabels` for a label not among `runs`.
  */
 export function ngcReport(
-  results: EvalResults,
+  results: EvalCells,
   runs: readonly RunHistory[],
   mainRate: number,
   curveLabels: readonly string[] = runs.map((r) => r.label),

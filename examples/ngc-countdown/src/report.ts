@@ -1,19 +1,22 @@
 // Writes the NGC Countdown report (Markdown + SVG figures) from the evaluation results and the
 // training runs, e.g.
-//   pnpm --filter @lethe/example-ngc-countdown report --results out/ngc-eval.json \
-//     --run ngc=runs/ngc --run no-evict=runs/no-evict --out out/report
+//   npm run report -- --results out/ngc-eval --run ngc=runs/ngc --run no-evict=runs/no-evict \
+//     --out out/report
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
 import { Command } from 'commander';
 import { labelledDirectory, labels, rate } from './cli-args';
-import type { EvalResults } from './eval-results';
+import { readEvalCells } from './eval-cells';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './run-file';
 
 const o = new Command()
   .name('ngc-countdown-report')
-  .requiredOption('--results <file>', 'evaluation results (evaluate --out)')
+  .requiredOption(
+    '--results <path>',
+    'evaluation results: the directory evaluate --out wrote, or a lethe-ngc-eval v1 file',
+  )
   .option(
     '--run <label=dir>',
     'trained model directory whose training curves to plot',
@@ -32,7 +35,7 @@ const o = new Command()
     out: string;
   }>();
 
-const results = JSON.parse(await readFile(o.results, 'utf8')) as EvalResults;
+const results = await readEvalCells(o.results);
 const runs: RunHistory[] = [];
 for (const [label, dir] of o.run) {
   const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));

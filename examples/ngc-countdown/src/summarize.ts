@@ -1,5 +1,5 @@
 import { LetheError } from '@lethe/tensor';
-import type { ExampleOutcome } from './evaluate-method';
+import type { ExampleOutcome } from './eval-cells';
 
 /** A method's result on the held-out set. */
 export interface MethodSummary {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskExample } from '@lethe/eval';
 import { loadTaskModel, type TaskModel, writeModelDirectory } from '@lethe/eval/node';
+import { POLICY_MANIFEST } from '@lethe/kv-cache';
 import { resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore } from '@lethe/model/node';
 import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
@@ -11,6 +12,7 @@ import { countdownNgcTask } from './countdown-ngc-task';
 import { loadRunStart, type RunStart } from './init-from-run';
 import { interoceptionTokenizer } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
+import { ngcRunManifest } from './run-policy';
 import { sftWarmup } from './sft-warmup';
 import type { TrainSettings } from './train-settings';
 
@@ -39,7 +41,8 @@ export interface TrainRunOptions {
  * Trains the Countdown model with NGC (or an ablation) from `settings`, checkpointing to
  * `<out>.state/` (a rerun of the same command resumes), and writes the trained model directory
  * `<out>` (weights, config, tokenizer, {@link NGC_RUN_FILE} with the settings, command and the
- * per-step history) when the run completes. With `settings.sftWarmupSteps` the model first gets
+ * per-step history, and the `policy.json` through which the harness evaluates it with NGC, see
+ * `ngcRunManifest`) when the run completes. With `settings.sftWarmupSteps` the model first gets
  * that supervised warm-up (`sftWarmup`), skipped when resuming (the RL checkpoint holds the
  * weights).
  *
@@ -155,6 +158,7 @@ export async function trainRun(
             command: options.command,
             history: result.history,
           },
+          [POLICY_MANIFEST]: ngcRunManifest(settings),
         },
       });
     }

@@ -1,8 +1,6 @@
-import { LetheError } from '@lethe/tensor';
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { blockWindowPairs, integer, labels, positiveInteger, rate, rates } from '../src/cli-args';
-import { trainedNgcShape } from '../src/eval-policy';
 
 describe('flag parsers', () => {
   it('accept what they promise and reject the rest with commander errors', () => {
@@ -28,18 +26,5 @@ describe('flag parsers', () => {
     ]) {
       expect(bad).toThrow(InvalidArgumentError);
     }
-  });
-});
-
-describe('trainedNgcShape', () => {
-  const settings = { cadence: 16, blockSize: 2, window: 2 };
-
-  it('evaluates a run with the block size and window it was trained with', () => {
-    expect(trainedNgcShape(settings, 16, 'runs/ngc')).toEqual({ blockSize: 2, window: 2 });
-  });
-
-  it('refuses a run trained with another cadence, naming it', () => {
-    expect(() => trainedNgcShape(settings, 32, 'runs/ngc')).toThrow(LetheError);
-    expect(() => trainedNgcShape(settings, 32, 'runs/ngc')).toThrow(/runs\/ngc.*cadence 16/);
   });
 });

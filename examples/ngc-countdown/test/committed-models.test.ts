@@ -1,68 +1,64 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { GenerationTask } from '@lethe/eval';
-import { loadTaskModel, readModelDirectory } from '@lethe/eval/node';
+import type { GenerationTask, JsonValue } from '@lethe/eval';
+import { loadTaskModel, runSweep } from '@lethe/eval/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evalPolicy, SNAPKV_WINDOW } from '../src/eval-policy';
-import type { EvalResults } from '../src/eval-results';
-import { evaluateMethod } from '../src/evaluate-method';
+import { cellsOfSweeps, type EvalCell } from '../src/eval-cells';
+import { evaluationSweeps } from '../src/eval-sweeps';
 import { DEFAULT_TRAIN_SETTINGS as D } from '../src/train-settings';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 const SFT = path('../../../models/countdown');
-/** The committed RL models and the labels their cells carry in the committed evaluation. */
-const MODELS = {
-  'no-evict': path('../../../models/countdown-rl'),
-  'ngc-cont': path('../../../models/countdown-ngc'),
-};
-/** The first evaluation batch: `pnpm evaluate` generates 64 problems per call. */
+/** The first evaluation batch: the evaluation generates 64 problems per batch. */
 const BATCH = 64;
 
 let task: GenerationTask;
-let results: EvalResults;
+let recorded: readonly EvalCell[];
 
 beforeAll(async () => {
   await initBackend('wasm');
   const base = await loadTaskModel(SFT);
   base.model.dispose();
   task = base.task as GenerationTask;
-  results = JSON.parse(await readFile(path('../results/ngc-eval.json'), 'utf8'));
+  recorded = JSON.parse(await readFile(path('../results/ngc-eval.json'), 'utf8')).cells;
 });
 
 /** The committed per-problem outcomes of a cell, first batch. */
-function recorded(model: string, method: string, rate: number) {
-  const cell = results.cells.find(
-    (c) => c.model === model && c.method === method && c.rate === rate,
-  );
+function outcomesOf(cells: readonly EvalCell[], model: string, method: string, rate: number) {
+  const cell = cells.find((c) => c.model === model && c.method === method && c.rate === rate);
   expect(cell, `${model}/${method}/${rate}`).toBeDefined();
   return cell!.outcomes.slice(0, BATCH);
 }
 
-describe('the committed RL models are the evaluated ones', () => {
-  const cases: [keyof typeof MODELS, string, number][] = [
-    ['no-evict', 'full', 0],
-    ['no-evict', 'snapkv', 0.4],
-    ['ngc-cont', 'ngc', 0.4],
-  ];
-  it.each(cases)(
-    '%s, %s at ε = %s: the recorded outcomes of the first batch',
-    async (label, method, rate) => {
-      const { model } = await readModelDirectory(MODELS[label]);
-      const examples = Array.from({ length: BATCH }, (_, i) => task.example(0, i));
-      const schedule = { rate, cadence: D.cadence, blockSize: D.blockSize, window: SNAPKV_WINDOW };
-      const outcomes = await evaluateMethod({
-        model,
-        task,
-        examples,
-        batchSize: BATCH,
-        policy: () =>
-          method === 'full'
-            ? undefined
-            : evalPolicy(method, method === 'ngc' ? { ...schedule, window: D.window } : schedule),
-      });
-      model.dispose();
-      expect(outcomes).toEqual(recorded(label, method, rate));
-    },
-  );
+describe('the committed RL models are the evaluated ones, and the harness evaluates as recorded', () => {
+  it('no-evict (full cache, SnapKV) and ngc-cont (NGC) at ε = 0.4: the first batch’s outcomes', async () => {
+    // The evaluation's own sweep, cut to the first batch, SnapKV and the committed NGC model.
+    const [sweep] = evaluationSweeps({
+      task: { name: task.name, options: task.options as Record<string, JsonValue> },
+      baseline: path('../../../models/countdown-rl'),
+      base: SFT,
+      runs: [['ngc-cont', path('../../../models/countdown-ngc')]],
+      heuristicsOn: ['no-evict'],
+      rates: [0.4],
+      cadence: D.cadence,
+      examples: BATCH,
+      evalSeed: 0,
+      batchSize: BATCH,
+    });
+    const nameOf = (p: JsonValue) => (typeof p === 'string' ? p : (p as { name: string }).name);
+    const policies = (sweep!.config.policies as JsonValue[]).filter((p) =>
+      ['full', 'snapkv', 'ngc'].includes(nameOf(p)),
+    );
+    const results = await runSweep({ ...sweep!.config, policies });
+    const { cells } = cellsOfSweeps([{ model: 'no-evict', results }]);
+    expect(cells.map((c) => `${c.model}/${c.method}/${c.rate}`)).toEqual([
+      'no-evict/full/0',
+      'no-evict/snapkv/0.4',
+      'ngc-cont/ngc/0.4',
+    ]);
+    for (const cell of cells) {
+      expect(cell.outcomes).toEqual(outcomesOf(recorded, cell.model, cell.method, cell.rate));
+    }
+  }, 300_000);
 });

@@ -2,17 +2,20 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeText, type GenerationTask } from '@lethe/eval';
-import { loadTaskModel, readModelDirectory } from '@lethe/eval/node';
+import { encodeText, type GenerationTask, type JsonValue } from '@lethe/eval';
+import { loadTaskModel, readModelDirectory, runSweep } from '@lethe/eval/node';
 import type { CharTokenizer } from '@lethe/model';
+import { NgcPolicy, withEvictionRateTag } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countdownNgcTask } from '../src/countdown-ngc-task';
-import { BASELINE_HEURISTICS, evalPolicy } from '../src/eval-policy';
+import { cellsOfSweeps, readEvalCells } from '../src/eval-cells';
+import { BASELINE_HEURISTICS, evaluationSweeps } from '../src/eval-sweeps';
 import { evaluateMethod } from '../src/evaluate-method';
-import { interoceptionTokenizer } from '../src/interoception-tokenizer';
+import { interoceptionTokenizer, runTokenizer } from '../src/interoception-tokenizer';
 import { ngcReport } from '../src/report-content';
 import { NGC_RUN_FILE } from '../src/run-file';
+import { ngcRunManifest } from '../src/run-policy';
 import { summarize } from '../src/summarize';
 import { trainRun } from '../src/train-run';
 import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
@@ -63,7 +66,7 @@ describe('Countdown as an NGC task', () => {
 });
 
 describe('train → evaluate → report', () => {
-  it('trains two steps, writes the model with its history, and evaluates and reports it', async () => {
+  it('trains two steps, writes the model with its history and policy, evaluates it through the harness and reports it', async () => {
     const out = join(root, 'ngc');
     const settings: TrainSettings = {
       ...DEFAULT_TRAIN_SETTINGS,
@@ -84,43 +87,44 @@ describe('train → evaluate → report', () => {
     expect(run.history).toHaveLength(2);
     expect(run.history[1].evictionRate).toBe(0.5);
 
-    const trained = await readModelDirectory(out);
+    // The trained run carries the policy manifest through which the harness evaluates it.
+    expect(JSON.parse(await readFile(join(out, 'policy.json'), 'utf8'))).toEqual(
+      ngcRunManifest(settings),
+    );
     const base = await loadTaskModel(MODEL);
+    base.model.dispose();
     const task = base.task as GenerationTask;
-    const examples = Array.from({ length: 4 }, (_, i) => task.example(0, i));
-    const schedule = {
-      rate: 0.5,
+    const sweeps = evaluationSweeps({
+      task: { name: task.name, options: task.options as Record<string, JsonValue> },
+      baseline: MODEL,
+      base: MODEL,
+      runs: [['ngc', out]],
+      heuristicsOn: ['no-evict'],
+      rates: [0.5],
       cadence: DEFAULT_TRAIN_SETTINGS.cadence,
-      blockSize: DEFAULT_TRAIN_SETTINGS.blockSize,
-      window: DEFAULT_TRAIN_SETTINGS.window,
-    };
-    const full = await evaluateMethod({
-      model: base.model,
-      task,
-      examples,
+      examples: 4,
+      evalSeed: 0,
       batchSize: 4,
-      policy: () => undefined,
     });
-    const cells = [{ model: 'no-evict', method: 'full', rate: 0, outcomes: full }];
-    for (const method of [...BASELINE_HEURISTICS, 'ngc']) {
-      const outcomes = await evaluateMethod({
-        model: method === 'ngc' ? trained.model : base.model,
-        task,
-        examples,
-        batchSize: 4,
-        policy: () => evalPolicy(method, schedule),
-      });
-      const summary = summarize(outcomes, full);
-      // Every method evicts half of the cache each round: its peak is below the full cache's.
-      expect(summary.meanPeak).toBeLessThan(summarize(full, full).meanPeak);
-      cells.push({ model: method === 'ngc' ? 'ngc' : 'no-evict', method, rate: 0.5, outcomes });
+    const evalDir = join(root, 'eval');
+    for (const { model, config } of sweeps) {
+      await runSweep(config, { resultsPath: join(evalDir, `${model}.json`) });
     }
-    const results = {
-      format: 'lethe-ngc-eval' as const,
-      version: 1 as const,
-      settings: { examples: 4, evalSeed: 0, ...schedule },
-      cells,
-    };
+    const results = await readEvalCells(evalDir);
+    expect(results.settings).toEqual({ examples: 4, evalSeed: 0, cadence: 16, window: 5 });
+    const full = results.cells.find((c) => c.model === 'no-evict' && c.method === 'full')!;
+    for (const cell of results.cells.filter((c) => c.rate > 0)) {
+      // Every method evicts half of the cache each round: its peak is below the full cache's.
+      expect(summarize(cell.outcomes, full.outcomes).meanPeak).toBeLessThan(
+        summarize(full.outcomes, full.outcomes).meanPeak,
+      );
+    }
+    expect(results.cells.map((c) => `${c.model}/${c.method}/${c.rate}`)).toEqual([
+      'no-evict/full/0',
+      ...BASELINE_HEURISTICS.map((h) => `no-evict/${h}/0.5`),
+      'ngc/ngc/0.5',
+      'sft/full/0',
+    ]);
     const runs = [{ label: 'ngc', settings: run.settings, history: run.history }];
     const report = ngcReport(results, runs, 0.5);
     expect(report.markdown).toContain('| ngc | ngc |');
@@ -136,7 +140,65 @@ describe('train → evaluate → report', () => {
     expect(() => ngcReport(results, runs, 0.5, ['ngc', 'nope'])).toThrow(
       /curveLabels.*nope|nope.*curveLabels/,
     );
-    trained.model.dispose();
-    base.model.dispose();
   }, 180_000);
+
+  it.each(['characters', 'markup'] as const)(
+    'evaluates a run trained with interoception (%s tag) as a direct loop over tagged prompts does',
+    async (tagTokens) => {
+      const out = join(root, `intero-${tagTokens}`);
+      const settings: TrainSettings = {
+        ...DEFAULT_TRAIN_SETTINGS,
+        model: MODEL,
+        variant: 'ngc',
+        steps: 1,
+        promptsPerStep: 2,
+        groupSize: 2,
+        retention: [0.5],
+        maxNewTokens: 40,
+        checkpointEvery: 1,
+        interoception: true,
+        tagTokens,
+      };
+      await trainRun(settings, { out, command: 'test' });
+      const manifest = JSON.parse(await readFile(join(out, 'policy.json'), 'utf8'));
+      expect(manifest.options.interoception).toBe(tagTokens);
+
+      const base = await loadTaskModel(MODEL);
+      base.model.dispose();
+      const task = base.task as GenerationTask;
+      const [sweep] = evaluationSweeps({
+        task: { name: task.name, options: task.options as Record<string, JsonValue> },
+        baseline: MODEL,
+        base: MODEL,
+        runs: [['intero', out]],
+        heuristicsOn: [],
+        rates: [0.5],
+        cadence: DEFAULT_TRAIN_SETTINGS.cadence,
+        examples: 4,
+        evalSeed: 0,
+        batchSize: 4,
+      });
+      const { cells } = cellsOfSweeps([
+        { model: 'no-evict', results: await runSweep(sweep!.config) },
+      ]);
+      const harness = cells.find((c) => c.method === 'ngc')!;
+
+      // The loop the evaluation ran before the harness: the run's tokenizer, tagged prompts.
+      const trained = await readModelDirectory(out);
+      const { blockSize, window, logits, cadence } = DEFAULT_TRAIN_SETTINGS;
+      const direct = await evaluateMethod({
+        model: trained.model,
+        tokenizer: runTokenizer(trained.tokenizer!, settings),
+        promptText: (example) => withEvictionRateTag(example.prompt, 0.5),
+        task,
+        examples: Array.from({ length: 4 }, (_, i) => task.example(0, i)),
+        batchSize: 4,
+        policy: () =>
+          new NgcPolicy({ evictionRate: 0.5, cadence, blockSize, window, logits, mode: 'greedy' }),
+      });
+      trained.model.dispose();
+      expect(harness.outcomes).toEqual(direct);
+    },
+    120_000,
+  );
 });

@@ -1,6 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { EvalCell, EvalResults } from '../src/eval-results';
-import type { ExampleOutcome } from '../src/evaluate-method';
+import {
+  type EvalCell,
+  type EvalCells,
+  type ExampleOutcome,
+  readEvalCells,
+} from '../src/eval-cells';
 import { ngcReport, type RunHistory } from '../src/report-content';
 import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
 
@@ -29,10 +34,8 @@ describe('ngcReport', () => {
     { model: 'dropout', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 2, 50) },
     { model: 'ngc-w5', method: 'ngc', rate: 0.5, outcomes: outcomes(10, 9, 40) },
   ];
-  const results: EvalResults = {
-    format: 'lethe-ngc-eval',
-    version: 1,
-    settings: { examples: 10, evalSeed: 0, cadence: 16, blockSize: 2, window: 5 },
+  const results: EvalCells = {
+    settings: { examples: 10, evalSeed: 0, cadence: 16, window: 5 },
     cells,
   };
   const runs = [
@@ -71,5 +74,18 @@ describe('ngcReport', () => {
   it('orders every NGC-family model when no ablation run is given', () => {
     const { markdown } = ngcReport(results, [runs[1]!, runs[4]!], 0.5, []);
     expect(markdown).toContain('): token-only 20.0% = dropout 20.0% < ngc 40.0% < ngc-w5 90.0%.');
+  });
+});
+
+describe('the committed evaluation', () => {
+  it('reads as the evaluation the report is made from (lethe-ngc-eval v1)', async () => {
+    const path = fileURLToPath(new URL('../results/ngc-eval.json', import.meta.url));
+    const { settings, cells } = await readEvalCells(path);
+    expect(settings).toMatchObject({ examples: 256, evalSeed: 0, cadence: 16, window: 5 });
+    expect(cells.length).toBeGreaterThan(0);
+    for (const cell of cells) expect(cell.outcomes).toHaveLength(256);
+    await expect(
+      readEvalCells(fileURLToPath(new URL('../package.json', import.meta.url))),
+    ).rejects.toThrow(/lethe-ngc-eval v1/);
   });
 });

@@ -24,6 +24,11 @@ export type { EvictionPolicy, KeepDecision, TriggerContext } from './policy/evic
 export { FULL_CACHE, fullCacheProvider } from './policy/full-cache-provider';
 export { type LayerObservation, NO_NEEDS, type ObservationNeeds } from './policy/observation';
 export {
+  isRateBudget,
+  requireCapacityBudget,
+  validatePolicyBudget,
+} from './policy/policy-budget';
+export {
   checkPolicyManifest,
   formatPolicyManifest,
   openPolicyDirectory,
@@ -45,8 +50,10 @@ export {
   type PreparedPolicy,
   type PrepareRequest,
 } from './policy/policy-registry';
+export type { PromptConditioning } from './policy/prompt-conditioning';
 export type {
   AnyPolicyProvider,
+  CapacityBudget,
   LearnedParameters,
   PolicyBudget,
   PolicyBuildRequest,
@@ -56,6 +63,7 @@ export type {
   PolicyProvider,
   PolicySet,
   ProviderOptions,
+  RateBudget,
 } from './policy/provider';
 export type { RandomSource } from './policy/random-source';
 export type { ReadSelector } from './policy/read-selector';

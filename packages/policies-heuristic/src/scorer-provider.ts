@@ -1,7 +1,10 @@
+import { LetheError } from '@lethe/core';
 import {
   AdaKVPolicy,
   type Anchors,
   entriesAfterRound,
+  isRateBudget,
+  type PolicyBudget,
   type PolicyProvider,
   type ScorerPolicy,
   type ScorerPolicyOptions,
@@ -66,6 +69,13 @@ type SharedEntries = typeof SCORER_OPTION_ENTRIES;
 /** The validated shared options of a scorer provider. */
 export type SharedScorerOptions = v.InferOutput<v.StrictObjectSchema<SharedEntries, undefined>>;
 
+/**
+ * What a round of a scorer provider's policy is sized by: the entries it leaves per KV head under
+ * a capacity budget (`capacity − 1`, see `entriesAfterRound`), or under a rate schedule the tokens
+ * between rounds (a round keeps a fraction of what is live).
+ */
+export type RoundShape = { readonly kept: number } | { readonly every: number };
+
 /** What a method adds to {@link scorerProvider}. */
 export interface ScorerProviderSpec<E extends v.ObjectEntries> {
   /** Registry name (the policy's `name`). */
@@ -75,14 +85,14 @@ export interface ScorerProviderSpec<E extends v.ObjectEntries> {
   /** Method-specific option entries (with their defaults and descriptions). */
   readonly extra: E;
   /**
-   * Builds the policy from the shared options and the method's own. `kept` is what a round
-   * leaves per KV head (`capacity − 1`, see `entriesAfterRound`); `shared.anchors` is set only
-   * when the user gave `sinks` or `window`.
+   * Builds the policy from the shared options, the method's own and the {@link RoundShape} (for
+   * defaults sized by the budget); `shared.anchors` is set only when the user gave `sinks` or
+   * `window`.
    */
   create(
     shared: ScorerPolicyOptions,
     extra: v.InferOutput<v.StrictObjectSchema<E, undefined>>,
-    kept: number,
+    round: RoundShape,
   ): ScorerPolicy;
 }
 
@@ -102,11 +112,51 @@ export function requestedAnchors(options: SharedScorerOptions): Anchors | undefi
 }
 
 /**
+ * The budget and trigger of a scorer policy, and its {@link RoundShape}. A capacity budget keeps `capacity − 1` per KV head, as soon as the ceiling is
+ * reached (or `slackFraction` later) or every `cadence` tokens; a rate schedule keeps
+ * `⌈keepRatio · live⌉` every `budget.every` tokens, so it takes no trigger options of its own.
+ *
+ * @throws LetheError `E_BUDGET` naming `options.cadence` or `options.slackFraction` when a rate
+ *   schedule is given a trigger too.
+ */
+function budgetedOptions(
+  budget: PolicyBudget,
+  shared: SharedScorerOptions,
+): Pick<ScorerPolicyOptions, 'budget' | 'trigger'> & { round: RoundShape } {
+  if (isRateBudget(budget)) {
+    const conflicting =
+      shared.cadence !== undefined ? 'cadence' : shared.slackFraction !== 0 ? 'slackFraction' : '';
+    if (conflicting !== '') {
+      throw new LetheError(
+        'E_BUDGET',
+        `a rate schedule triggers its own rounds (every ${budget.every} tokens); leave ${conflicting} out`,
+        `options.${conflicting}`,
+      );
+    }
+    return {
+      budget: { keepRatio: budget.keepRatio },
+      trigger: { every: budget.every },
+      round: { every: budget.every },
+    };
+  }
+  const kept = entriesAfterRound(budget);
+  return {
+    budget: { capacity: kept },
+    trigger:
+      shared.cadence === undefined
+        ? { whenLiveExceeds: kept, slack: Math.ceil(shared.slackFraction * budget.capacity) }
+        : { every: shared.cadence },
+    round: { kept },
+  };
+}
+
+/**
  * A {@link PolicyProvider} for a score-based heuristic: the shared options (anchors, trigger,
  * granularity, blocks, AdaKV, threshold selection) plus the method's own, mapped onto
  * `ScorerPolicyOptions` for a budget ceiling of `capacity` entries per KV head — rounds keep
  * `capacity − 1` entries, triggered as soon as the ceiling is reached (or `slackFraction` later),
- * or every `cadence` tokens. A policy whose anchors exceed the capacity
+ * or every `cadence` tokens — or for a rate schedule (see `budgetedOptions`). A policy whose
+ * anchors exceed the capacity
  * is refused with `E_BUDGET` (see `checkAnchorsFit`).
  */
 export function scorerProvider<E extends v.ObjectEntries>(
@@ -119,14 +169,10 @@ export function scorerProvider<E extends v.ObjectEntries>(
     options,
     build({ budget, options: given }) {
       const shared = given as SharedScorerOptions;
-      const kept = entriesAfterRound(budget);
+      const { round, ...budgeted } = budgetedOptions(budget, shared);
       const anchors = requestedAnchors(shared);
       const policyOptions: ScorerPolicyOptions = {
-        budget: { capacity: kept },
-        trigger:
-          shared.cadence === undefined
-            ? { whenLiveExceeds: kept, slack: Math.ceil(shared.slackFraction * budget.capacity) }
-            : { every: shared.cadence },
+        ...budgeted,
         ...(anchors === undefined ? {} : { anchors }),
         ...(shared.granularity === undefined ? {} : { granularity: shared.granularity }),
         ...(shared.blockSize === undefined ? {} : { blockSize: shared.blockSize }),
@@ -135,7 +181,7 @@ export function scorerProvider<E extends v.ObjectEntries>(
       };
       // The validated options hold the method's own (and the shared ones, which it ignores).
       const extra = given as v.InferOutput<v.StrictObjectSchema<E, undefined>>;
-      const scorer = spec.create(policyOptions, extra, kept);
+      const scorer = spec.create(policyOptions, extra, round);
       return { eviction: shared.adakv ? new AdaKVPolicy(scorer) : scorer };
     },
   };

@@ -103,7 +103,7 @@ export class SnapKVPolicy extends ScorerPolicy {
 
 /**
  * SnapKV's observation window when none is given, for rounds that keep `kept` entries per KV
- * head: `min(64, max(1, ⌊kept / 4⌋))`. The window is always kept, so kvpress's 64 would hold at
+ * head: `min(64, max(1, ⌊kept / 4⌋))` (under a rate schedule `kept` is the tokens between rounds). The window is always kept, so kvpress's 64 would hold at
  * least 64 entries per head whatever the budget; a quarter leaves three quarters to the scored
  * entries.
  */
@@ -118,17 +118,20 @@ export const snapKVProvider = scorerProvider({
   extra: {
     windowSize: v.pipe(
       v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-      v.description('observed recent queries; default min(64, max(1, ⌊(capacity − 1) / 4⌋))'),
+      v.description(
+        'observed recent queries; default min(64, max(1, ⌊(capacity − 1) / 4⌋)), under a rate schedule ⌊every / 4⌋ in place of (capacity − 1) / 4',
+      ),
     ),
     kernelSize: v.pipe(
       v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), SNAPKV_DEFAULT_KERNEL),
       v.description('odd width of the average pooling along keys'),
     ),
   },
-  create: (shared, extra, kept) =>
+  create: (shared, extra, round) =>
     new SnapKVPolicy({
       ...shared,
-      windowSize: extra.windowSize ?? defaultSnapKVWindow(kept),
+      windowSize:
+        extra.windowSize ?? defaultSnapKVWindow('kept' in round ? round.kept : round.every),
       kernelSize: extra.kernelSize,
     }),
 });

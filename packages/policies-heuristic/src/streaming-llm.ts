@@ -33,18 +33,22 @@ export class StreamingLLMPolicy extends ScorerPolicy {
 }
 
 /**
- * The StreamingLLM provider. Default sinks: min(4, ⌊kept / 2⌋) of the `kept = capacity − 1`
- * entries a round leaves, so at least half of them
- * goes to the recent window however small the capacity (given `sinks`/`window` are used as is and
- * must fit the capacity).
+ * The StreamingLLM provider. Default sinks under a capacity budget: min(4, ⌊kept / 2⌋) of the
+ * `kept = capacity − 1` entries a round leaves, so at least half of them goes to the recent
+ * window however small the capacity (given `sinks`/`window` are used as is and must fit the
+ * capacity); under a rate schedule the paper's 4.
  */
 export const streamingLlmProvider = scorerProvider({
   name: 'streaming-llm',
   summary: 'attention sinks plus the newest entries (Xiao et al. 2024)',
   extra: {},
-  create: (shared, _extra, kept) =>
+  create: (shared, _extra, round) =>
     new StreamingLLMPolicy({
       ...shared,
-      anchors: shared.anchors ?? { sinks: Math.min(4, Math.floor(kept / 2)), window: 0 },
+      anchors:
+        shared.anchors ??
+        ('kept' in round
+          ? { sinks: Math.min(4, Math.floor(round.kept / 2)), window: 0 }
+          : STREAMING_LLM_DEFAULT_ANCHORS),
     }),
 });

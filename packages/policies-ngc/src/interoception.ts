@@ -16,19 +16,40 @@ function percentText(rate: number): string {
 }
 
 /**
+ * How the interoception tag is written: `characters`, its markup spelt out
+ * (`<eviction_rate>30%</eviction_rate>`, one token per character for a character tokenizer), or
+ * `markup`, each markup string as one character ({@link TAG_MARKUP}: `⟨30%⟩`), which a
+ * character vocabulary holding those two characters reads as one token each — what a subword
+ * vocabulary would give an LLM.
+ */
+export type TagForm = 'characters' | 'markup';
+
+/** The single characters that stand for the tag's opening and closing markup in `markup` form. */
+export const TAG_MARKUP = Object.freeze({
+  open: '<eviction_rate>',
+  close: '</eviction_rate>',
+  openChar: '⟨',
+  closeChar: '⟩',
+});
+
+/**
  * NGC's budget-aware interoception tag (§5.3): `<eviction_rate>p%</eviction_rate>` with p the
  * eviction rate in percent (`0.5` → `<eviction_rate>50%</eviction_rate>`, `0.125` →
- * `12.5%`, `0.07` → `7%`, `1/3` → `33.33%`; see the rounding rule above).
+ * `12.5%`, `0.07` → `7%`, `1/3` → `33.33%`; see the rounding rule above); in `markup` form
+ * `⟨50%⟩` (see {@link TagForm}).
  *
  * @param rate Eviction rate ε ∈ [0, 1]; 0 (`0%`) says the cache is not evicted, as in the
  *   first stage of the curriculum.
  * @throws LetheError `E_ARG` (`rate`) outside [0, 1].
  */
-export function evictionRateTag(rate: number): string {
+export function evictionRateTag(rate: number, form: TagForm = 'characters'): string {
   if (!(typeof rate === 'number' && rate >= 0 && rate <= 1)) {
     throw new LetheError('E_ARG', `must be in [0, 1], got ${String(rate)}`, 'rate');
   }
-  return `<eviction_rate>${percentText(rate)}%</eviction_rate>`;
+  const percent = `${percentText(rate)}%`;
+  return form === 'markup'
+    ? `${TAG_MARKUP.openChar}${percent}${TAG_MARKUP.closeChar}`
+    : `${TAG_MARKUP.open}${percent}${TAG_MARKUP.close}`;
 }
 
 /**
@@ -39,6 +60,10 @@ export function evictionRateTag(rate: number): string {
  *
  * @throws LetheError `E_ARG` (`rate`) outside [0, 1].
  */
-export function withEvictionRateTag(prompt: string, rate: number): string {
-  return `${prompt}${evictionRateTag(rate)}`;
+export function withEvictionRateTag(
+  prompt: string,
+  rate: number,
+  form: TagForm = 'characters',
+): string {
+  return `${prompt}${evictionRateTag(rate, form)}`;
 }

@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
-import { entriesAfterRound, type PolicyProvider } from '@lethe/kv-cache';
+import { entriesAfterRound, isRateBudget, type PolicyProvider } from '@lethe/kv-cache';
 import * as v from 'valibot';
+import { withEvictionRateTag } from './interoception';
 import { DEFAULT_NGC_LOGITS } from './logits';
 import { NGC_DEFAULT_BLOCK_SIZE, NGC_DEFAULT_WINDOW, NgcPolicy } from './ngc-policy';
 
@@ -36,6 +37,12 @@ const NGC_OPTIONS = v.strictObject({
       'a round runs when a KV head exceeds capacity + ceil(slackFraction · capacity) entries',
     ),
   ),
+  interoception: v.pipe(
+    v.optional(v.picklist(['off', 'characters', 'markup']), 'off'),
+    v.description(
+      'the model was trained with the eviction-rate tag in its prompts (§5.3): append it, spelt out (characters) or as markup characters ⟨p%⟩ (markup); rate schedules only',
+    ),
+  ),
 });
 
 /** The provider object behind {@link ngcProvider}. */
@@ -57,16 +64,50 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
       return undefined;
     },
   },
-  build: ({ budget, options }) => ({
-    eviction: new NgcPolicy({
-      capacity: entriesAfterRound(budget),
-      slack: Math.ceil(options.slackFraction * budget.capacity),
+  build({ budget, options }) {
+    const shape = {
       blockSize: options.blockSize,
       window: options.window,
       logits: options.logits,
       mode: options.mode,
-    }),
-  }),
+    };
+    if (!isRateBudget(budget)) {
+      if (options.interoception !== 'off') {
+        throw new LetheError(
+          'E_BUDGET',
+          'the interoception tag states an eviction rate: build it for a rate schedule ({ keepRatio, every })',
+          'options.interoception',
+        );
+      }
+      const schedule = {
+        capacity: entriesAfterRound(budget),
+        slack: Math.ceil(options.slackFraction * budget.capacity),
+      };
+      return { eviction: new NgcPolicy({ ...schedule, ...shape }) };
+    }
+    if (options.slackFraction !== 0) {
+      throw new LetheError(
+        'E_BUDGET',
+        `a rate schedule triggers its own rounds (every ${budget.every} tokens); leave slackFraction out`,
+        'options.slackFraction',
+      );
+    }
+    if (budget.keepRatio === 1) {
+      throw new LetheError(
+        'E_BUDGET',
+        'must be below 1 for NGC: a round evicts ⌊ε·N⌋ blocks with ε = 1 − keepRatio > 0',
+        'budget.keepRatio',
+      );
+    }
+    const evictionRate = 1 - budget.keepRatio;
+    const eviction = new NgcPolicy({ evictionRate, cadence: budget.every, ...shape });
+    const form = options.interoception;
+    if (form === 'off') return { eviction };
+    return {
+      eviction,
+      prompt: { text: (prompt) => withEvictionRateTag(prompt, evictionRate, form) },
+    };
+  },
 };
 
 /**
@@ -76,5 +117,9 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
  * (`blockSize`, `window`, `logits`) and `"model": "."` when the checkpoint sits beside it. Under a
  * budget it runs NGC's capacity schedule: a round when a layer exceeds the capacity, keeping the
  * ⌊(capacity − 1) / b⌋ best blocks (greedy by default), so the next token fits the ceiling.
+ * Under a rate schedule it runs the paper's (§5.1): every `every` tokens a layer keeps
+ * K = N − ⌊ε·N⌋ of its N blocks, ε = 1 − `keepRatio` (which must be below 1); a model trained
+ * with interoception (§5.3, option `interoception`) also gets the eviction-rate tag appended to
+ * its prompts (the set's `prompt` conditioning).
  */
 export const ngcProvider: PolicyProvider<typeof NGC_OPTIONS> = Object.freeze(provider);

@@ -1,6 +1,6 @@
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
-import { evictionRateTag, withEvictionRateTag } from '../src/index';
+import { evictionRateTag, TAG_MARKUP, withEvictionRateTag } from '../src/index';
 
 describe('interoception tag (§5.3)', () => {
   it.each([
@@ -36,5 +36,18 @@ describe('interoception tag (§5.3)', () => {
       expectLetheError(() => evictionRateTag(rate), 'E_ARG', 'rate');
       expectLetheError(() => withEvictionRateTag('x', rate), 'E_ARG', 'rate');
     }
+  });
+});
+
+describe('the markup form', () => {
+  it('writes each markup string as its one character', () => {
+    expect(evictionRateTag(0.3, 'markup')).toBe('⟨30%⟩');
+    expect(withEvictionRateTag('p', 0.125, 'markup')).toBe('p⟨12.5%⟩');
+    const spelt = evictionRateTag(0.3);
+    expect(
+      spelt
+        .replace(TAG_MARKUP.open, TAG_MARKUP.openChar)
+        .replace(TAG_MARKUP.close, TAG_MARKUP.closeChar),
+    ).toBe(evictionRateTag(0.3, 'markup'));
   });
 });

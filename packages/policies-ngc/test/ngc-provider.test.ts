@@ -2,6 +2,7 @@ import { type PolicyDirectory, type PolicyManifest, PolicyRegistry } from '@leth
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { NgcPolicy, ngcProvider } from '../src/index';
+import { ngcKeptBlocks } from '../src/ngc-policy';
 
 const CONTEXT = {
   model: { layers: 2, kvHeads: 2, queryHeads: 4, headDim: 8, hiddenSize: 32 },
@@ -46,6 +47,59 @@ describe('ngcProvider', () => {
       2,
       { kind: 'log', temperature: 0.5 },
     ]);
+  });
+
+  it('runs the paper’s rate schedule under a rate budget, as ε = 1 − keepRatio', async () => {
+    const prepared = await registry.prepare('ngc', { directory: directory({ model: '.' }) });
+    const policy = prepared.build({ keepRatio: 0.7, every: 16 }, CONTEXT).eviction as NgcPolicy;
+    const schedule = policy.schedule as { evictionRate: number; cadence: number };
+    expect(schedule.cadence).toBe(16);
+    expect(schedule.evictionRate).toBeCloseTo(0.3, 12);
+    // 1 − 0.7 is not 0.3 in binary floating point; the kept counts are the same anyway.
+    const pairs = [
+      [0.9, 0.1],
+      [0.8, 0.2],
+      [0.7, 0.3],
+      [0.6, 0.4],
+      [0.5, 0.5],
+      [0.75, 0.25],
+    ];
+    for (const [keep, rate] of pairs as [number, number][]) {
+      for (let blocks = 1; blocks <= 4096; blocks++) {
+        expect(ngcKeptBlocks(1 - keep, blocks)).toBe(ngcKeptBlocks(rate, blocks));
+      }
+    }
+    expectLetheError(
+      () => prepared.build({ keepRatio: 1, every: 16 }, CONTEXT),
+      'E_BUDGET',
+      'budget.keepRatio',
+    );
+    const slack = await registry.prepare('ngc', {
+      options: { slackFraction: 0.5 },
+      directory: directory({ model: '.' }),
+    });
+    expectLetheError(
+      () => slack.build({ keepRatio: 0.5, every: 16 }, CONTEXT),
+      'E_BUDGET',
+      'options.slackFraction',
+    );
+  });
+
+  it('conditions the prompt on the rate for a model trained with interoception (§5.3)', async () => {
+    const prepare = (interoception: string) =>
+      registry.prepare('ngc', { options: { interoception }, directory: directory({ model: '.' }) });
+    const rate = { keepRatio: 0.7, every: 16 };
+    const spelt = (await prepare('characters')).build(rate, CONTEXT);
+    expect(spelt.prompt!.text('p')).toBe('p<eviction_rate>30%</eviction_rate>');
+    const markup = (await prepare('markup')).build(rate, CONTEXT);
+    expect(markup.prompt!.text('p')).toBe('p⟨30%⟩');
+    expect((await prepare('off')).build(rate, CONTEXT).prompt).toBeUndefined();
+    const tagged = await prepare('characters');
+    expectLetheError(
+      () => tagged.build({ capacity: 9 }, CONTEXT),
+      'E_BUDGET',
+      'options.interoception',
+    );
   });
 
   it('is learned: refuses to run without a directory, or with one that names no model', async () => {

@@ -169,10 +169,12 @@ export function addGenerateCommand(program: Command): void {
     });
 }
 
-/** Generates from one prompt, streaming it, then prints the cache holdings and stats. */
-async function generateOne(g: Generator, raw: string): Promise<void> {
-  const { tokenizer, model, task } = g;
-  const text = unescapePrompt(raw);
+/**
+ * Token ids of a prompt.
+ *
+ * @throws LetheError `E_ARG` naming `--prompt` for a character outside the model's alphabet.
+ */
+function encodePrompt(tokenizer: CharTokenizer, text: string): Int32Array {
   const prompt = encodeText(tokenizer, text);
   const unknown = prompt.indexOf(tokenizer.unkId);
   if (unknown >= 0) {
@@ -183,17 +185,31 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
       '--prompt',
     );
   }
+  return prompt;
+}
+
+/** Generates from one prompt, streaming it, then prints the cache holdings and stats. */
+async function generateOne(g: Generator, raw: string): Promise<void> {
+  const { tokenizer, model, task } = g;
+  const typed = unescapePrompt(raw);
+  const typedIds = encodePrompt(tokenizer, typed);
   const maxNewTokens =
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
-  const fullLength = fullCacheLength(prompt.length, maxNewTokens);
+  const fullLength = fullCacheLength(typedIds.length, maxNewTokens);
   const capacity = capacityFor(g.budget, fullLength);
-  const { eviction } = g.policy.build({ capacity }, policyContextOf(model, 1));
+  const { eviction, prompt: conditioning } = g.policy.build(
+    { capacity },
+    policyContextOf(model, 1),
+  );
+  // A policy that conditions the prompt on its budget (NGC's interoception tag) rewrites it.
+  const text = conditioning === undefined ? typed : conditioning.text(typed);
+  const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, text);
   const tty = process.stdout.isTTY === true;
   const color = tty && process.env.NO_COLOR === undefined;
   console.log(
     g.policy.name === FULL_CACHE
-      ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`
-      : `policy ${g.policy.name}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${prompt.length} + ${maxNewTokens} tokens)`,
+      ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`
+      : `policy ${g.policy.name}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`,
   );
   const stop: StopConditions = {
     eosTokenIds: tokenizer.eosId === undefined ? [] : [tokenizer.eosId],

@@ -1,4 +1,4 @@
-import { shareRoundedUp } from '@lethe/kv-cache';
+import { type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
 import { assertInteger, LetheError } from '@lethe/tensor';
 
 /**
@@ -65,4 +65,22 @@ export function fullPeakPerHead(peakTotal: number, heads: number): number {
     );
   }
   return peakTotal / heads;
+}
+
+/**
+ * The policy budget of a sequence under a sweep's budget rule: with `rateEvery` null, the
+ * capacity `capacityFor(budget, fullPeak)` (a ceiling); else the rate schedule "every
+ * `rateEvery` tokens keep `⌈budget · live⌉` entries per KV head" (`RateBudget`, the NGC paper's
+ * protocol), which does not depend on the full peak.
+ *
+ * @throws LetheError as `capacityFor`.
+ */
+export function sequenceBudget(
+  budget: number,
+  fullPeak: number,
+  rateEvery: number | null,
+): PolicyBudget {
+  if (rateEvery !== null)
+    return { keepRatio: validateBudgetFraction(budget, 'budget'), every: rateEvery };
+  return { capacity: capacityFor(budget, fullPeak) };
 }

@@ -1,5 +1,5 @@
-import type { PolicySet, PreparedPolicy } from '@lethe/kv-cache';
-import { type DecoderModel, policyContextOf } from '@lethe/model';
+import type { PolicyBudget, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
+import { type DecoderModel, policyContextOf, type Tokenizer } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import type { CellEnvironment } from './cell-environment';
 import type { CellKey } from './results';
@@ -10,18 +10,28 @@ export interface CellPolicy {
   readonly prepared: PreparedPolicy;
   /** The model the policy's sequences run on: the task's, or the one its directory names. */
   readonly model: DecoderModel;
+  /**
+   * The tokenizer of the model its directory names, when it has one (it may extend the task's,
+   * e.g. with the characters of a prompt conditioning); absent: the task's.
+   */
+  readonly tokenizer?: Tokenizer;
   /** Frees a model loaded for the policy (nothing for the task's own model). */
   release(): void;
 }
 
-/** The policies of one batch of `sequences`: the cell's provider built for `capacity`. */
-export function batchPolicies(policy: CellPolicy, capacity: number, sequences: number): PolicySet {
-  return policy.prepared.build({ capacity }, policyContextOf(policy.model, sequences));
+/** The policies of one batch of `sequences`: the cell's provider built for `budget`. */
+export function batchPolicies(
+  policy: CellPolicy,
+  budget: PolicyBudget,
+  sequences: number,
+): PolicySet {
+  return policy.prepared.build(budget, policyContextOf(policy.model, sequences));
 }
 
 /**
  * Prepares the policy of cell `key`: finds its spec in the sweep by label, opens its policy
- * directory (learned policies), validates its options, and loads the model its manifest names.
+ * directory (learned policies), validates its options, and loads the model its manifest names
+ * (with that model's tokenizer).
  *
  * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label,
  *   `policies` when a learned policy's cell has no policy store, the registry's errors (naming
@@ -49,6 +59,11 @@ export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Pro
   if (prepared.model === undefined || spec.dir === null) {
     return { prepared, model: env.model, release: () => {} };
   }
-  const model = await store!.loadModel(spec.dir, prepared.model);
-  return { prepared, model, release: () => model.dispose() };
+  const { model, tokenizer } = await store!.loadModel(spec.dir, prepared.model);
+  return {
+    prepared,
+    model,
+    ...(tokenizer === undefined ? {} : { tokenizer }),
+    release: () => model.dispose(),
+  };
 }

@@ -9,7 +9,8 @@ import type { CellKey, CellResult } from './results';
 /**
  * Computes one cell of a sweep — generation tasks with `runGenerationCell`, language modelling
  * with `runPerplexityCell` — and returns its {@link CellResult}: the key, the metrics, the
- * `lethe eval` command that recomputes it, and the clock time of its generation.
+ * `lethe eval` command that recomputes it, the outcome of every sequence (generation cells), and
+ * the clock time of its generation.
  *
  * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, …);
  *   `E_ARG` naming `key.task` when the environment's task or the config do not match the key,
@@ -35,13 +36,14 @@ export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellR
       'model',
     );
   }
-  const { metrics, elapsedMs } =
+  const { metrics, elapsedMs, sequences } =
     task.kind === 'generation'
       ? await runGenerationCell(key, task, env)
-      : await runPerplexityCell(key, task, env);
+      : { ...(await runPerplexityCell(key, task, env)), sequences: undefined };
   return {
     key: { task: key.task, policy: key.policy, budget: key.budget, seed: key.seed },
     metrics,
+    ...(sequences === undefined ? {} : { sequences }),
     command,
     elapsedMs,
   };

@@ -1,18 +1,19 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, meanPassAtK } from '../metrics/index';
 import type { GenerationTask } from '../tasks/task';
-import { capacityFor, fullPeakPerHead } from './budget';
+import { fullPeakPerHead, sequenceBudget } from './budget';
 import { cacheMetrics, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
 import { prepareCellPolicy } from './cell-policy';
 import { FullCacheReferences } from './full-reference';
 import { planGeneration, runGeneration } from './generation-run';
-import type { CellKey, CellMetrics } from './results';
+import type { CellKey, CellMetrics, SequenceOutcome } from './results';
 
 /**
  * Runs a generation cell: every example of the seed `samplesPerExample` times under the cell's
  * policy and budget (the `full` cell is the full-cache reference run itself), decodes each
- * completion (special tokens dropped, the stop text kept), verifies it, and computes:
+ * completion (special tokens dropped, the stop text kept; by the policy model's tokenizer when it
+ * has its own), verifies it, and computes:
  *
  * - `accuracy`: per example the fraction of its samples that are correct, aggregated over
  *   examples;
@@ -22,16 +23,17 @@ import type { CellKey, CellMetrics } from './results';
  *
  * Budgets mean what they say: sequence `i` runs with a capacity of `⌈b · Pᵢ⌉` entries per KV
  * head (`capacityFor`), where `Pᵢ` is its own full-cache peak per KV head, measured by the
- * full-cache reference run of the same sequence (same example, same sampling stream).
+ * full-cache reference run of the same sequence (same example, same sampling stream) — or, with
+ * `config.rateEvery`, under the rate schedule "keep `⌈b · live⌉` every `rateEvery` tokens".
  *
- * Returns the metrics and the clock time of the cell's own generation (for `full`, that of the
+ * Returns the metrics, every sequence's outcome and the clock time of the cell's own generation (for `full`, that of the
  * reference run, whether it ran now or for an earlier cell).
  */
 export async function runGenerationCell(
   key: CellKey,
   task: GenerationTask,
   env: CellEnvironment,
-): Promise<{ metrics: CellMetrics; elapsedMs: number }> {
+): Promise<{ metrics: CellMetrics; sequences: SequenceOutcome[]; elapsedMs: number }> {
   const { config } = env;
   const plan = planGeneration(task, config.examplesPerCell, config.samplesPerExample, key.seed);
   const references = env.references ?? new FullCacheReferences();
@@ -40,13 +42,15 @@ export async function runGenerationCell(
   );
   const { num_hidden_layers: layers, num_key_value_heads: kvHeads } = env.model.config;
   let run = reference;
+  let tokenizer = task.tokenizer;
   if (key.policy !== FULL_CACHE) {
-    const capacities = reference.sequences.map((s) =>
-      capacityFor(key.budget, fullPeakPerHead(s.peakTotal, layers * kvHeads)),
+    const budgets = reference.sequences.map((s) =>
+      sequenceBudget(key.budget, fullPeakPerHead(s.peakTotal, layers * kvHeads), config.rateEvery),
     );
     const policy = await prepareCellPolicy(key, env);
+    tokenizer = policy.tokenizer ?? tokenizer;
     try {
-      run = await runGeneration(plan, task, key.seed, env, { policy, capacities });
+      run = await runGeneration(plan, task, key.seed, env, { policy, budgets });
     } finally {
       policy.release();
     }
@@ -54,10 +58,17 @@ export async function runGenerationCell(
 
   const samples = config.samplesPerExample;
   const correct = plan.examples.map(() => 0);
-  run.sequences.forEach((sequence, s) => {
+  const sequences: SequenceOutcome[] = run.sequences.map((sequence, s) => {
     const example = plan.exampleOf[s]!;
-    const completion = task.tokenizer.decode(sequence.tokens, { skipSpecialTokens: true });
-    if (task.verify(plan.examples[example]!, completion).correct) correct[example]! += 1;
+    const completion = tokenizer.decode(sequence.tokens, { skipSpecialTokens: true });
+    const solved = task.verify(plan.examples[example]!, completion).correct;
+    if (solved) correct[example]! += 1;
+    return {
+      example,
+      correct: solved,
+      peakTotal: sequence.peakTotal,
+      generated: sequence.tokens.length,
+    };
   });
   const accuracy = aggregate(correct.map((c) => c / samples));
   const problems = correct.map((c) => ({ n: samples, c }));
@@ -79,5 +90,5 @@ export async function runGenerationCell(
     realisedBudget: cache.realisedBudget,
     tokensPerSecond: throughput(run.batches),
   };
-  return { metrics, elapsedMs: run.elapsedMs };
+  return { metrics, sequences, elapsedMs: run.elapsedMs };
 }

@@ -1,4 +1,6 @@
+import type { PolicyBudget, PolicySet } from '@lethe/kv-cache';
 import type { StopConditions, Tokenizer } from '@lethe/model';
+import { LetheError } from '@lethe/tensor';
 import type { GenerationTask, TaskExample } from '../tasks/task';
 import { planBatches } from './batching';
 import type { CellEnvironment } from './cell-environment';
@@ -63,19 +65,23 @@ export interface GenerationRun {
   readonly elapsedMs: number;
 }
 
-/** A cell policy with the capacity (entries per KV head) each sequence of a plan gets. */
+/** A cell policy with the budget each sequence of a plan gets. */
 export interface BudgetedPolicy {
   readonly policy: CellPolicy;
-  /** One capacity per sequence of the plan (see `capacityFor`). */
-  readonly capacities: readonly number[];
+  /** One budget per sequence of the plan (see `sequenceBudget`). */
+  readonly budgets: readonly PolicyBudget[];
 }
 
 /**
  * Generates every sequence of `plan` — on the task's model with the full cache when `budgeted`
  * is undefined, else under its policy (on the policy's model). Budgeted sequences are batched by
- * capacity (one freshly built policy set per batch), the full cache batches consecutive
+ * capacity (one freshly built policy set per batch; a rate schedule is one group), the full cache batches consecutive
  * sequences; `config.batchSize` at most. Each sequence samples from stream id = its index in
- * the plan, so its draws do not depend on batching.
+ * the plan, so its draws do not depend on batching. A policy set with a prompt conditioning
+ * (NGC's interoception tag) gets its prompts rewritten and tokenized by its model's tokenizer.
+ *
+ * @throws LetheError `E_ARG` naming `policy.prompt` when a conditioned prompt has characters the
+ *   tokenizer cannot write.
  */
 export async function runGeneration(
   plan: GenerationPlan,
@@ -90,15 +96,18 @@ export async function runGeneration(
   const sequences: GeneratedSequence[] = new Array(plan.prompts.length);
   const batches: { tokens: number; ms: number }[] = [];
   const start = clock();
-  const groups = budgeted?.capacities ?? plan.prompts.map(() => 0);
+  const groups = plan.prompts.map((_, s) => {
+    const budget = budgeted?.budgets[s];
+    return budget !== undefined && 'capacity' in budget ? budget.capacity : 0;
+  });
   for (const batch of planBatches(groups, config.batchSize, budgeted !== undefined)) {
     const policies =
       budgeted === undefined
         ? {}
-        : batchPolicies(budgeted.policy, budgeted.capacities[batch[0]!]!, batch.length);
+        : batchPolicies(budgeted.policy, budgeted.budgets[batch[0]!]!, batch.length);
     const result = await rollout({
       model,
-      prompts: batch.map((s) => plan.prompts[s]!),
+      prompts: batchPrompts(plan, batch, policies, budgeted?.policy.tokenizer ?? task.tokenizer),
       streamIds: batch,
       maxNewTokens: task.maxNewTokens,
       sampling: config.sampling,
@@ -115,4 +124,32 @@ export async function runGeneration(
     batches.push({ tokens: result.generatedTokens, ms: result.decodeMs });
   }
   return { sequences, batches, elapsedMs: clock() - start };
+}
+
+/**
+ * The prompts of sequences `batch` of `plan`: as planned, or — under a prompt conditioning — the
+ * conditioned text of each example's prompt, tokenized by `tokenizer` (the policy model's).
+ *
+ * @throws LetheError `E_ARG` naming `policy.prompt` when `tokenizer` cannot write the text.
+ */
+function batchPrompts(
+  plan: GenerationPlan,
+  batch: readonly number[],
+  policies: PolicySet,
+  tokenizer: Tokenizer,
+): Int32Array[] {
+  const conditioning = policies.prompt;
+  if (conditioning === undefined) return batch.map((s) => plan.prompts[s]!);
+  return batch.map((s) => {
+    const text = conditioning.text(plan.examples[plan.exampleOf[s]!]!.prompt);
+    const ids = encodeText(tokenizer, text);
+    if (tokenizer.decode(ids, { skipSpecialTokens: true }) !== text) {
+      throw new LetheError(
+        'E_ARG',
+        `conditions a prompt to ${JSON.stringify(text)}, which the policy model's tokenizer cannot write`,
+        'policy.prompt',
+      );
+    }
+    return ids;
+  });
 }

@@ -33,7 +33,7 @@ export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json
 export type { ModelProvider } from './model-provider';
 export { runPerplexityCell } from './perplexity-cell';
 export { type PolicySpec, policySpec } from './policy-spec';
-export type { PolicyStore } from './policy-store';
+export type { PolicyModel, PolicyStore } from './policy-store';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';
 export { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 export {
@@ -50,6 +50,7 @@ export {
   type CellResult,
   RESULTS_FORMAT,
   RESULTS_VERSION,
+  type SequenceOutcome,
   type SweepResults,
 } from './results';
 export { checkResults, emptyResults, serializeResults } from './results-file';

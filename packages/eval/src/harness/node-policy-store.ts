@@ -18,7 +18,11 @@ export function nodePolicyStore(): PolicyStore {
         readText: (name) => readFile(join(dir, name), 'utf8'),
         readBytes: async (name) => new Uint8Array(await readFile(join(dir, name))),
       }),
-    loadModel: async (dir, model) =>
-      (await readModelDirectory(join(dir, model), { tokenizer: 'optional' })).model,
+    loadModel: async (dir, model) => {
+      const loaded = await readModelDirectory(join(dir, model), { tokenizer: 'optional' });
+      return loaded.tokenizer === undefined
+        ? { model: loaded.model }
+        : { model: loaded.model, tokenizer: loaded.tokenizer };
+    },
   };
 }

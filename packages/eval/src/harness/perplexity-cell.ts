@@ -3,7 +3,7 @@ import { LetheError } from '@lethe/tensor';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
 import { planBatches } from './batching';
-import { capacityFor } from './budget';
+import { sequenceBudget } from './budget';
 import { cacheMetrics, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy, prepareCellPolicy } from './cell-policy';
@@ -14,7 +14,8 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
 /**
  * Runs a language-modelling cell: documents `0 … examplesPerCell − 1` of the seed, each
  * teacher-forced under the cell's policy (see `teacherForce`), with the budget's capacity taken
- * from the document's own full-cache peak, `P = n − 1` entries per KV head (`⌈b · P⌉`). Metrics:
+ * from the document's own full-cache peak, `P = n − 1` entries per KV head (`⌈b · P⌉`; or the
+ * sweep's rate schedule). Metrics:
  *
  * - `perplexity`: per document exp(Σ NLL / (n − 1)), aggregated over documents;
  * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
@@ -23,6 +24,9 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
  * - `tokensPerSecond`: predicted tokens per clock second of each batch.
  *
  * Returns the metrics and the clock time of the cell.
+ *
+ * @throws LetheError `E_ARG` naming `key.policy` for a policy that conditions prompts (a
+ *   document has none).
  */
 export async function runPerplexityCell(
   key: CellKey,
@@ -52,13 +56,21 @@ export async function runPerplexityCell(
   try {
     for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
       // A teacher-forced document of n tokens peaks at n − 1 entries per KV head.
-      const capacity = capacityFor(key.budget, lengths[batch[0]!]! - 1);
+      const budget = sequenceBudget(key.budget, lengths[batch[0]!]! - 1, config.rateEvery);
+      const policies = policy === undefined ? {} : batchPolicies(policy, budget, batch.length);
+      if (policies.prompt !== undefined) {
+        throw new LetheError(
+          'E_ARG',
+          `conditions prompts, which a teacher-forced document (task ${task.name}) does not have`,
+          'key.policy',
+        );
+      }
       const result = await teacherForce({
         model,
         documents: batch.map((i) => documents[i]!),
         streamIds: batch,
         seed: key.seed,
-        policies: policy === undefined ? {} : batchPolicies(policy, capacity, batch.length),
+        policies,
         clock,
         signal: env.signal,
       });

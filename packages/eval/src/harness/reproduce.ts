@@ -56,7 +56,14 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
     flag: '--budget',
     field: 'budgets[0]',
     required: true,
-    description: 'budget fraction in (0, 1] of each example’s full-cache length (1 for full)',
+    description: 'budget fraction in (0, 1] of each example’s full-cache peak (1 for full)',
+  },
+  {
+    flag: '--rate-every',
+    field: 'rateEvery',
+    required: false,
+    description:
+      'rate schedule instead: every n tokens keep the budget fraction of the live entries',
   },
   { flag: '--seed', field: 'seeds[0]', required: true, description: 'example and sampling seed' },
   {
@@ -170,7 +177,9 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
   }
   if (policy.dir !== null) parts.push('--policy-dir', policy.dir);
   if (policy.label !== policy.name) parts.push('--policy-label', policy.label);
-  parts.push('--budget', String(key.budget), '--seed', String(key.seed));
+  parts.push('--budget', String(key.budget));
+  if (cell.rateEvery !== null) parts.push('--rate-every', String(cell.rateEvery));
+  parts.push('--seed', String(key.seed));
   parts.push(
     '--examples',
     String(cell.examplesPerCell),
@@ -232,6 +241,7 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
       },
     ],
     budgets: [numberFlag(values, '--budget')],
+    ...(values.has('--rate-every') ? { rateEvery: numberFlag(values, '--rate-every') } : {}),
     seeds: [numberFlag(values, '--seed')],
     examplesPerCell: numberFlag(values, '--examples'),
   };

@@ -14,9 +14,28 @@ export function emptyResults(config: SweepConfig): SweepResults {
   };
 }
 
-/** The text of a results file: 2-space indented JSON and a final newline. */
+/** Marks a value that {@link serializeResults} writes on one line. */
+const ONE_LINE = '\u241eone-line:';
+
+/**
+ * The text of a results file: 2-space indented JSON and a final newline, with each sequence
+ * outcome on one line (a cell holds one per sequence, so the file stays readable).
+ */
 export function serializeResults(results: SweepResults): string {
-  return `${JSON.stringify(results, null, 2)}\n`;
+  const text = JSON.stringify(
+    results,
+    function (this: unknown, key: string, value: unknown) {
+      const inCell = isPlainObject(this) && 'metrics' in this;
+      return inCell && key === 'sequences' && Array.isArray(value)
+        ? value.map((outcome) => `${ONE_LINE}${JSON.stringify(outcome)}`)
+        : value;
+    },
+    2,
+  );
+  // Each marked string literal becomes the JSON it holds.
+  return `${text.replace(/"\u241eone-line:((?:[^"\\]|\\.)*)"/g, (_, body: string) =>
+    JSON.parse(`"${body}"`),
+  )}\n`;
 }
 
 /**

@@ -49,10 +49,27 @@ export interface CellMetrics {
   readonly tokensPerSecond: Aggregate;
 }
 
+/** What one generated sequence of a generation cell did. */
+export interface SequenceOutcome {
+  /** Index of its example within the seed (sample `j` of example `i` is sequence `i · S + j`). */
+  readonly example: number;
+  /** Whether the task's verifier accepted its completion. */
+  readonly correct: boolean;
+  /** Most KV entries its cache held at once, summed over layers and KV heads. */
+  readonly peakTotal: number;
+  /** Tokens it generated. */
+  readonly generated: number;
+}
+
 /** The result of one cell, with the command that reproduces it. */
 export interface CellResult {
   readonly key: CellKey;
   readonly metrics: CellMetrics;
+  /**
+   * Generation cells: every sequence's outcome, in plan order — for paired comparisons between
+   * policies on the same examples (absent in files written before it existed).
+   */
+  readonly sequences?: readonly SequenceOutcome[];
   /** A `lethe eval …` command that recomputes exactly this cell. */
   readonly command: string;
   /** Wall time of the cell, ms. */

@@ -1,6 +1,7 @@
 import type { PolicySet } from '@lethe/kv-cache';
 import {
   type DecoderModel,
+  type EvictionRoundEvent,
   type FinishReason,
   generate,
   type SamplingOptions,
@@ -29,6 +30,8 @@ export interface RolloutOptions {
   readonly clock: Clock;
   /** Checked between decode steps; an abort rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
+  /** Sees every eviction round (e.g. to measure a policy's decisions), as `generate()`'s hook. */
+  readonly onEvictionRound?: (event: EvictionRoundEvent) => void;
 }
 
 /** One generated sequence with its cache trace. */
@@ -81,6 +84,7 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
       });
     },
     signal: options.signal,
+    onEvictionRound: options.onEvictionRound,
     now: clock,
     // Before a step a cache holds every token but the one being fed, so the full-cache prefix
     // of the step (the new token included) is the cache length + 1.

@@ -43,8 +43,18 @@ export interface SweepConfig {
    * the full cache.
    */
   readonly policies: readonly PolicySpec[];
-  /** Budget fractions in (0, 1] of each example's full-cache peak (see `capacityFor`). */
+  /**
+   * Budget fractions in (0, 1]: of each example's full-cache peak (a ceiling, see
+   * `capacityFor`), or with `rateEvery` the fraction of the live entries each round keeps.
+   */
   readonly budgets: readonly number[];
+  /**
+   * The budget rule. `null` (the default): a budget `b` is a ceiling of `⌈b · P⌉` entries per KV
+   * head, `P` the example's own full-cache peak. A positive integer δ: the rate schedule of the
+   * NGC paper (§5.1) — every δ tokens, prefill included, every policy keeps `⌈b · live⌉` entries
+   * per KV head (eviction rate ε = 1 − b), so all methods evict at the same rounds and rate.
+   */
+  readonly rateEvery: number | null;
   /** Seeds: each selects the task examples and the sampling / eviction streams. */
   readonly seeds: readonly number[];
   /** Examples (prompts or documents) per cell: indices `0 … examplesPerCell − 1` of the seed. */
@@ -101,6 +111,7 @@ const FIELDS = [
   'tasks',
   'policies',
   'budgets',
+  'rateEvery',
   'seeds',
   'examplesPerCell',
   'samplesPerExample',
@@ -161,6 +172,10 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     validateBudgetFraction(b, `budgets[${i}]`),
   );
   rejectDuplicates(budgets, (i) => `budgets[${i}]`);
+  const rateEvery =
+    json.rateEvery === undefined || json.rateEvery === null
+      ? null
+      : positiveInteger(json.rateEvery, 'rateEvery');
 
   const seeds = nonEmptyList(json.seeds, 'seeds').map((seed, i) => {
     if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
@@ -241,6 +256,7 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     tasks,
     policies,
     budgets,
+    rateEvery,
     seeds,
     examplesPerCell,
     samplesPerExample,

@@ -62,7 +62,7 @@ export function renderHtml(results: SweepResults): string {
 <body>
 <main>
 <h1>Lethe evaluation report</h1>
-<p class="summary">${escapeHtml(summaryLine(results.cells.length, rows))}</p>
+<p class="summary">${escapeHtml(summaryLine(results, rows))}</p>
 <section id="results">
 <h2>Results</h2>
 <div class="table-wrap">

@@ -19,7 +19,7 @@ export function renderMarkdown(results: SweepResults): string {
   const lines = [
     '# Lethe evaluation report',
     '',
-    escapeMarkdown(summaryLine(results.cells.length, rows)),
+    escapeMarkdown(summaryLine(results, rows)),
     '',
     tableLine(headers),
     tableLine(rule),

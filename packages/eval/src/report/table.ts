@@ -1,3 +1,4 @@
+import type { SweepResults } from '../harness/results';
 import { formatAggregate, formatBudget, formatCount } from './format';
 import type { ReportRow } from './rows';
 
@@ -63,13 +64,26 @@ export const BUDGET_NOTE =
   'sequence; n − 1 for a teacher-forced document of n tokens); the realised budget is the ' +
   'measured peak over the full-cache peak.';
 
-/** One line summarising a sweep: cells, rows, tasks and policies, and the budget rule. */
-export function summaryLine(cellCount: number, rows: readonly ReportRow[]): string {
+/** The budget rule of a rate-schedule sweep (`SweepConfig.rateEvery`), stated in its report. */
+export function rateBudgetNote(every: number): string {
+  return (
+    `Budgets are a rate schedule: every ${every} tokens (prefill included) each policy keeps ` +
+    `⌈b · live⌉ entries per KV head (eviction rate ε = 1 − b per round); the realised budget is ` +
+    'the measured peak over the full-cache peak.'
+  );
+}
+
+/**
+ * One line summarising a sweep: cells, rows, tasks and policies, and the budget rule (its
+ * config's `rateEvery`: a rate schedule when it is a number, ceilings otherwise).
+ */
+export function summaryLine(results: SweepResults, rows: readonly ReportRow[]): string {
+  const rateEvery = results.config.rateEvery;
   const tasks = [...new Set(rows.map((row) => row.task))];
   const policies = [...new Set(rows.map((row) => row.policy))];
   return (
-    `${cellCount} cells in ${rows.length} rows (seeds pooled); tasks: ${tasks.join(', ')}; ` +
+    `${results.cells.length} cells in ${rows.length} rows (seeds pooled); tasks: ${tasks.join(', ')}; ` +
     `policies: ${policies.join(', ')}. Values are mean ± 1 standard error over examples. ` +
-    BUDGET_NOTE
+    (typeof rateEvery === 'number' ? rateBudgetNote(rateEvery) : BUDGET_NOTE)
   );
 }

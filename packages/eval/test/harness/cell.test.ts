@@ -1,7 +1,9 @@
+import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { generate } from '@lethe/model';
 import { H2OPolicy } from '@lethe/policies-heuristic';
 import { initBackend, type LetheError, tf } from '@lethe/tensor';
+import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CellEnvironment,
@@ -190,6 +192,95 @@ describe('runCell on a generation task', () => {
       expect(m.meanLive.mean).toBeLessThan(full.metrics.meanLive.mean);
       expect(m.peakLive.mean).toBeLessThan(full.metrics.peakLive.mean);
     }
+  });
+
+  it('runs a rate schedule as generate() with the policy built for it, recording each sequence', async () => {
+    const config = validateSweepConfig({
+      tasks: ['toy'],
+      policies: ['full', 'h2o'],
+      budgets: [0.5],
+      rateEvery: 4,
+      seeds: [0],
+      examplesPerCell: 3,
+      batchSize: 4,
+    });
+    const task = toyTask({ stopText: '....' });
+    const env = generationEnv({ config, task });
+    const h2o = await runCell({ task: 'toy', policy: 'h2o', budget: 0.5, seed: 0 }, env);
+    expect(h2o.command).toContain('--budget 0.5 --rate-every 4 ');
+    const prompts = [0, 1, 2].map((i) => encode(task.example(0, i).prompt));
+    const direct = await generate({
+      model,
+      prompts,
+      streamIds: [0, 1, 2],
+      maxNewTokens: task.maxNewTokens,
+      sampling: { temperature: 0 },
+      seed: 0,
+      stop: { eosTokenIds: [], stopSequences: [encode('....').subarray(1)] },
+      eviction: new H2OPolicy({ budget: { keepRatio: 0.5 }, trigger: { every: 4 } }),
+    });
+    expect(h2o.sequences).toEqual(
+      direct.tokens.map((tokens, i) => ({
+        example: i,
+        correct: task.verify(task.example(0, i), toyTokenizer.decode(tokens)).correct,
+        peakTotal: direct.stats.caches[i]!.peakTotal,
+        generated: tokens.length,
+      })),
+    );
+    const solved = h2o.sequences!.filter((s) => s.correct).length;
+    expect(h2o.metrics.accuracy!.mean).toBeCloseTo(solved / 3, 12);
+    // A round every 4 tokens keeping half: far below the full cache, whatever the length.
+    expect(h2o.metrics.realisedBudget!.mean).toBeLessThan(0.5);
+  });
+
+  it('rewrites the prompts of a policy that conditions them, and refuses text it cannot encode', async () => {
+    const conditioned = (suffix: string): AnyPolicyProvider => ({
+      name: 'suffixed',
+      summary: 'H2O, told its budget in the prompt',
+      options: fullCacheProvider.options,
+      build: () => ({
+        eviction: new H2OPolicy({ budget: { keepRatio: 0.5 }, trigger: { every: 4 } }),
+        prompt: { text: (prompt) => `${prompt}${suffix}` },
+      }),
+    });
+    const config = validateSweepConfig({
+      tasks: ['toy'],
+      policies: ['full', 'suffixed'],
+      budgets: [0.5],
+      rateEvery: 4,
+      seeds: [0],
+      examplesPerCell: 2,
+    });
+    const task = toyTask({ stopText: '....' });
+    const env = (suffix: string) =>
+      generationEnv({
+        config,
+        task,
+        registry: new PolicyRegistry([fullCacheProvider, conditioned(suffix)]),
+      });
+    const cell = await runCell(
+      { task: 'toy', policy: 'suffixed', budget: 0.5, seed: 0 },
+      env('hg'),
+    );
+    const direct = await generate({
+      model,
+      prompts: [0, 1].map((i) => encode(`${task.example(0, i).prompt}hg`)),
+      streamIds: [0, 1],
+      maxNewTokens: task.maxNewTokens,
+      sampling: { temperature: 0 },
+      seed: 0,
+      stop: { eosTokenIds: [], stopSequences: [encode('....').subarray(1)] },
+      eviction: new H2OPolicy({ budget: { keepRatio: 0.5 }, trigger: { every: 4 } }),
+    });
+    expect(cell.sequences!.map((s) => s.peakTotal)).toEqual(
+      direct.stats.caches.map((c) => c.peakTotal),
+    );
+    expect(cell.sequences!.map((s) => s.generated)).toEqual(direct.tokens.map((t) => t.length));
+    await expectLetheRejection(
+      runCell({ task: 'toy', policy: 'suffixed', budget: 0.5, seed: 0 }, env('<%>')),
+      'E_ARG',
+      'policy.prompt',
+    );
   });
 
   it('reuses the full-cache reference runs per (task, seed)', async () => {

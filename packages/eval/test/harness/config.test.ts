@@ -76,6 +76,7 @@ describe('validateSweepConfig', () => {
         { label: 'h2o', name: 'h2o', options: {}, dir: null, tasks: null },
       ],
       budgets: [0.5, 0.25],
+      rateEvery: null,
       seeds: [0],
       examplesPerCell: 4,
       samplesPerExample: 1,
@@ -121,6 +122,9 @@ describe('validateSweepConfig', () => {
       [{ ...base, sampling: { beam: 2 } }, 'sampling.beam'],
       [{ ...base, batchSize: 0 }, 'batchSize'],
       [{ ...base, prefillChunk: 0 }, 'prefillChunk'],
+      [{ ...base, rateEvery: 0 }, 'rateEvery'],
+      [{ ...base, rateEvery: 1.5 }, 'rateEvery'],
+      [{ ...base, rateEvery: '16' }, 'rateEvery'],
       [{ ...base, prefillChunk: 2.5 }, 'prefillChunk'],
       [{ ...base, prefillChunk: '8' }, 'prefillChunk'],
       [{ ...base, checkpoints: 'dir' }, 'checkpoints'],
@@ -237,6 +241,15 @@ describe('cells and reproduce commands', () => {
       'E_ARG',
       'tasks[0].prefillChunk',
     );
+  });
+
+  it('carries a rate schedule through the command', () => {
+    const rated = validateSweepConfig({ ...config, rateEvery: 16 });
+    const key = { task: 'toy', policy: 'h2o', budget: 0.5, seed: 3 };
+    const command = reproduceCommand(key, rated);
+    expect(command).toContain('--budget 0.5 --rate-every 16 --seed 3');
+    expect(parseEvalFlags(shellWords(command).slice(2))).toEqual(cellConfig(key, rated));
+    expect(parseEvalFlags(shellWords(reproduceCommand(key, config)).slice(2)).rateEvery).toBe(null);
   });
 
   it('writes a lethe eval command that parses back to exactly the cell', () => {

@@ -5,6 +5,7 @@ import {
   fullCacheProvider,
   NO_NEEDS,
   type PolicyContext,
+  requireCapacityBudget,
 } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf } from '@lethe/model';
 import {
@@ -54,7 +55,7 @@ function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
     summary: 'keeps everything',
     options: fullCacheProvider.options,
     build: ({ budget }) => {
-      seen.push(budget.capacity);
+      seen.push(requireCapacityBudget(budget, name).capacity);
       return { eviction: keepAll };
     },
   };
@@ -101,6 +102,31 @@ describe('the default registry', () => {
       context,
     ).eviction as SnapKVPolicy;
     expect(wide.windowSize).toBe(6);
+  });
+
+  it('builds heuristics for a rate schedule: keep a fraction every n tokens, defaults scaled by n', async () => {
+    const registry = createDefaultRegistry();
+    const rate = { keepRatio: 0.7, every: 16 };
+    for (const name of HEURISTIC_NAMES) {
+      const { eviction } = (await registry.prepare(name)).build(rate, context);
+      const policy = eviction as StreamingLLMPolicy;
+      expect([policy.budget, policy.trigger]).toEqual([{ keepRatio: 0.7 }, { every: 16 }]);
+    }
+    const streaming = (await registry.prepare('streaming-llm')).build(rate, context)
+      .eviction as StreamingLLMPolicy;
+    expect(streaming.anchors).toEqual({ sinks: 4, window: 0 });
+    const snap = (await registry.prepare('snapkv')).build(rate, context).eviction as SnapKVPolicy;
+    expect(snap.windowSize).toBe(4); // ⌊16 / 4⌋
+    for (const options of [{ cadence: 8 }, { slackFraction: 0.5 }]) {
+      const prepared = await registry.prepare('h2o', { options });
+      expectLetheError(
+        () => prepared.build(rate, context),
+        'E_BUDGET',
+        `options.${Object.keys(options)[0]}`,
+      );
+    }
+    const full = await registry.prepare('full');
+    expect(full.build(rate, context)).toEqual({});
   });
 
   it('sets the trigger slack to ceil(slackFraction · capacity)', async () => {

@@ -1,10 +1,15 @@
 import {
   type AnyPolicyProvider,
+  anchoredEntryBound,
+  type EvictionPolicy,
   FULL_CACHE,
+  type PolicyBudget,
   type PolicyDirectory,
   type PolicyManifest,
   PolicyRegistry,
   type PreparedPolicy,
+  type RateBudget,
+  shareRoundedUp,
 } from '@lethe/kv-cache';
 import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
 
@@ -16,6 +21,8 @@ import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
 export interface MatrixMode {
   readonly name: string;
   readonly options: Readonly<Record<string, unknown>>;
+  /** A rate schedule instead of the loop's capacity (see {@link modeBudget}). */
+  readonly rate?: RateBudget;
   readonly slack: number;
   /** AdaKV shares a layer's budget across heads: the bound holds per layer, not per head. */
   readonly perLayerBound: boolean;
@@ -24,7 +31,10 @@ export interface MatrixMode {
 /** Cadence of the decode-time trigger mode. */
 const CADENCE = 4;
 
-/** The modes: per head, per layer, blocks, AdaKV, a decode-time trigger, threshold selection. */
+/**
+ * The modes: per head, per layer, blocks, AdaKV, a decode-time trigger, threshold selection, a
+ * rate schedule, the defaults.
+ */
 export const MATRIX_MODES: readonly MatrixMode[] = [
   { name: 'per-head', options: { granularity: 'head' }, slack: 0, perLayerBound: false },
   { name: 'per-layer', options: { granularity: 'layer' }, slack: 0, perLayerBound: false },
@@ -42,8 +52,40 @@ export const MATRIX_MODES: readonly MatrixMode[] = [
     perLayerBound: false,
   },
   { name: 'threshold', options: { threshold: 0 }, slack: 0, perLayerBound: false },
+  {
+    name: 'rate-schedule',
+    options: {},
+    rate: { keepRatio: 0.5, every: 4 },
+    slack: 0,
+    perLayerBound: false,
+  },
   { name: 'defaults', options: {}, slack: 0, perLayerBound: false },
 ];
+
+/** The budget a loop of capacity `capacity` builds `mode`'s policies for. */
+export function modeBudget(mode: MatrixMode, capacity: number): PolicyBudget {
+  return mode.rate ?? { capacity };
+}
+
+/**
+ * The most entries a KV head may hold under `mode`: `capacity + slack`, or under a rate schedule
+ * the steady state of "grow by `every`, then keep ⌈keepRatio · live⌉" — raised to the policy's
+ * anchors and allowing two blocks of rounding for block policies — plus the `every` tokens
+ * before the next round. A policy that ignores the rate grows past it.
+ */
+export function modeBound(mode: MatrixMode, capacity: number, policy: EvictionPolicy): number {
+  if (mode.rate === undefined) return capacity + mode.slack;
+  const { keepRatio, every } = mode.rate;
+  const block = (policy as { readonly blockSize?: number }).blockSize ?? 1;
+  const anchors = anchoredEntryBound(policy.anchors, block > 1 ? block : undefined);
+  let live = 0;
+  let most = 0;
+  for (let round = 0; round < 1000; round++) {
+    most = Math.max(most, live + every);
+    live = Math.max(anchors, shareRoundedUp(keepRatio, live + every) + 2 * (block - 1));
+  }
+  return most;
+}
 
 /**
  * The trained options of each learned provider's test directory. A learned provider without one

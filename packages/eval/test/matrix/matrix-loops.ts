@@ -9,7 +9,7 @@ import {
 import { type DecoderModel, generate, policyContextOf } from '@lethe/model';
 import { Rng, tf } from '@lethe/tensor';
 import { expect } from 'vitest';
-import type { MatrixMode } from './matrix-cases';
+import { type MatrixMode, modeBound, modeBudget } from './matrix-cases';
 
 /** Geometry of the KVCache loop. */
 const LAYERS = 2;
@@ -37,15 +37,14 @@ export function loopContext(sequences: number): PolicyContext {
 
 /**
  * Checks a cache against the budget after an append: every head (or, for AdaKV, every layer on
- * average) holds at most `capacity + slack` entries.
+ * average) holds at most `bound` entries (see `modeBound`).
  */
 export function expectWithinBudget(
   cache: KVCacheStore,
-  capacity: number,
+  bound: number,
   mode: MatrixMode,
   where: string,
 ): void {
-  const bound = capacity + mode.slack;
   for (let layer = 0; layer < cache.geometry.layers; layer++) {
     const live = [...cache.liveCounts(layer)];
     if (mode.perLayerBound) {
@@ -139,7 +138,7 @@ export function kvCacheLoop(
         );
         cache.recordQueries(layer, data.normal(QUERY_HEADS * HEAD_DIM), positions);
       }
-      expectWithinBudget(cache, capacity, mode, `token ${t}`);
+      expectWithinBudget(cache, modeBound(mode, capacity, policy), mode, `token ${t}`);
       const hidden = data.normal(HIDDEN);
       for (let layer = 0; layer < LAYERS; layer++) {
         run.since[layer]! += 1;
@@ -201,8 +200,10 @@ export async function generateLoop(
   capacity: number,
   mode: MatrixMode,
 ): Promise<GenerateOutcome> {
-  const { eviction } = prepared.build({ capacity }, policyContextOf(model, prompts.length));
+  const context = policyContextOf(model, prompts.length);
+  const { eviction } = prepared.build(modeBudget(mode, capacity), context);
   if (eviction === undefined) throw new Error(`${prepared.name} built no eviction policy`);
+  const bound = modeBound(mode, capacity, eviction);
   const before = tf.memory().numTensors;
   const result = await generate({
     model,
@@ -214,7 +215,7 @@ export async function generateLoop(
     eviction,
     prefillChunk: 1,
     onStep: ({ sequences, caches }) => {
-      for (const b of sequences) expectWithinBudget(caches[b]!, capacity, mode, 'before a step');
+      for (const b of sequences) expectWithinBudget(caches[b]!, bound, mode, 'before a step');
     },
     onEvictionRound: ({ decision, observation }) => {
       expectValidDecision(decision, observation.liveCounts);
@@ -222,7 +223,7 @@ export async function generateLoop(
   });
   expect(tf.memory().numTensors).toBe(before);
   for (const cache of result.caches) {
-    expectWithinBudget(cache, capacity, mode, 'at the end');
+    expectWithinBudget(cache, bound, mode, 'at the end');
     for (let layer = 0; layer < cache.geometry.layers; layer++) {
       if (cache.stats().evictionRounds[layer]! > 0) expectAnchorsKept(cache, layer, eviction);
     }

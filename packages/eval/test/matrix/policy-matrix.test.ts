@@ -2,7 +2,14 @@ import type { DecoderModel } from '@lethe/model';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModel, toyTokenizer } from '../harness/toy';
-import { accepts, MATRIX_MODES, MATRIX_PROVIDERS, matrixCases, prepareCase } from './matrix-cases';
+import {
+  accepts,
+  MATRIX_MODES,
+  MATRIX_PROVIDERS,
+  matrixCases,
+  modeBudget,
+  prepareCase,
+} from './matrix-cases';
 import { generateLoop, kvCacheLoop, loopContext } from './matrix-loops';
 
 // The shared test matrix (as kvpress's tests/default_presses.py): every registered provider ×
@@ -42,7 +49,7 @@ describe.each(cases.map((c) => [label(c), c] as const))('%s', (_, { provider, mo
   it('KVCache loop: within budget, anchors kept, valid indices, seeded, sequences isolated', async () => {
     const prepared = await prepareCase(provider, mode);
     const build = (sequences: number) =>
-      prepared.build({ capacity: LOOP_CAPACITY }, loopContext(sequences)).eviction!;
+      prepared.build(modeBudget(mode, LOOP_CAPACITY), loopContext(sequences)).eviction!;
     const batch = kvCacheLoop(build(2), [11, 12], 60, LOOP_CAPACITY, mode);
     // Same seed, same result; each sequence alone (fresh policy) ends as it did in the batch.
     expect(kvCacheLoop(build(2), [11, 12], 60, LOOP_CAPACITY, mode)).toEqual(batch);

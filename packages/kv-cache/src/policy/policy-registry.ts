@@ -1,5 +1,5 @@
 import { LetheError } from '@lethe/core';
-import { entriesAfterRound } from './budget-ceiling';
+import { validatePolicyBudget } from './policy-budget';
 import type { PolicyDirectory } from './policy-directory';
 import { parsePolicyOptions } from './policy-options';
 import type { AnyPolicyProvider, PolicyBudget, PolicyContext, PolicySet } from './provider';
@@ -32,8 +32,9 @@ export interface PreparedPolicy {
   /**
    * Builds the policies for one batch under `budget`.
    *
-   * @throws LetheError `E_BUDGET` naming `budget.capacity` unless it is an integer ≥ 2, and
-   *   the provider's own errors (e.g. `E_BUDGET` when its anchors exceed the capacity).
+   * @throws LetheError `E_BUDGET` for a malformed budget (see `validatePolicyBudget`), and the
+   *   provider's own errors (e.g. `E_BUDGET` when its anchors exceed the capacity, or for a
+   *   budget form it does not support).
    */
   build(budget: PolicyBudget, context: PolicyContext): PolicySet;
 }
@@ -164,9 +165,8 @@ export class PolicyRegistry {
       options,
       model: directory?.manifest.model,
       build(budget: PolicyBudget, context: PolicyContext): PolicySet {
-        entriesAfterRound(budget);
         return provider.build({
-          budget: { capacity: budget.capacity },
+          budget: validatePolicyBudget(budget),
           options,
           context,
           parameters,

@@ -2,6 +2,7 @@ import type { InferOutput, ObjectEntries, StrictObjectSchema } from 'valibot';
 import type { ComputePolicy } from './compute-policy';
 import type { EvictionPolicy } from './eviction-policy';
 import type { PolicyDirectory } from './policy-directory';
+import type { PromptConditioning } from './prompt-conditioning';
 import type { ReadSelector } from './read-selector';
 
 /** The shape of the model a policy will serve: what a provider may size a policy by. */
@@ -30,26 +31,48 @@ export interface PolicyContext {
 }
 
 /**
- * The budget a policy is built for. `capacity` is a ceiling: the most live entries a KV head may
- * hold at any point of decoding, the token just appended included — the memory a runtime must
- * provision. A policy meets it by leaving at most `capacity − 1` entries after a round
- * ({@link entriesAfterRound}), so the next token fits; a policy with a trigger slack `s` or a
- * cadence may exceed it by its declared slack, and a prefill chunk of `c` tokens by `c − 1`.
+ * A budget ceiling. `capacity` is the most live entries a KV head may hold at any point of
+ * decoding, the token just appended included — the memory a runtime must provision. A policy
+ * meets it by leaving at most `capacity − 1` entries after a round ({@link entriesAfterRound}), so
+ * the next token fits; a policy with a trigger slack `s` or a cadence may exceed it by its
+ * declared slack, and a prefill chunk of `c` tokens by `c − 1`.
  */
-export interface PolicyBudget {
+export interface CapacityBudget {
   /** Most live entries per KV head, an integer ≥ 2 (one kept entry plus the newest token). */
   readonly capacity: number;
 }
 
 /**
+ * A rate schedule, the grow-then-evict protocol of the NGC paper (§5.1): every `every` tokens a
+ * round keeps a fraction `keepRatio` of each KV head's live entries (the eviction rate per round
+ * is ε = 1 − `keepRatio`), so every method evicts at the same rounds and rate and a comparison
+ * isolates *what* is kept. Memory is not bounded by a fixed number; what it realises is measured.
+ */
+export interface RateBudget {
+  /** Fraction of the live entries a round keeps, in (0, 1]. */
+  readonly keepRatio: number;
+  /** Tokens between rounds (prefill included), a positive integer. */
+  readonly every: number;
+}
+
+/**
+ * The budget a policy is built for: a ceiling ({@link CapacityBudget}, what serving and the main
+ * job use) or a rate schedule ({@link RateBudget}). A provider that supports only one form
+ * refuses the other with `E_BUDGET`.
+ */
+export type PolicyBudget = CapacityBudget | RateBudget;
+
+/**
  * The policies a runtime runs for one provider: an eviction policy (what the cache keeps), a
- * read selector (what each step reads) and a compute policy (per-step controls), each optional.
- * The empty set is the full cache.
+ * read selector (what each step reads), a compute policy (per-step controls) and a prompt
+ * conditioning (what the model must be told of its budget), each optional. The empty set is the
+ * full cache.
  */
 export interface PolicySet {
   readonly eviction?: EvictionPolicy;
   readonly readSelector?: ReadSelector;
   readonly compute?: ComputePolicy;
+  readonly prompt?: PromptConditioning;
 }
 
 /** The options schema of a provider: a valibot strict object (unknown keys are refused). */
