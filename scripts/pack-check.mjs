@@ -180,6 +180,16 @@ try {
   run(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], app);
   console.log(`ok  types resolve for ${pkgs.length} entry points under node16 (ESM and CJS)`);
 
+  // Every bin of every package runs from the install (`lethe --help`).
+  for (const d of names) {
+    for (const bin of Object.keys(readManifest(join(packagesDir, d)).bin ?? {})) {
+      const help = run(join(app, 'node_modules/.bin', bin), ['--help'], app);
+      if (!help.includes(`Usage: ${bin}`))
+        throw new Error(`${bin} --help printed no usage:\n${help}`);
+      console.log(`ok  ${bin} --help runs from the installed tarball`);
+    }
+  }
+
   const costs = names.map((d) => {
     const { name } = readManifest(join(packagesDir, d));
     const { packages, bytes } = closure(app, name);

@@ -113,10 +113,14 @@ export function cellsOfSweeps(
  * a `lethe-ngc-eval` v1 file (what it wrote before it ran on the harness — the committed
  * `results/ngc-eval.json`, whose runs' weights are mostly not committed, so it stays as measured).
  *
- * @throws LetheError `E_FORMAT` naming the file for anything else.
+ * @throws LetheError `E_ARG` naming `path` when it cannot be read, `E_FORMAT` naming the file
+ *   for anything but the two.
  */
 export async function readEvalCells(path: string): Promise<EvalCells> {
-  if ((await stat(path)).isDirectory()) {
+  const info = await stat(path).catch((error: Error) => {
+    throw new LetheError('E_ARG', `cannot be read: ${error.message}`, path);
+  });
+  if (info.isDirectory()) {
     const names = (await readdir(path)).filter((name) => name.endsWith('.json')).sort();
     const sweeps = [];
     for (const name of names) {

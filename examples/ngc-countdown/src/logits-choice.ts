@@ -8,6 +8,7 @@ import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { positiveInteger, rate } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
+import { runMain } from './run-main';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const o = new Command()
@@ -29,55 +30,57 @@ const CHOICES: { label: string; logits: NgcLogits; mode: 'greedy' | 'sample' }[]
   { label: "sample, 'log' τ = 0.25", logits: { kind: 'log', temperature: 0.25 }, mode: 'sample' },
 ];
 
-await initBackend('wasm');
-const base = await loadTaskModel(o.model);
-const task = base.task as GenerationTask;
-const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
-console.log(
-  `| choice | accuracy | first-draw entropy / log N | kept blocks in greedy top-K | mean log p(σ) |`,
-);
-console.log('|---|--:|--:|--:|--:|');
-for (const choice of CHOICES) {
-  let rounds = 0;
-  let entropy = 0;
-  let agreement = 0;
-  let logProb = 0;
-  const outcomes = await evaluateMethod({
-    model: base.model,
-    task,
-    examples,
-    batchSize: 64,
-    policy: () =>
-      new NgcPolicy({
-        evictionRate: o.rate,
-        cadence: D.cadence,
-        blockSize: o.block,
-        window: o.window,
-        logits: choice.logits,
-        mode: choice.mode,
-      }),
-    onEvictionRound: ({ decision }) => {
-      if (!isNgcDecision(decision) || decision.blocks < 2) return;
-      const { logits, order, blocks } = decision;
-      const max = Math.max(...logits);
-      const weights = Array.from(logits, (x) => Math.exp(x - max));
-      const total = weights.reduce((a, b) => a + b, 0);
-      entropy -=
-        weights.reduce((h, w) => (w > 0 ? h + (w / total) * Math.log(w / total) : h), 0) /
-        Math.log(blocks);
-      const top = new Set(
-        Array.from(logits.keys())
-          .sort((a, b) => logits[b]! - logits[a]! || a - b)
-          .slice(0, order.length),
-      );
-      agreement += order.length === 0 ? 1 : order.filter((b) => top.has(b)).length / order.length;
-      logProb += decision.logProb;
-      rounds++;
-    },
-  });
-  const accuracy = outcomes.filter((x) => x.correct).length / outcomes.length;
+await runMain(async () => {
+  await initBackend('wasm');
+  const base = await loadTaskModel(o.model);
+  const task = base.task as GenerationTask;
+  const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
   console.log(
-    `| ${choice.label} | ${(100 * accuracy).toFixed(1)}% | ${(entropy / rounds).toFixed(3)} | ${((100 * agreement) / rounds).toFixed(1)}% | ${(logProb / rounds).toFixed(2)} |`,
+    `| choice | accuracy | first-draw entropy / log N | kept blocks in greedy top-K | mean log p(σ) |`,
   );
-}
-base.model.dispose();
+  console.log('|---|--:|--:|--:|--:|');
+  for (const choice of CHOICES) {
+    let rounds = 0;
+    let entropy = 0;
+    let agreement = 0;
+    let logProb = 0;
+    const outcomes = await evaluateMethod({
+      model: base.model,
+      task,
+      examples,
+      batchSize: 64,
+      policy: () =>
+        new NgcPolicy({
+          evictionRate: o.rate,
+          cadence: D.cadence,
+          blockSize: o.block,
+          window: o.window,
+          logits: choice.logits,
+          mode: choice.mode,
+        }),
+      onEvictionRound: ({ decision }) => {
+        if (!isNgcDecision(decision) || decision.blocks < 2) return;
+        const { logits, order, blocks } = decision;
+        const max = Math.max(...logits);
+        const weights = Array.from(logits, (x) => Math.exp(x - max));
+        const total = weights.reduce((a, b) => a + b, 0);
+        entropy -=
+          weights.reduce((h, w) => (w > 0 ? h + (w / total) * Math.log(w / total) : h), 0) /
+          Math.log(blocks);
+        const top = new Set(
+          Array.from(logits.keys())
+            .sort((a, b) => logits[b]! - logits[a]! || a - b)
+            .slice(0, order.length),
+        );
+        agreement += order.length === 0 ? 1 : order.filter((b) => top.has(b)).length / order.length;
+        logProb += decision.logProb;
+        rounds++;
+      },
+    });
+    const accuracy = outcomes.filter((x) => x.correct).length / outcomes.length;
+    console.log(
+      `| ${choice.label} | ${(100 * accuracy).toFixed(1)}% | ${(entropy / rounds).toFixed(3)} | ${((100 * agreement) / rounds).toFixed(1)}% | ${(logProb / rounds).toFixed(2)} |`,
+    );
+  }
+  base.model.dispose();
+});

@@ -11,6 +11,7 @@ import { Command } from 'commander';
 import { labelledDirectory, positiveInteger, rates } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
 import { PromptOraclePolicy, problemPositions } from './prompt-oracle';
+import { runMain } from './run-main';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
@@ -36,47 +37,49 @@ const o = program.opts<{
   cadence: number;
 }>();
 
-await initBackend('wasm');
-const base = await loadTaskModel(o.base);
-const task = base.task as GenerationTask;
-const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
-const models = o.model.length === 0 ? [['sft', o.base] as [string, string]] : o.model;
-console.log('| model | full cache | ε | prompt oracle | peak reduction |');
-console.log('|---|--:|--:|--:|--:|');
-for (const [label, dir] of models) {
-  const { model, tokenizer } = dir === o.base ? base : await readModelDirectory(dir);
-  if (tokenizer?.vocabSize !== task.tokenizer.vocabSize) {
-    program.error(
-      `error: --model ${label}: its tokenizer is not the task's (an interoception run?)`,
-    );
-  }
-  const full = await evaluateMethod({
-    model,
-    task,
-    examples,
-    batchSize: 64,
-    policy: () => undefined,
-  });
-  const fullAccuracy = summarize(full, full).accuracy;
-  for (const rate of o.rates) {
-    const outcomes = await evaluateMethod({
+await runMain(async () => {
+  await initBackend('wasm');
+  const base = await loadTaskModel(o.base);
+  const task = base.task as GenerationTask;
+  const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
+  const models = o.model.length === 0 ? [['sft', o.base] as [string, string]] : o.model;
+  console.log('| model | full cache | ε | prompt oracle | peak reduction |');
+  console.log('|---|--:|--:|--:|--:|');
+  for (const [label, dir] of models) {
+    const { model, tokenizer } = dir === o.base ? base : await readModelDirectory(dir);
+    if (tokenizer?.vocabSize !== task.tokenizer.vocabSize) {
+      program.error(
+        `error: --model ${label}: its tokenizer is not the task's (an interoception run?)`,
+      );
+    }
+    const full = await evaluateMethod({
       model,
       task,
       examples,
-      // One sequence per call: the oracle knows its prompt.
-      batchSize: 1,
-      policy: ([example]) =>
-        new PromptOraclePolicy(
-          problemPositions(example!.prompt, encodeText(task.tokenizer, example!.prompt).length),
-          rate,
-          o.cadence,
-        ),
+      batchSize: 64,
+      policy: () => undefined,
     });
-    const s = summarize(outcomes, full);
-    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-    console.log(
-      `| ${label} | ${pct(fullAccuracy)} | ${rate} | ${pct(s.accuracy)} ± ${(100 * s.accuracySe).toFixed(1)} | ${s.peakReduction.toFixed(2)}× |`,
-    );
+    const fullAccuracy = summarize(full, full).accuracy;
+    for (const rate of o.rates) {
+      const outcomes = await evaluateMethod({
+        model,
+        task,
+        examples,
+        // One sequence per call: the oracle knows its prompt.
+        batchSize: 1,
+        policy: ([example]) =>
+          new PromptOraclePolicy(
+            problemPositions(example!.prompt, encodeText(task.tokenizer, example!.prompt).length),
+            rate,
+            o.cadence,
+          ),
+      });
+      const s = summarize(outcomes, full);
+      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      console.log(
+        `| ${label} | ${pct(fullAccuracy)} | ${rate} | ${pct(s.accuracy)} ± ${(100 * s.accuracySe).toFixed(1)} | ${s.peakReduction.toFixed(2)}× |`,
+      );
+    }
+    model.dispose();
   }
-  model.dispose();
-}
+});

@@ -10,6 +10,7 @@ import { labelledDirectory, labels, rate } from './cli-args';
 import { readEvalCells } from './eval-cells';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './run-file';
+import { runMain } from './run-main';
 
 const o = new Command()
   .name('ngc-countdown-report')
@@ -35,16 +36,18 @@ const o = new Command()
     out: string;
   }>();
 
-const results = await readEvalCells(o.results);
-const runs: RunHistory[] = [];
-for (const [label, dir] of o.run) {
-  const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
-  // Runs recorded before the warm-up existed had none.
-  runs.push({ label, settings: { sftWarmupSteps: 0, ...run.settings }, history: run.history });
-}
-const report = ngcReport(results, runs, o.rate, o.curves);
-await mkdir(o.out, { recursive: true });
-await writeFileAtomic(join(o.out, 'report.md'), report.markdown);
-for (const [name, svg] of Object.entries(report.figures))
-  await writeFileAtomic(join(o.out, name), svg);
-console.log(report.markdown);
+await runMain(async () => {
+  const results = await readEvalCells(o.results);
+  const runs: RunHistory[] = [];
+  for (const [label, dir] of o.run) {
+    const run = JSON.parse(await readFile(join(dir, NGC_RUN_FILE), 'utf8'));
+    // Runs recorded before the warm-up existed had none.
+    runs.push({ label, settings: { sftWarmupSteps: 0, ...run.settings }, history: run.history });
+  }
+  const report = ngcReport(results, runs, o.rate, o.curves);
+  await mkdir(o.out, { recursive: true });
+  await writeFileAtomic(join(o.out, 'report.md'), report.markdown);
+  for (const [name, svg] of Object.entries(report.figures))
+    await writeFileAtomic(join(o.out, name), svg);
+  console.log(report.markdown);
+});

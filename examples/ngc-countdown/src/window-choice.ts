@@ -10,6 +10,7 @@ import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { blockWindowPairs, positiveInteger, rates } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
+import { runMain } from './run-main';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
@@ -34,47 +35,49 @@ const o = new Command()
     pairs: { blockSize: number; window: number }[];
   }>();
 
-await initBackend('wasm');
-const base = await loadTaskModel(o.model);
-const task = base.task as GenerationTask;
-const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
-const run = (policy: () => NgcPolicy | undefined, onRound?: (newestEvicted: boolean) => void) =>
-  evaluateMethod({
-    model: base.model,
-    task,
-    examples,
-    batchSize: 64,
-    policy,
-    onEvictionRound: ({ decision }) => {
-      if (isNgcDecision(decision)) onRound?.(!decision.order.includes(decision.blocks - 1));
-    },
-  });
-const full = await run(() => undefined);
-console.log(`full cache: ${(100 * summarize(full, full).accuracy).toFixed(1)}%`);
-console.log('| ε | b | w | accuracy | peak reduction | rounds evicting the newest block |');
-console.log('|--:|--:|--:|--:|--:|--:|');
-for (const rate of o.rates) {
-  for (const { blockSize, window } of o.pairs) {
-    let rounds = 0;
-    let newestEvicted = 0;
-    const outcomes = await run(
-      () =>
-        new NgcPolicy({
-          evictionRate: rate,
-          cadence: o.cadence,
-          blockSize,
-          window,
-          mode: 'greedy',
-        }),
-      (evicted) => {
-        rounds++;
-        if (evicted) newestEvicted++;
+await runMain(async () => {
+  await initBackend('wasm');
+  const base = await loadTaskModel(o.model);
+  const task = base.task as GenerationTask;
+  const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
+  const run = (policy: () => NgcPolicy | undefined, onRound?: (newestEvicted: boolean) => void) =>
+    evaluateMethod({
+      model: base.model,
+      task,
+      examples,
+      batchSize: 64,
+      policy,
+      onEvictionRound: ({ decision }) => {
+        if (isNgcDecision(decision)) onRound?.(!decision.order.includes(decision.blocks - 1));
       },
-    );
-    const s = summarize(outcomes, full);
-    console.log(
-      `| ${rate} | ${blockSize} | ${window} | ${(100 * s.accuracy).toFixed(1)}% | ${s.peakReduction.toFixed(2)}× | ${((100 * newestEvicted) / rounds).toFixed(0)}% |`,
-    );
+    });
+  const full = await run(() => undefined);
+  console.log(`full cache: ${(100 * summarize(full, full).accuracy).toFixed(1)}%`);
+  console.log('| ε | b | w | accuracy | peak reduction | rounds evicting the newest block |');
+  console.log('|--:|--:|--:|--:|--:|--:|');
+  for (const rate of o.rates) {
+    for (const { blockSize, window } of o.pairs) {
+      let rounds = 0;
+      let newestEvicted = 0;
+      const outcomes = await run(
+        () =>
+          new NgcPolicy({
+            evictionRate: rate,
+            cadence: o.cadence,
+            blockSize,
+            window,
+            mode: 'greedy',
+          }),
+        (evicted) => {
+          rounds++;
+          if (evicted) newestEvicted++;
+        },
+      );
+      const s = summarize(outcomes, full);
+      console.log(
+        `| ${rate} | ${blockSize} | ${window} | ${(100 * s.accuracy).toFixed(1)}% | ${s.peakReduction.toFixed(2)}× | ${((100 * newestEvicted) / rounds).toFixed(0)}% |`,
+      );
+    }
   }
-}
-base.model.dispose();
+  base.model.dispose();
+});

@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CharTokenizer, DecoderModel } from '@lethe/model';
+import { CharTokenizer, CONFIG_FILE, DecoderModel, WEIGHTS_FILE } from '@lethe/model';
 import { loadCheckpoint, saveCheckpoint, writeFileAtomic } from '@lethe/model/node';
+import { LetheError } from '@lethe/tensor';
 
 /** Where the committed quickstart checkpoint lives. */
 export const DEFAULT_CHECKPOINT = join(dirname(fileURLToPath(import.meta.url)), '..', 'checkpoint');
@@ -30,4 +31,55 @@ export async function loadQuickstart(
     JSON.parse(await readFile(join(dir, TOKENIZER_FILE), 'utf8')),
   );
   return { model: DecoderModel.fromTensors(checkpoint.config, checkpoint.tensors), tokenizer };
+}
+
+/**
+ * Loads model + tokenizer from the model directory `dir` given by the flag `flag`, checking
+ * first that it is one: the quickstart never trains a model in its place (`npm run train`
+ * does).
+ *
+ * @throws LetheError `E_CHECKPOINT` naming `flag` when `dir` is missing, not a directory,
+ *   lacks one of its three files or cannot be read; the errors of the checkpoint decoder
+ *   (`E_FORMAT`, `E_CHECKPOINT`) for malformed files.
+ */
+export async function loadQuickstartFrom(
+  dir: string,
+  flag: string,
+): Promise<{ model: DecoderModel; tokenizer: CharTokenizer }> {
+  const hint = `train one with \`npm run train -- --out ${dir}\` in examples/quickstart`;
+  const isDirectory = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => undefined,
+  );
+  if (isDirectory !== true) {
+    throw new LetheError(
+      'E_CHECKPOINT',
+      `${dir} is ${isDirectory === undefined ? 'missing' : 'not a directory'}; a model directory holds ${CONFIG_FILE}, ${WEIGHTS_FILE} and ${TOKENIZER_FILE} (${hint})`,
+      flag,
+    );
+  }
+  for (const file of [CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE]) {
+    if (
+      !(await stat(join(dir, file)).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    ) {
+      throw new LetheError(
+        'E_CHECKPOINT',
+        `${dir} has no ${file}: not a model directory (${hint})`,
+        flag,
+      );
+    }
+  }
+  try {
+    return await loadQuickstart(dir);
+  } catch (error) {
+    if (error instanceof LetheError) throw error;
+    throw new LetheError(
+      'E_CHECKPOINT',
+      `${dir} cannot be read: ${(error as Error).message}`,
+      flag,
+    );
+  }
 }

@@ -1,8 +1,6 @@
-// The quickstart: load the embedded tiny model (or train a fresh one, 5–10 minutes on
-// two CPU cores, with --retrain)
+// The quickstart: load the embedded tiny model (or the model directory given by --checkpoint)
 // and generate under each chosen KV-cache eviction policy, printing tokens/s and live/peak KV
-// entries per layer.
-import { existsSync } from 'node:fs';
+// entries per layer. Training is its own command: `npm run train` (src/train.ts).
 import { type EvictionPolicy, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import {
   type CharTokenizer,
@@ -13,13 +11,14 @@ import {
 } from '@lethe/model';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
-import { Command } from 'commander';
-import { DEFAULT_CHECKPOINT, loadQuickstart } from './checkpoint-dir';
-import { trainingBar } from './progress-bar';
+import { Command, Option } from 'commander';
+import { DEFAULT_CHECKPOINT, loadQuickstartFrom } from './checkpoint-dir';
 import { formatCacheLine, formatSummaryRow } from './report';
-import { trainQuickstartModel } from './train-model';
 
 const registry = new PolicyRegistry([fullCacheProvider, ...HEURISTIC_PROVIDERS]);
+
+/** `LetheError` codes that mean the input (flags, files) was wrong: exit 2, as `lethe` does. */
+const INPUT_CODES = new Set(['E_ARG', 'E_BUDGET', 'E_FORMAT', 'E_CHECKPOINT']);
 
 const program = new Command()
   .name('quickstart')
@@ -29,55 +28,80 @@ const program = new Command()
     `comma-separated: ${registry.names().join(', ')}`,
     'full,streaming-llm,h2o',
   )
-  .option('--budget <n>', 'KV entries kept per head by evicting policies', (v) => Number(v), 64)
+  .option(
+    '--capacity <n>',
+    'KV entries per head an evicting policy keeps (a round runs when a head holds ⌈n/4⌉ more)',
+    (v) => Number(v),
+    64,
+  )
   .option('--tokens <n>', 'tokens to generate', (v) => Number(v), 400)
   .option('--prompt <text>', 'prompt', 'the cat ')
   .option('--temperature <t>', 'sampling temperature (0 = greedy)', (v) => Number(v), 0.7)
   .option('--seed <n>', 'sampling seed', (v) => Number(v), 1)
   .option('--backend <name>', 'wasm | cpu | webgpu | auto', 'wasm')
-  .option('--checkpoint <dir>', 'model directory', DEFAULT_CHECKPOINT)
-  .option('--retrain', 'train a fresh model first instead of loading the checkpoint')
-  .option('--steps <n>', 'training steps with --retrain', (v) => Number(v), 400)
+  .option('--checkpoint <dir>', 'model directory (npm run train writes one)', DEFAULT_CHECKPOINT)
+  // Flags of earlier versions, refused with what to use instead.
+  .addOption(new Option('--budget <n>').hideHelp())
+  .addOption(new Option('--retrain').hideHelp())
+  .addOption(new Option('--steps <n>').hideHelp())
   // `pnpm start -- --flag` forwards the `--` separator; drop it so the flags still parse.
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 const opts = program.opts<{
   policies: string;
-  budget: number;
+  capacity: number;
   tokens: number;
   prompt: string;
   temperature: number;
   seed: number;
   backend: BackendName;
   checkpoint: string;
+  budget?: string;
   retrain?: boolean;
-  steps: number;
+  steps?: string;
 }>();
 
-/** The policy `name` at the budget, from the registry (its errors name `--policies`). */
+/** Refuses the flags the quickstart no longer takes, and a capacity that is not one. */
+function checkFlags(): void {
+  if (opts.budget !== undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `the quickstart's budget is --capacity <entries per KV head> (--budget ${opts.budget}); in the lethe CLI --budget is a fraction of the full cache`,
+      '--budget',
+    );
+  }
+  if (opts.retrain !== undefined || opts.steps !== undefined) {
+    throw new LetheError(
+      'E_ARG',
+      'training is its own command: `npm run train -- --steps <n> --out <dir>` in examples/quickstart, then --checkpoint <dir>',
+      opts.retrain !== undefined ? '--retrain' : '--steps',
+    );
+  }
+  if (!(Number.isInteger(opts.capacity) && opts.capacity >= 2)) {
+    throw new LetheError(
+      'E_BUDGET',
+      `must be an integer ≥ 2 (entries per KV head), got ${opts.capacity}`,
+      '--capacity',
+    );
+  }
+}
+
+/** The policy `name` at the capacity, from the registry (its errors name `--policies`). */
 async function policyFor(name: string, model: DecoderModel): Promise<EvictionPolicy | undefined> {
   registry.provider(name, '--policies');
-  // Evict back to the budget once a head holds 1/4 more: amortised rounds.
+  // Evict back to the capacity once a head holds 1/4 more: amortised rounds.
   const prepared = await registry.prepare(name, {
     options: name === 'full' ? {} : { slackFraction: 0.25 },
   });
-  return prepared.build({ capacity: opts.budget }, policyContextOf(model, 1)).eviction;
+  return prepared.build({ capacity: opts.capacity }, policyContextOf(model, 1)).eviction;
 }
 
 async function main(): Promise<void> {
+  checkFlags();
   const backend = await initBackend(opts.backend);
-  let loaded: { model: DecoderModel; tokenizer: CharTokenizer };
-  if (opts.retrain || !existsSync(opts.checkpoint)) {
-    console.log(
-      opts.retrain
-        ? 'training a fresh model (--retrain)'
-        : `no checkpoint at ${opts.checkpoint}; training one`,
-    );
-    const bar = trainingBar(opts.steps);
-    loaded = await trainQuickstartModel({ steps: opts.steps, onProgress: bar.update });
-    bar.stop();
-  } else {
-    loaded = await loadQuickstart(opts.checkpoint);
-  }
+  const loaded: { model: DecoderModel; tokenizer: CharTokenizer } = await loadQuickstartFrom(
+    opts.checkpoint,
+    '--checkpoint',
+  );
   const { model, tokenizer } = loaded;
   const c = model.config;
   console.log(
@@ -98,7 +122,9 @@ async function main(): Promise<void> {
       stop: { eosTokenIds: [tokenizer.eosId] },
     });
     const text = tokenizer.decode(result.tokens[0]!, { skipSpecialTokens: true });
-    console.log(`\n── ${name}${eviction ? ` (budget ${opts.budget} entries per head)` : ''} ──`);
+    console.log(
+      `\n── ${name}${eviction ? ` (capacity ${opts.capacity} entries per KV head)` : ''} ──`,
+    );
     console.log(`${opts.prompt}${text.length > 240 ? `${text.slice(0, 240)}…` : text}`);
     console.log(`${result.stats.tokensPerSecond.toFixed(1)} tok/s | ${formatCacheLine(result)}`);
     if (name === 'full') fullPeak = result.stats.caches[0]!.peakTotal;
@@ -108,6 +134,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof LetheError ? `error: ${error.message}` : error);
+  if (error instanceof LetheError) {
+    console.error(`error: ${error.message}`);
+    process.exit(INPUT_CODES.has(error.code) ? 2 : 1);
+  }
+  console.error(error);
   process.exit(1);
 });

@@ -10,6 +10,9 @@ import {
 } from '@lethe/model';
 import { CORPUS, QUICKSTART_SEED, quickstartConfig, quickstartTokenizer } from './tiny-model';
 
+/** Steps over which the learning rate warms up: training needs more than these. */
+export const WARMUP_STEPS = 20;
+
 /** Options of {@link trainQuickstartModel}. */
 export interface TrainOptions {
   readonly steps: number;
@@ -41,7 +44,7 @@ export async function trainQuickstartModel(options: TrainOptions) {
     seed,
     schedule: warmupCosineSchedule({
       peakLr: 1e-2,
-      warmupSteps: 20,
+      warmupSteps: WARMUP_STEPS,
       totalSteps: options.steps,
       minLrRatio: 0.05,
     }),

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crossEntropyLoss } from '@lethe/model';
@@ -53,7 +53,7 @@ describe('the quickstart CLI', () => {
         'src/main.ts',
         '--tokens',
         '120',
-        '--budget',
+        '--capacity',
         '32',
         '--policies',
         'full,streaming-llm,h2o,snapkv',
@@ -62,6 +62,7 @@ describe('the quickstart CLI', () => {
     );
     for (const name of ['full', 'streaming-llm', 'h2o', 'snapkv'])
       expect(out).toContain(`── ${name}`);
+    expect(out).toContain('── snapkv (capacity 32 entries per KV head) ──');
     expect(out).toMatch(/tok\/s \| live\/peak KV entries per layer: L0 \d+\/\d+ {2}L1 \d+\/\d+/);
   });
 
@@ -73,5 +74,57 @@ describe('the quickstart CLI', () => {
         stdio: 'pipe',
       }),
     ).toThrowError(/unknown policy "nope"/);
+  });
+
+  /** Runs the CLI with `args`; its exit status, stdout and stderr. */
+  function quickstart(...args: string[]) {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  }
+
+  it('refuses a --checkpoint that is not a model directory with one coded line, training nothing', () => {
+    const run = quickstart('--checkpoint', '/nope/quickstart-model');
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^error: \[E_CHECKPOINT\] --checkpoint: \/nope\/quickstart-model is missing; .*npm run train -- --out \/nope\/quickstart-model/,
+      ),
+    ]);
+    expect(run.stdout).not.toMatch(/train/);
+    // A directory without the model's files is refused the same way.
+    const notModel = quickstart('--checkpoint', join(root, 'src'));
+    expect(notModel.status).toBe(2);
+    expect(notModel.stderr).toMatch(/\[E_CHECKPOINT\] --checkpoint: .*src has no config\.json/);
+  });
+
+  it('takes its budget as --capacity (entries) and refuses --budget, --retrain and a bad capacity', () => {
+    const budget = quickstart('--budget', '32');
+    expect(budget.status).toBe(2);
+    expect(budget.stderr).toMatch(/^error: \[E_ARG\] --budget: .*--capacity <entries per KV head>/);
+    const retrain = quickstart('--retrain');
+    expect(retrain.status).toBe(2);
+    expect(retrain.stderr).toMatch(
+      /\[E_ARG\] --retrain: training is its own command: `npm run train/,
+    );
+    const capacity = quickstart('--capacity', '0.5');
+    expect(capacity.status).toBe(2);
+    expect(capacity.stderr).toMatch(/\[E_BUDGET\] --capacity: must be an integer ≥ 2/);
+  });
+
+  it('is not the trainer: `npm run train` is, and refuses too few steps with one coded line', () => {
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/train.ts', '--steps', '2', '--out', join(root, 'never-written')],
+      { cwd: root, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      'error: [E_ARG] --steps: must be an integer > 20 (the learning rate warms up over 20 steps), got 2',
+    );
+    expect(run.stdout).toBe('');
   });
 });

@@ -72,7 +72,24 @@ async function activate(name: Exclude<BackendName, 'auto'>): Promise<string> {
   if (!ok || tf.getBackend() !== name) {
     throw new LetheError('E_BACKEND', `backend "${name}" is not available here`, 'name');
   }
+  if (name === 'cpu') skipCpuNodeBanner();
   return name;
+}
+
+/**
+ * tfjs-backend-cpu prints a banner advising `tfjs-node` on its first tensor write when the
+ * `IS_NODE` flag is set; Lethe does not use tfjs-node. That first write is made here, with the
+ * flag off for its duration only; every other tfjs warning still prints.
+ */
+function skipCpuNodeBanner(): void {
+  const env = tf.env();
+  if (!env.getBool('IS_NODE')) return;
+  env.set('IS_NODE', false);
+  try {
+    tf.scalar(0).dispose();
+  } finally {
+    env.set('IS_NODE', true);
+  }
 }
 
 /** Name of the active backend, or undefined before {@link initBackend}. */

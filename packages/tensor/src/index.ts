@@ -18,6 +18,7 @@ export {
   float32ToFloat16,
 } from './dtype';
 export { countTensors, withLeakCheck } from './leaks';
+export { isRecordingGradients, tensorMemoryHeadroom, WASM_HEAP_MAX_BYTES } from './memory';
 export {
   AdamW,
   type AdamWOptions,

@@ -8,7 +8,7 @@ import type { PolicyStore } from '../harness/policy-store';
 import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
 import type { SweepResults } from '../harness/results';
 import { runSweep } from '../harness/sweep';
-import { type SweepConfig, validateSweepConfig } from '../harness/sweep-config';
+import { type SweepConfig, seedsOf, validateSweepConfig } from '../harness/sweep-config';
 import { withArgument } from '../pretrain/error-message';
 import { inFile } from '../pretrain/file-errors';
 import { isTrainingSeed, TRAINING_SEED_OFFSET } from '../pretrain/training-seed';
@@ -125,8 +125,9 @@ async function sweepOf(
 /**
  * Adds `lethe eval`: one cell from the flags `reproduceCommand` prints, or a whole sweep from
  * `--config sweep.json`; with `--results results.json` the results are written after every
- * cell and a rerun resumes. A progress bar (cells, ETA) runs on stderr; the Markdown results
- * table (and, for one cell, its reproduce command) goes to stdout.
+ * cell and a rerun resumes (a results file that cannot be read or written, or holds a malformed
+ * cell, is reported naming `--results`). A progress bar (cells, ETA) runs on stderr; the Markdown
+ * results table (and, for one cell, its reproduce command) goes to stdout.
  */
 export function addEvalCommand(program: Command): void {
   const command = program
@@ -147,7 +148,8 @@ export function addEvalCommand(program: Command): void {
       const store = nodePolicyStore();
       const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
       const config = await sweepOf(opts.config, cellArgs, registry, store);
-      for (const seed of config.seeds.filter(isTrainingSeed)) {
+      const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, task.name)));
+      for (const seed of [...allSeeds].filter(isTrainingSeed)) {
         process.stderr.write(
           `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
         );
@@ -177,7 +179,8 @@ export function addEvalCommand(program: Command): void {
           process.exitCode = EXIT_INTERRUPTED;
           return;
         }
-        throw error;
+        // An unreadable, unwritable or malformed results file: name the flag that gave it.
+        throw nameFlag(error, (field) => (field === opts.results ? '--results' : undefined));
       } finally {
         interrupt.dispose();
       }

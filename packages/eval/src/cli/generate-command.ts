@@ -6,6 +6,7 @@ import {
   type DecoderModel,
   policyContextOf,
   type StopConditions,
+  validateSampling,
 } from '@lethe/model';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
@@ -14,6 +15,8 @@ import { createDefaultRegistry } from '../harness/default-registry';
 import { encodeText } from '../harness/generation-run';
 import { parseJsonFlag } from '../harness/json';
 import { nodePolicyStore } from '../harness/node-policy-store';
+import { parseIntegerFlag, parseNumberFlag } from '../harness/number-flag';
+import { withArgument } from '../pretrain/error-message';
 import { loadTaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';
 import { readModelDirectory } from '../pretrain/model-directory';
@@ -107,21 +110,14 @@ export function addGenerateCommand(program: Command): void {
         options: parseJsonFlag(flags.policyOptions, '--policy-options'),
         directory: flags.policyDir === undefined ? undefined : await store.open(flags.policyDir),
       });
-      const budget = validateBudgetFraction(Number(flags.budget), '--budget');
+      const budget = validateBudgetFraction(parseNumberFlag(flags.budget, '--budget'), '--budget');
       if (flags.policy === FULL_CACHE && budget !== 1) {
         throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${budget}`, '--budget');
       }
       const tokens =
-        flags.tokens === undefined ? undefined : integerFlag(flags.tokens, '--tokens', 1);
-      const seed = integerFlag(flags.seed, '--seed', 0);
-      const temperature = Number(flags.temperature);
-      if (!(Number.isFinite(temperature) && temperature >= 0)) {
-        throw new LetheError(
-          'E_ARG',
-          `must be a number ≥ 0, got ${JSON.stringify(flags.temperature)}`,
-          '--temperature',
-        );
-      }
+        flags.tokens === undefined ? undefined : parseIntegerFlag(flags.tokens, '--tokens', 1);
+      const seed = parseIntegerFlag(flags.seed, '--seed', 0);
+      const temperature = temperatureFlag(flags.temperature);
       await initBackend((flags.backend ?? 'wasm') as BackendName);
       const modelDir =
         policy.model !== undefined && flags.policyDir !== undefined
@@ -254,10 +250,18 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
 
 const EVICTED_LEGEND = '· = evicted by every KV head';
 
-function integerFlag(text: string, flag: string, min: number): number {
-  const value = Number(text);
-  if (!(Number.isSafeInteger(value) && value >= min)) {
-    throw new LetheError('E_ARG', `must be an integer ≥ ${min}, got ${JSON.stringify(text)}`, flag);
+/**
+ * The sampling temperature of `--temperature`: a decimal number that `@lethe/model` accepts as a
+ * temperature (finite, ≥ 0).
+ *
+ * @throws LetheError `E_ARG` naming `--temperature` otherwise.
+ */
+function temperatureFlag(text: string): number {
+  const temperature = parseNumberFlag(text, '--temperature');
+  try {
+    validateSampling({ temperature });
+  } catch (error) {
+    throw error instanceof LetheError ? withArgument(error, '--temperature') : error;
   }
-  return value;
+  return temperature;
 }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
+import { parseIntegerFlag } from '../harness/number-flag';
 import { PRETRAIN_FLAGS, parsePretrainFlags, pretrainFlagOf } from '../pretrain/pretrain-flags';
 import { resolvePretrainSettings } from '../pretrain/pretrain-settings';
 import { DEFAULT_CHECKPOINT_EVERY, pretrainTaskModel } from '../pretrain/pretrain-task-model';
@@ -52,7 +53,7 @@ export function addPretrainCommand(program: Command): void {
       const checkpointEvery =
         opts.checkpointEvery === undefined
           ? DEFAULT_CHECKPOINT_EVERY
-          : Number(opts.checkpointEvery);
+          : parseIntegerFlag(opts.checkpointEvery, '--checkpoint-every', 1);
       const stateDir = opts.stateDir ?? `${settings.out}.state`;
       const backend = await initBackend((parsed.backend ?? 'wasm') as BackendName);
       const size = settings.modelSize;

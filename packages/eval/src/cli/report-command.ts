@@ -10,7 +10,8 @@ import { readJsonFile } from './json-file';
 
 /**
  * Adds `lethe report`: reads a results file (`lethe eval --results`, checked like a sweep
- * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out`.
+ * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out` (a
+ * directory that cannot be written is reported naming `--out`).
  */
 export function addReportCommand(program: Command): void {
   program
@@ -37,7 +38,15 @@ export function addReportCommand(program: Command): void {
       } catch (error) {
         throw inFile(opts.results, error);
       }
-      const files = await writeReport(opts.out, results);
+      let files: Awaited<ReturnType<typeof writeReport>>;
+      try {
+        files = await writeReport(opts.out, results);
+      } catch (error) {
+        if (error instanceof LetheError) throw error;
+        // A file-system error: `--out` names a file, or a directory that cannot be written.
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new LetheError('E_ARG', `cannot be written: ${reason}`, `--out (${opts.out})`);
+      }
       console.log(`${results.cells.length} cells`);
       console.log(`wrote ${files.markdown}`);
       console.log(`wrote ${files.html}`);

@@ -1,14 +1,22 @@
+import { assertInteger } from '@lethe/tensor';
+import { requireArray } from './arguments';
+
 /**
  * Splits sequences `0 … lengths.length − 1` into generation batches of at most `batchSize`.
  * With `byLength`, sequences are first grouped by their full-cache length (groups in order of
  * first appearance, sequences in index order within a group), so that every batch shares one
  * capacity and one policy instance; without it, batches are consecutive index ranges.
+ *
+ * @throws LetheError `E_ARG` naming `lengths` when it is not an array, `batchSize` unless it is
+ *   an integer ≥ 1.
  */
 export function planBatches(
   lengths: readonly number[],
   batchSize: number,
   byLength: boolean,
 ): number[][] {
+  requireArray(lengths, 'lengths');
+  assertInteger(batchSize, 'batchSize', 1);
   const groups: number[][] = [];
   if (byLength) {
     const byValue = new Map<number, number[]>();

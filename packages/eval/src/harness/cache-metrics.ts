@@ -6,6 +6,8 @@ import {
   realisedBudget,
   realisedKeepRate,
 } from '../metrics/index';
+import { requireNonEmpty, requireNonNegative } from '../metrics/validate';
+import { requireArray, requireObject } from './arguments';
 import type { ReadTrace } from './read-trace';
 import type { Aggregate } from './results';
 
@@ -31,11 +33,16 @@ export interface CacheMetrics {
  *   the full cache's reads performed, averaged over the sequence's predicted tokens.
  *
  * Peaks and reads are summed over layers and KV heads.
+ *
+ * @throws LetheError `E_ARG` naming `traces` or `fullPeaks` when it is not an array, and the
+ *   errors of the metrics (`E_SHAPE` for lengths that differ, `E_ARG` for bad values).
  */
 export function cacheMetrics(
   traces: readonly ReadTrace[],
   fullPeaks: readonly number[],
 ): CacheMetrics {
+  requireArray(traces, 'traces');
+  requireArray(fullPeaks, 'fullPeaks');
   const peaks = traces.map((t) => t.peakTotal);
   const realised = realisedBudget(peaks, fullPeaks);
   return {
@@ -52,9 +59,23 @@ export function cacheMetrics(
 }
 
 /**
- * Throughput aggregated over batches: tokens ÷ clock seconds of each batch (0 for a batch
- * during which the clock did not advance).
+ * Throughput aggregated over batches: the tokens the model ran on in each batch ÷ the clock
+ * seconds of that same work (0 for a batch during which the clock did not advance). Every
+ * cell passes the same work: a generation batch its prompt tokens and fed-back generated tokens
+ * over prefill + decode (`RolloutBatch`), a teacher-forced batch its fed tokens over its whole
+ * pass (`TeacherForcedBatch`).
+ *
+ * @throws LetheError `E_ARG` naming `batches` when it is not a non-empty array, or
+ *   `batches[i].tokens` / `batches[i].ms` unless they are finite numbers ≥ 0.
  */
 export function throughput(batches: readonly { tokens: number; ms: number }[]): Aggregate {
-  return aggregate(batches.map((b) => (b.ms > 0 ? (b.tokens * 1000) / b.ms : 0)));
+  requireNonEmpty(batches, 'batches');
+  return aggregate(
+    batches.map((batch, i) => {
+      requireObject(batch, `batches[${i}]`, 'an object { tokens, ms }');
+      const tokens = requireNonNegative(batch.tokens, `batches[${i}].tokens`);
+      const ms = requireNonNegative(batch.ms, `batches[${i}].ms`);
+      return ms > 0 ? (tokens * 1000) / ms : 0;
+    }),
+  );
 }

@@ -1,4 +1,5 @@
 import { LetheError } from '@lethe/tensor';
+import { requireFunction, requireObject } from './arguments';
 import type { CellEnvironment } from './cell-environment';
 import { validateCellKey } from './cells';
 import { runGenerationCell } from './generation-cell';
@@ -12,14 +13,22 @@ import type { CellKey, CellResult } from './results';
  * `lethe eval` command that recomputes it, the outcome of every sequence (generation cells), and
  * the clock time of its generation.
  *
- * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, …);
- *   `E_ARG` naming `key.task` when the environment's task or the config do not match the key,
+ * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, a
+ *   missing or `null` field, …); `E_ARG` naming `env` or `env.<field>` when the environment or
+ *   its task, model, config, registry or clock is missing; the errors of `validateSweepConfig`
+ *   for an invalid `env.config`; `E_ARG` naming `key.task` when the environment's task or the config do not match the key,
  *   naming `model` when the model's vocabulary is smaller than the task tokenizer's, naming
  *   `key.policy` for a label that is not a policy of the sweep, and the errors of preparing the
  *   policy (see `prepareCellPolicy`); rejects with `signal.reason` when `env.signal` aborts.
  */
 export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellResult> {
   validateCellKey(key);
+  requireObject(env, 'env', 'a CellEnvironment');
+  requireObject(env.task, 'env.task', 'a task');
+  requireObject(env.model, 'env.model', 'a DecoderModel');
+  requireObject(env.config, 'env.config', 'a SweepConfig');
+  requireObject(env.registry, 'env.registry', 'a PolicyRegistry');
+  requireFunction(env.clock, 'env.clock', 'a clock () => milliseconds');
   const { task, model } = env;
   if (task.name !== key.task) {
     throw new LetheError(

@@ -1,22 +1,27 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
+import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import type { CellKey } from './results';
-import type { SweepConfig } from './sweep-config';
+import { type SweepConfig, seedsOf, validateSweepConfig } from './sweep-config';
 
 /**
  * The cells of a sweep in their deterministic order: tasks (config order), then seeds, then
  * policies (by label; a policy restricted to some tasks only on those), then budgets. The full cache contributes one cell per (task, seed), at budget 1, wherever it
  * stands in `policies`; every other policy one cell per budget. Seeds sit outside policies so
  * the full-cache reference runs of a (task, seed) serve all its cells in a row.
+ *
+ * @throws LetheError the errors of `validateSweepConfig` for a config that is not a valid one
+ *   (`E_ARG` naming `config` for `null`).
  */
 export function sweepCells(config: SweepConfig): CellKey[] {
+  const sweep = validateSweepConfig(config);
   const cells: CellKey[] = [];
-  for (const task of config.tasks) {
-    for (const seed of config.seeds) {
-      for (const policy of config.policies) {
+  for (const task of sweep.tasks) {
+    for (const seed of seedsOf(sweep, task.name)) {
+      for (const policy of sweep.policies) {
         if (policy.tasks !== null && !policy.tasks.includes(task.name)) continue;
-        const budgets = policy.name === FULL_CACHE ? [1] : config.budgets;
+        const budgets = policy.name === FULL_CACHE ? [1] : sweep.budgets;
         for (const budget of budgets) {
           cells.push({ task: task.name, policy: policy.label, budget, seed });
         }
@@ -26,8 +31,13 @@ export function sweepCells(config: SweepConfig): CellKey[] {
   return cells;
 }
 
-/** A string identifying a cell (equal keys, equal ids). */
+/**
+ * A string identifying a cell (equal keys, equal ids).
+ *
+ * @throws LetheError `E_ARG` naming `key` when it is not an object.
+ */
 export function cellId(key: CellKey): string {
+  requireObject(key, 'key', 'a cell key { task, policy, budget, seed }');
   return JSON.stringify([key.task, key.policy, key.budget, key.seed]);
 }
 
@@ -35,9 +45,11 @@ export function cellId(key: CellKey): string {
  * Checks a cell key on its own: budget in (0, 1], `full` only at budget 1, seed a non-negative
  * safe integer, names non-empty.
  *
- * @throws LetheError `E_BUDGET` naming `budget`, or `E_ARG` naming the field.
+ * @throws LetheError `E_BUDGET` naming `budget` (a missing or `null` budget included), or
+ *   `E_ARG` naming the field, or `key` when it is not an object.
  */
 export function validateCellKey(key: CellKey): CellKey {
+  requireObject(key, 'key', 'a cell key { task, policy, budget, seed }');
   for (const field of ['task', 'policy'] as const) {
     if (typeof key[field] !== 'string' || key[field].length === 0) {
       throw new LetheError('E_ARG', 'must be a non-empty string', field);

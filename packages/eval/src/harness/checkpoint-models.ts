@@ -4,6 +4,7 @@ import { LetheError } from '@lethe/tensor';
 import { readModelDirectory, TOKENIZER_FILE } from '../pretrain/model-directory';
 import { checkTaskTokenizer } from '../pretrain/task-tokenizer-check';
 import { isTaskName, taskTokenizer } from '../tasks/index';
+import { requireObject } from './arguments';
 import type { ModelProvider } from './model-provider';
 
 /**
@@ -16,9 +17,10 @@ import type { ModelProvider } from './model-provider';
  * @throws LetheError (from `load`) `E_ARG` naming `checkpoints.<task>` for a task without a
  *   checkpoint; errors naming the file and why for an unreadable or malformed directory
  *   (`E_CHECKPOINT`, `E_FORMAT`, `E_ARG`); `E_CHECKPOINT` naming `tokenizer.json` when it is
- *   not the task's tokenizer.
+ *   not the task's tokenizer. `E_ARG` naming `checkpoints` (at once) when it is not an object.
  */
 export function checkpointModels(checkpoints: Readonly<Record<string, string>>): ModelProvider {
+  requireObject(checkpoints, 'checkpoints', 'an object mapping task names to directories');
   return {
     async load(task) {
       const dir = checkpoints[task];

@@ -1,6 +1,7 @@
 import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { ngcProvider } from '@lethe/policies-ngc';
+import { requireArray, requireObject } from './arguments';
 import type { KnownNames } from './sweep-config';
 
 /**
@@ -18,19 +19,24 @@ export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
  * A fresh registry of {@link DEFAULT_PROVIDERS}, optionally with more providers after them (a
  * user's own policies).
  *
- * @throws LetheError `E_ARG` naming the provider for a name clash or a malformed provider.
+ * @throws LetheError `E_ARG` naming the provider for a name clash or a malformed provider,
+ *   `extra` when it is not an array.
  */
 export function createDefaultRegistry(extra: readonly AnyPolicyProvider[] = []): PolicyRegistry {
+  requireArray(extra, 'extra');
   return new PolicyRegistry([...DEFAULT_PROVIDERS, ...extra]);
 }
 
 /**
  * What a sweep config is checked against for `registry`: its provider names, and those that need
  * no policy directory (what a `"*"` entry of `policies` expands to).
+ *
+ * @throws LetheError `E_ARG` naming `registry` when it is not an object.
  */
 export function knownPolicies(
   registry: PolicyRegistry,
 ): Pick<KnownNames, 'policies' | 'untrained'> {
+  requireObject(registry, 'registry', 'a PolicyRegistry');
   return {
     policies: registry.names(),
     untrained: registry

@@ -1,3 +1,4 @@
+import { requireFunction } from './arguments';
 import type { GenerationRun } from './generation-run';
 
 /**
@@ -12,8 +13,11 @@ export class FullCacheReferences {
   /**
    * The run of (task, seed), computed by `compute` on first use. A failed (or aborted)
    * computation is forgotten, so a later call tries again.
+   *
+   * @throws LetheError `E_ARG` naming `compute` when it is not a function.
    */
   get(task: string, seed: number, compute: () => Promise<GenerationRun>): Promise<GenerationRun> {
+    requireFunction(compute, 'compute', 'a function computing the run');
     const id = JSON.stringify([task, seed]);
     let run = this.runs.get(id);
     if (run === undefined) {

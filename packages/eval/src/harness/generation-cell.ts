@@ -19,7 +19,8 @@ import type { CellKey, CellMetrics, SequenceOutcome } from './results';
  *   examples;
  * - `passAtK`: the unbiased pass@k averaged over examples, for each k of `config.passAtK`;
  * - the cache metrics of `cacheMetrics` against the full-cache run of the same sequences;
- * - `tokensPerSecond`: decode throughput per batch.
+ * - `tokensPerSecond`: per batch, the tokens the model ran on (prompt tokens and fed-back
+ *   generated tokens) per clock second of prefill and decode (see `throughput`).
  *
  * Budgets mean what they say: sequence `i` runs with a capacity of `⌈b · Pᵢ⌉` entries per KV
  * head (`capacityFor`), where `Pᵢ` is its own full-cache peak per KV head, measured by the

@@ -1,7 +1,8 @@
 import type { PolicyBudget, PolicySet } from '@lethe/kv-cache';
 import type { StopConditions, Tokenizer } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/tensor';
 import type { GenerationTask, TaskExample } from '../tasks/task';
+import { requireObject } from './arguments';
 import { planBatches } from './batching';
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy } from './cell-policy';
@@ -20,18 +21,35 @@ export interface GenerationPlan {
   readonly stop: StopConditions;
 }
 
-/** Token ids of `text`, with BOS first when the tokenizer has one. */
+/**
+ * Token ids of `text`, with BOS first when the tokenizer has one.
+ *
+ * @throws LetheError `E_ARG` naming `tokenizer` when it is not an object, `text` when it is not
+ *   a string.
+ */
 export function encodeText(tokenizer: Tokenizer, text: string): Int32Array {
+  requireObject(tokenizer, 'tokenizer', 'a Tokenizer');
+  if (typeof text !== 'string') throw new LetheError('E_ARG', 'must be a string', 'text');
   return tokenizer.encode(text, { addBos: tokenizer.bosId !== undefined });
 }
 
-/** The {@link GenerationPlan} of `task` for `seed` under the sweep's example and sample counts. */
+/**
+ * The {@link GenerationPlan} of `task` for `seed` under the sweep's example and sample counts
+ * (0 examples: an empty plan, for its stop conditions).
+ *
+ * @throws LetheError `E_ARG` naming `task` when it is not an object, `examplesPerCell` unless it
+ *   is an integer ≥ 0, `samplesPerExample` unless it is an integer ≥ 1; the task's errors for a
+ *   bad `seed`.
+ */
 export function planGeneration(
   task: GenerationTask,
   examplesPerCell: number,
   samplesPerExample: number,
   seed: number,
 ): GenerationPlan {
+  requireObject(task, 'task', 'a generation task');
+  assertInteger(examplesPerCell, 'examplesPerCell', 0);
+  assertInteger(samplesPerExample, 'samplesPerExample', 1);
   const examples = Array.from({ length: examplesPerCell }, (_, i) => task.example(seed, i));
   const prompts: Int32Array[] = [];
   const exampleOf: number[] = [];
@@ -55,11 +73,15 @@ export function planGeneration(
   };
 }
 
-/** The sequences of a plan, generated, with per-batch decode timings. */
+/** The sequences of a plan, generated, with the work and clock time of each batch. */
 export interface GenerationRun {
   /** One per sequence of the plan, same order. */
   readonly sequences: readonly GeneratedSequence[];
-  /** Tokens generated and decode clock time of each batch. */
+  /**
+   * Tokens the model ran on (prompts and fed-back generated tokens, see
+   * `RolloutBatch.processedTokens`) and the clock time of that work (prefill and decode), per
+   * batch.
+   */
   readonly batches: readonly { readonly tokens: number; readonly ms: number }[];
   /** Clock time of the whole run, ms. */
   readonly elapsedMs: number;
@@ -121,7 +143,7 @@ export async function runGeneration(
     batch.forEach((s, i) => {
       sequences[s] = result.sequences[i]!;
     });
-    batches.push({ tokens: result.generatedTokens, ms: result.decodeMs });
+    batches.push({ tokens: result.processedTokens, ms: result.elapsedMs });
   }
   return { sequences, batches, elapsedMs: clock() - start };
 }

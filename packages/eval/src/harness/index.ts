@@ -67,6 +67,7 @@ export {
   prefillChunkOf,
   type SweepConfig,
   type SweepSampling,
+  seedsOf,
   type TaskSpec,
   validateSweepConfig,
 } from './sweep-config';

@@ -21,7 +21,8 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
  * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
  *   document, `(n − 1)` entries per layer and KV head (teacher forcing feeds the same tokens
  *   whatever the policy, so the reference needs no run);
- * - `tokensPerSecond`: predicted tokens per clock second of each batch.
+ * - `tokensPerSecond`: per batch, the tokens the model ran on (`n − 1` per document, each
+ *   predicting the next) per clock second of the pass (see `throughput`).
  *
  * Returns the metrics and the clock time of the cell.
  *

@@ -72,7 +72,7 @@ export function policySpec(
       nameArgument,
     );
   }
-  const label = raw.label ?? name;
+  const label = raw.label === undefined ? name : raw.label;
   if (typeof label !== 'string' || !POLICY_NAME_PATTERN.test(label)) {
     throw new LetheError(
       'E_ARG',
@@ -80,7 +80,7 @@ export function policySpec(
       `${argument}.label`,
     );
   }
-  const options = raw.options ?? {};
+  const options = raw.options === undefined ? {} : raw.options;
   if (!isPlainObject(options)) {
     throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
   }

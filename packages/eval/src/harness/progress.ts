@@ -1,3 +1,4 @@
+import { requireInteger, requireNonNegative } from '../metrics/validate';
 import type { CellKey, CellResult } from './results';
 
 /** What a sweep reports after each cell (computed or found in the results file). */
@@ -27,12 +28,18 @@ export type ProgressCallback = (progress: SweepProgress) => void;
 /**
  * ETA after `computed` cells took `elapsedMs` in total, with `remaining` cells still to compute.
  * `undefined` when nothing has been computed yet.
+ *
+ * @throws LetheError `E_ARG` naming the argument unless `elapsedMs` is a finite number ≥ 0 and
+ *   `computed`, `remaining` are integers ≥ 0.
  */
 export function estimateRemainingMs(
   elapsedMs: number,
   computed: number,
   remaining: number,
 ): number | undefined {
+  requireNonNegative(elapsedMs, 'elapsedMs');
+  requireInteger(computed, 0, 'computed');
+  requireInteger(remaining, 0, 'remaining');
   if (computed === 0) return undefined;
   return (elapsedMs / computed) * remaining;
 }

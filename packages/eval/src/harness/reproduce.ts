@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/tensor';
 import { validateCellKey } from './cells';
 import { parseJsonFlag } from './json';
+import { parseNumberFlag } from './number-flag';
 import type { CellKey } from './results';
 import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
 
@@ -117,32 +118,33 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
  * samples, sampling, batch size and checkpoint, with only `key`'s policy, budget and seed.
  *
  * @throws LetheError `E_ARG` when `key.task` or `key.policy` is not a task or policy label of
- *   `config`, or for a bad key.
+ *   `config`, or for a bad key; the errors of `validateSweepConfig` for an invalid `config`.
  */
 export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
   validateCellKey(key);
-  const task = config.tasks.find((t) => t.name === key.task);
+  const sweep = validateSweepConfig(config);
+  const task = sweep.tasks.find((t) => t.name === key.task);
   if (task === undefined) {
     throw new LetheError(
       'E_ARG',
-      `is not a task of the sweep (${config.tasks.map((t) => t.name).join(', ')})`,
+      `is not a task of the sweep (${sweep.tasks.map((t) => t.name).join(', ')})`,
       'key.task',
     );
   }
-  const policy = config.policies.find((p) => p.label === key.policy);
+  const policy = sweep.policies.find((p) => p.label === key.policy);
   if (policy === undefined) {
     throw new LetheError(
       'E_ARG',
-      `is not a policy of the sweep (${config.policies.map((p) => p.label).join(', ')})`,
+      `is not a policy of the sweep (${sweep.policies.map((p) => p.label).join(', ')})`,
       'key.policy',
     );
   }
-  const checkpoint = config.checkpoints[key.task];
-  const { prefillChunk: _, ...taskOnly } = task;
+  const checkpoint = sweep.checkpoints[key.task];
+  const { prefillChunk: _, seeds: __, ...taskOnly } = task;
   return {
-    ...config,
+    ...sweep,
     tasks: [taskOnly],
-    prefillChunk: prefillChunkOf(config, key.task),
+    prefillChunk: prefillChunkOf(sweep, key.task),
     policies: [{ ...policy, tasks: null }],
     budgets: [key.budget],
     seeds: [key.seed],
@@ -161,7 +163,7 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
  * reproduceCommand({ task: 'countdown', policy: 'h2o', budget: 0.25, seed: 0 }, config);
  * // lethe eval --task countdown --policy h2o --budget 0.25 --seed 0 --examples 32 --samples 1 …
  * ```
- * @throws LetheError `E_ARG` when `key.task` is not a task of `config`, or for a bad key.
+ * @throws LetheError as {@link cellConfig}.
  */
 export function reproduceCommand(key: CellKey, config: SweepConfig): string {
   const cell = cellConfig(key, config);
@@ -207,11 +209,15 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
  * Reads the flags of {@link EVAL_FLAGS} (`--flag value` pairs, as a shell splits a
  * {@link reproduceCommand} after `lethe eval`) into the single-cell sweep they denote.
  *
- * @throws LetheError `E_ARG` naming the flag for an unknown, repeated, valueless or missing
- *   required flag or a malformed number / JSON value; the errors of `validateSweepConfig`
- *   (e.g. `E_BUDGET` naming `budgets[0]`) for values out of range.
+ * @throws LetheError `E_ARG` naming `args` when it is not an array of strings; naming the flag
+ *   for an unknown, repeated, valueless or missing required flag, a number not written in
+ *   decimal (`0x1`, empty text, whitespace; see `parseNumberFlag`) or malformed JSON; the errors
+ *   of `validateSweepConfig` (e.g. `E_BUDGET` naming `budgets[0]`) for values out of range.
  */
 export function parseEvalFlags(args: readonly string[]): SweepConfig {
+  if (!(Array.isArray(args) && args.every((arg) => typeof arg === 'string'))) {
+    throw new LetheError('E_ARG', 'must be an array of strings', 'args');
+  }
   const known = new Set(EVAL_FLAGS.map((f) => f.flag));
   const values = new Map<string, string>();
   for (let i = 0; i < args.length; i += 2) {
@@ -250,7 +256,7 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
     json.passAtK = values
       .get('--pass-at-k')!
       .split(',')
-      .map((k) => parseNumber(k, '--pass-at-k'));
+      .map((k) => parseNumberFlag(k, '--pass-at-k'));
   }
   const sampling: Record<string, number> = {};
   if (values.has('--temperature')) sampling.temperature = numberFlag(values, '--temperature');
@@ -264,15 +270,7 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
 }
 
 function numberFlag(values: ReadonlyMap<string, string>, flag: string): number {
-  return parseNumber(values.get(flag)!, flag);
-}
-
-function parseNumber(text: string, flag: string): number {
-  const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!Number.isFinite(value)) {
-    throw new LetheError('E_ARG', `must be a number, got ${JSON.stringify(text)}`, flag);
-  }
-  return value;
+  return parseNumberFlag(values.get(flag)!, flag);
 }
 
 /** `text` as one POSIX shell word: bare when it is plainly safe, else single-quoted. */

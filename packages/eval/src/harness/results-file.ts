@@ -1,15 +1,20 @@
 import { LetheError } from '@lethe/tensor';
+import { checkCell } from './cell-check';
 import { cellId, sweepCells } from './cells';
 import { canonicalJson, isPlainObject, type JsonValue } from './json';
-import { type CellResult, RESULTS_FORMAT, RESULTS_VERSION, type SweepResults } from './results';
+import { RESULTS_FORMAT, RESULTS_VERSION, type SweepResults } from './results';
 import { type SweepConfig, validateSweepConfig } from './sweep-config';
 
-/** A results document with no cells yet. */
+/**
+ * A results document with no cells yet, embedding `config` normalised.
+ *
+ * @throws LetheError the errors of `validateSweepConfig` for an invalid `config`.
+ */
 export function emptyResults(config: SweepConfig): SweepResults {
   return {
     format: RESULTS_FORMAT,
     version: RESULTS_VERSION,
-    config: config as unknown as Record<string, unknown>,
+    config: validateSweepConfig(config) as unknown as Record<string, unknown>,
     cells: [],
   };
 }
@@ -20,8 +25,13 @@ const ONE_LINE = '\u241eone-line:';
 /**
  * The text of a results file: 2-space indented JSON and a final newline, with each sequence
  * outcome on one line (a cell holds one per sequence, so the file stays readable).
+ *
+ * @throws LetheError `E_ARG` naming `results` when it is not an object with a `cells` array.
  */
 export function serializeResults(results: SweepResults): string {
+  if (!(isPlainObject(results) && Array.isArray(results.cells))) {
+    throw new LetheError('E_ARG', 'must be a results document with a cells array', 'results');
+  }
   const text = JSON.stringify(
     results,
     function (this: unknown, key: string, value: unknown) {
@@ -41,14 +51,18 @@ export function serializeResults(results: SweepResults): string {
 /**
  * Checks a parsed results document against the sweep `config`: it must be of this format and
  * version and embed a config equal to `config` (after normalisation), and its cells must be
- * cells of that sweep (`readResultsFile` of `@lethe/eval/node` checks a file with it).
+ * well-formed cells of that sweep — key, every metric's shape, sequence outcomes, command (see
+ * `checkCell`) — so a resumed sweep never runs on top of a file it cannot report on
+ * (`readResultsFile` of `@lethe/eval/node` checks a file with it).
  *
  * @param source - the file (or other origin) named in errors.
  * @throws LetheError `E_FORMAT` naming `source` when the document is of another format or
- *   version, or holds a malformed config or cell; `E_ARG` naming `source` when its config differs
- *   from `config` (the message names the first differing field).
+ *   version, or holds a malformed config or cell (the message names the cell and the field);
+ *   `E_ARG` naming `source` when its config differs from `config` (the message names the first
+ *   differing field); the errors of `validateSweepConfig` for an invalid `config`.
  */
 export function checkResults(json: unknown, config: SweepConfig, source: string): SweepResults {
+  const expected = validateSweepConfig(config);
   if (!isPlainObject(json)) throw new LetheError('E_FORMAT', 'is not a JSON object', source);
   if (json.format !== RESULTS_FORMAT) {
     throw new LetheError(
@@ -71,7 +85,7 @@ export function checkResults(json: unknown, config: SweepConfig, source: string)
     const detail = error instanceof Error ? error.message : String(error);
     throw new LetheError('E_FORMAT', `holds an invalid sweep config: ${detail}`, source);
   }
-  const differing = firstDifference(stored, config);
+  const differing = firstDifference(stored, expected);
   if (differing !== undefined) {
     throw new LetheError(
       'E_ARG',
@@ -80,10 +94,10 @@ export function checkResults(json: unknown, config: SweepConfig, source: string)
     );
   }
   if (!Array.isArray(json.cells)) throw new LetheError('E_FORMAT', 'has no cells array', source);
-  const grid = new Set(sweepCells(config).map(cellId));
+  const grid = new Set(sweepCells(expected).map(cellId));
   const seen = new Set<string>();
   const cells = json.cells.map((cell, i) => {
-    const result = checkCell(cell, `${source}: cells[${i}]`);
+    const result = checkCell(cell, i, expected, source);
     const id = cellId(result.key);
     if (!grid.has(id)) {
       throw new LetheError('E_FORMAT', `cells[${i}] is not a cell of the sweep`, source);
@@ -98,24 +112,6 @@ export function checkResults(json: unknown, config: SweepConfig, source: string)
     config: json.config as Record<string, unknown>,
     cells,
   };
-}
-
-function checkCell(cell: unknown, argument: string): CellResult {
-  if (!isPlainObject(cell)) throw new LetheError('E_FORMAT', 'is not an object', argument);
-  const { key, metrics, command, elapsedMs } = cell;
-  if (
-    !isPlainObject(key) ||
-    typeof key.task !== 'string' ||
-    typeof key.policy !== 'string' ||
-    typeof key.budget !== 'number' ||
-    typeof key.seed !== 'number'
-  ) {
-    throw new LetheError('E_FORMAT', 'has no valid key { task, policy, budget, seed }', argument);
-  }
-  if (!isPlainObject(metrics)) throw new LetheError('E_FORMAT', 'has no metrics object', argument);
-  if (typeof command !== 'string') throw new LetheError('E_FORMAT', 'has no command', argument);
-  if (typeof elapsedMs !== 'number') throw new LetheError('E_FORMAT', 'has no elapsedMs', argument);
-  return cell as unknown as CellResult;
 }
 
 /** The first top-level field (in `SweepConfig` order) where two configs differ. */

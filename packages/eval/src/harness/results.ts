@@ -5,7 +5,12 @@
 export const RESULTS_FORMAT = 'lethe-eval-results';
 export const RESULTS_VERSION = 2;
 
-/** A metric aggregated over prompts and seeds: mean ± standard error of the mean over `n`. */
+/**
+ * A metric aggregated over the `n` units of one cell — its examples (accuracy, perplexity), its
+ * sequences (cache metrics) or its batches (`tokensPerSecond`) — as mean ± standard error of the
+ * mean. A cell has one seed; a report row pools the cells of several seeds (`poolAggregates`),
+ * so its `n` is a count of units, never of seeds.
+ */
 export interface Aggregate {
   readonly mean: number;
   readonly stderr: number;
@@ -20,7 +25,7 @@ export interface CellKey {
   readonly policy: string;
   /** Cache budget as a fraction in (0, 1] of the full-cache size (1 for `full`). */
   readonly budget: number;
-  /** Seed of the task examples and of sampling. */
+  /** Seed of the task examples and of sampling: an id (one of `SweepConfig.seeds`), not a count. */
   readonly seed: number;
 }
 
@@ -45,9 +50,23 @@ export interface CellMetrics {
   readonly netKeepRate?: Aggregate;
   /** Realised budget (peak / full peak) next to the requested `budget`. */
   readonly realisedBudget?: Aggregate;
-  /** Decode throughput. */
+  /**
+   * Throughput: tokens the model ran on (prompt and fed-back generated tokens; a document's
+   * `n − 1`) per clock second of that work, prefill included, over the cell's batches.
+   */
   readonly tokensPerSecond: Aggregate;
 }
+
+/** The aggregate metrics every cell has (see {@link CellMetrics}). */
+export const REQUIRED_METRICS = ['meanLive', 'peakLive', 'tokensPerSecond'] as const;
+/** The aggregate metrics a cell has when they apply to its task or policy. */
+export const OPTIONAL_METRICS = [
+  'accuracy',
+  'perplexity',
+  'peakKvReduction',
+  'netKeepRate',
+  'realisedBudget',
+] as const;
 
 /** What one generated sequence of a generation cell did. */
 export interface SequenceOutcome {

@@ -7,6 +7,7 @@ import {
   type SamplingOptions,
   type StopConditions,
 } from '@lethe/model';
+import { requireArray, requireFunction, requireObject } from './arguments';
 import type { Clock } from './clock';
 import { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 
@@ -46,22 +47,37 @@ export interface RolloutBatch {
   readonly sequences: GeneratedSequence[];
   /** Tokens generated, over the batch. */
   readonly generatedTokens: number;
-  /** Clock time of the decode loop (prefill excluded), ms. */
-  readonly decodeMs: number;
+  /**
+   * Tokens the model ran on, over the batch: every prompt token (prefill) and every token fed
+   * back by a decode step — each generated token but a sequence's last. The work timed by
+   * {@link RolloutBatch.elapsedMs}.
+   */
+  readonly processedTokens: number;
+  /** Clock time of prefill and decode loop together, ms. */
+  readonly elapsedMs: number;
 }
 
 /**
  * Generates a batch with `generate()` of `@lethe/model` (`seed` as both `seed` and
  * `samplingSeed`) while recording, per sequence, what its cache read at every predicted token
- * ({@link ReadTrace}) through `generate()`'s per-step hook.
+ * ({@link ReadTrace}) through `generate()`'s per-step hook, and the tokens the model ran on with
+ * the clock time they took (prefill included: a sequence's first token is sampled from the
+ * prefill's logits, so a decode span alone would count tokens whose work it does not contain).
  *
- * @throws LetheError `E_ARG` / `E_SHAPE` for bad options (as `generate()`); rejects with
- *   `signal.reason` when `signal` aborts.
+ * @throws LetheError `E_ARG` naming `options`, `model`, `prompts`, `policies` or `clock` when
+ *   missing or of the wrong kind; `E_ARG` / `E_SHAPE` for bad options (as `generate()`); rejects
+ *   with `signal.reason` when `signal` aborts.
  */
 export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
+  requireObject(options, 'options', 'a RolloutOptions object');
+  requireObject(options.model, 'model', 'a DecoderModel');
+  requireArray(options.prompts, 'prompts');
+  requireObject(options.policies, 'policies', 'a PolicySet ({} for the full cache)');
+  requireFunction(options.clock, 'clock', 'a clock () => milliseconds');
   const { model, prompts, clock } = options;
   const perToken = model.config.num_hidden_layers * model.config.num_key_value_heads;
   const recorders = prompts.map(() => new ReadRecorder(perToken));
+  let decodeFed = 0;
   const result = await generate({
     model,
     prompts,
@@ -89,6 +105,7 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     // Before a step a cache holds every token but the one being fed, so the full-cache prefix
     // of the step (the new token included) is the cache length + 1.
     onStep: ({ sequences, caches }) => {
+      decodeFed += sequences.length;
       for (const b of sequences) recorders[b]!.step(caches[b]!, caches[b]!.length(0) + 1);
     },
   });
@@ -99,6 +116,7 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
       finishReason: result.finishReasons[b]!,
     })),
     generatedTokens: result.stats.generatedTokens,
-    decodeMs: result.stats.decodeMs,
+    processedTokens: result.stats.promptTokens + decodeFed,
+    elapsedMs: result.stats.prefillMs + result.stats.decodeMs,
   };
 }

@@ -1,5 +1,6 @@
 import { validateSampling } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
+import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
 import { type PolicySpec, policySpec } from './policy-spec';
@@ -16,6 +17,11 @@ export interface TaskSpec {
    * after it, so tasks with short full caches want small chunks.
    */
   readonly prefillChunk?: number;
+  /**
+   * This task's seeds, overriding the sweep's `seeds` (absent: the sweep's) — e.g. more seeds for
+   * a task whose cells are cheap.
+   */
+  readonly seeds?: readonly number[];
 }
 
 /** Sampling of every generation cell (see `SamplingOptions` of `@lethe/model`). */
@@ -132,9 +138,12 @@ const FIELDS = [
  *   duplicated list entry or policy label, an unknown task or policy name (when `known` lists
  *   them), a malformed policy entry (see `policySpec`), a pass@k
  *   above `samplesPerExample`, greedy sampling with several samples, a checkpoint for a task
- *   not in the sweep.
+ *   not in the sweep; `null` where a value is needed (`null` stands for the default only where
+ *   the normalised config writes it: `rateEvery`, `prefillChunk`, a policy's `dir` and
+ *   `tasks`); `E_ARG` naming `known` or its field when it is not an object of name lists.
  */
 export function validateSweepConfig(json: unknown, known: KnownNames = {}): SweepConfig {
+  checkKnownNames(known);
   if (!isPlainObject(json)) throw new LetheError('E_ARG', 'must be a JSON object', 'config');
   for (const key of Object.keys(json)) {
     if (!(FIELDS as readonly string[]).includes(key)) {
@@ -177,17 +186,7 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
       ? null
       : positiveInteger(json.rateEvery, 'rateEvery');
 
-  const seeds = nonEmptyList(json.seeds, 'seeds').map((seed, i) => {
-    if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
-      throw new LetheError(
-        'E_ARG',
-        `must be a non-negative safe integer, got ${JSON.stringify(seed)}`,
-        `seeds[${i}]`,
-      );
-    }
-    return seed;
-  });
-  rejectDuplicates(seeds, (i) => `seeds[${i}]`);
+  const seeds = seedList(json.seeds, 'seeds');
 
   const examplesPerCell = positiveInteger(json.examplesPerCell, 'examplesPerCell');
   const samplesPerExample =
@@ -268,6 +267,41 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
   };
 }
 
+/**
+ * Checks the `known` argument of {@link validateSweepConfig}: an object whose given fields are
+ * arrays of names.
+ *
+ * @throws LetheError `E_ARG` naming `known` or `known.<field>` otherwise.
+ */
+function checkKnownNames(known: KnownNames): void {
+  requireObject(known, 'known', 'an object of name lists { policies, untrained, tasks }');
+  for (const field of ['policies', 'untrained', 'tasks'] as const) {
+    const names = known[field];
+    if (
+      names !== undefined &&
+      !(Array.isArray(names) && names.every((n) => typeof n === 'string'))
+    ) {
+      throw new LetheError('E_ARG', 'must be an array of names', `known.${field}`);
+    }
+  }
+}
+
+/** A non-empty list of distinct non-negative safe integers (seeds), naming `argument[i]`. */
+function seedList(value: unknown, argument: string): number[] {
+  const seeds = nonEmptyList(value, argument).map((seed, i) => {
+    if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
+      throw new LetheError(
+        'E_ARG',
+        `must be a non-negative safe integer, got ${JSON.stringify(seed)}`,
+        `${argument}[${i}]`,
+      );
+    }
+    return seed;
+  });
+  rejectDuplicates(seeds, (i) => `${argument}[${i}]`);
+  return seeds;
+}
+
 /** Powers of two below `samples`, then `samples`, when `samples` > 1; else none. */
 function defaultPassAtK(samples: number): number[] {
   if (samples <= 1) return [];
@@ -281,23 +315,25 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
   let name: unknown;
   let options: unknown = {};
   let prefillChunk: number | undefined;
+  let seeds: number[] | undefined;
   if (typeof entry === 'string') {
     name = entry;
   } else if (isPlainObject(entry)) {
     for (const key of Object.keys(entry)) {
-      if (key !== 'name' && key !== 'options' && key !== 'prefillChunk') {
+      if (!TASK_FIELDS.includes(key)) {
         throw new LetheError(
           'E_ARG',
-          'unknown field; valid fields: name, options, prefillChunk',
+          `unknown field; valid fields: ${TASK_FIELDS.join(', ')}`,
           `${argument}.${key}`,
         );
       }
     }
     name = entry.name;
-    options = entry.options ?? {};
+    if (entry.options !== undefined) options = entry.options;
     if (entry.prefillChunk !== undefined) {
       prefillChunk = positiveInteger(entry.prefillChunk, `${argument}.prefillChunk`);
     }
+    if (entry.seeds !== undefined) seeds = seedList(entry.seeds, `${argument}.seeds`);
   } else {
     throw new LetheError('E_ARG', 'must be a task name or { name, options }', argument);
   }
@@ -319,16 +355,30 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
     name,
     options: options as Record<string, JsonValue>,
     ...(prefillChunk === undefined ? {} : { prefillChunk }),
+    ...(seeds === undefined ? {} : { seeds }),
   };
 }
 
-/** The prefill chunk of `task` in `config`: its own, else the sweep's (null: prompts whole). */
+/** The fields of a task entry. */
+const TASK_FIELDS = ['name', 'options', 'prefillChunk', 'seeds'];
+
+/** The seeds `task`'s cells run with in `config`: its own, else the sweep's. */
+export function seedsOf(config: SweepConfig, task: string): readonly number[] {
+  return config.tasks.find((t) => t.name === task)?.seeds ?? config.seeds;
+}
+
+/**
+ * The prefill chunk of `task` in `config`: its own, else the sweep's (null: prompts whole).
+ *
+ * @throws LetheError the errors of {@link validateSweepConfig} for an invalid `config`.
+ */
 export function prefillChunkOf(config: SweepConfig, task: string): number | null {
-  return config.tasks.find((t) => t.name === task)?.prefillChunk ?? config.prefillChunk;
+  const sweep = validateSweepConfig(config);
+  return sweep.tasks.find((t) => t.name === task)?.prefillChunk ?? sweep.prefillChunk;
 }
 
 function samplingOf(raw: unknown, samples: number): SweepSampling {
-  const given = raw ?? {};
+  const given = raw === undefined ? {} : raw;
   if (!isPlainObject(given)) throw new LetheError('E_ARG', 'must be an object', 'sampling');
   for (const key of Object.keys(given)) {
     if (key !== 'temperature' && key !== 'topK' && key !== 'topP') {
@@ -340,9 +390,9 @@ function samplingOf(raw: unknown, samples: number): SweepSampling {
     }
   }
   const sampling = {
-    temperature: given.temperature ?? (samples > 1 ? 1 : 0),
-    topK: given.topK ?? 0,
-    topP: given.topP ?? 1,
+    temperature: given.temperature === undefined ? (samples > 1 ? 1 : 0) : given.temperature,
+    topK: given.topK === undefined ? 0 : given.topK,
+    topP: given.topP === undefined ? 1 : given.topP,
   };
   for (const [key, value] of Object.entries(sampling)) {
     if (typeof value !== 'number') {

@@ -1,10 +1,9 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { createTask as createRegisteredTask, TASK_NAMES } from '../tasks/index';
 import type { Task } from '../tasks/task';
+import { requireObject } from './arguments';
 import { runCell } from './cell-runner';
 import { cellId, sweepCells } from './cells';
 import { checkpointModels } from './checkpoint-models';
@@ -63,15 +62,17 @@ export interface RunSweepOptions {
  * format or version, or written for a different config, is refused rather than mixed with.
  *
  * @returns every finished cell of the sweep.
- * @throws LetheError the errors of `validateSweepConfig` (naming the field; unknown policy names
- *   list the registry's), `E_FORMAT` / `E_ARG` naming the results file, `E_ARG` naming
- *   `tasks[i].name` when the task factory builds a task of another name, and the errors of the
- *   cells; rejects with `signal.reason` when aborted.
+ * @throws LetheError `E_ARG` naming `options` when it is not an object; the errors of
+ *   `validateSweepConfig` (naming the field; unknown policy names list the registry's);
+ *   `E_FORMAT` / `E_ARG` naming the results file (malformed, written by another config,
+ *   unreadable or unwritable); `E_ARG` naming `tasks[i].name` when the task factory builds a
+ *   task of another name; the errors of the cells. Rejects with `signal.reason` when aborted.
  */
 export async function runSweep(
   config: SweepConfig | Readonly<Record<string, unknown>>,
   options: RunSweepOptions = {},
 ): Promise<SweepResults> {
+  requireObject(options, 'options', 'a RunSweepOptions object');
   const registry = options.registry ?? createDefaultRegistry();
   const createTask: TaskFactory =
     options.createTask ?? ((name, taskOptions) => createRegisteredTask(name, taskOptions));
@@ -94,10 +95,7 @@ export async function runSweep(
   if (resultsPath !== undefined) {
     const existing = await readResultsFile(resultsPath, sweep);
     for (const cell of existing?.cells ?? []) finished.set(cellId(cell.key), cell);
-    if (existing === undefined) {
-      await mkdir(dirname(resultsPath), { recursive: true });
-      await writeResultsFile(resultsPath, emptyResults(sweep));
-    }
+    if (existing === undefined) await writeResultsFile(resultsPath, emptyResults(sweep));
   }
   const results = (): SweepResults => ({
     ...emptyResults(sweep),

@@ -1,6 +1,7 @@
 import type { PolicySet } from '@lethe/kv-cache';
 import { type DecoderModel, GenerationSession } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
+import { requireArray, requireFunction, requireObject } from './arguments';
 import type { Clock } from './clock';
 import { ReadRecorder, type ReadTrace } from './read-trace';
 
@@ -45,11 +46,19 @@ export interface TeacherForcedBatch {
  * (float64 log-softmax). A document of `n` tokens therefore predicts `n − 1` tokens and its
  * full cache peaks at `n − 1` entries per KV head.
  *
- * @throws LetheError `E_ARG` for a document shorter than 2 tokens (naming `documents[i]`),
- *   `E_SHAPE` for a `streamIds` length mismatch; rejects with `signal.reason` on abort.
+ * @throws LetheError `E_ARG` naming `options`, `model`, `documents`, `streamIds`, `policies` or
+ *   `clock` when missing or of the wrong kind; `E_ARG` for a document shorter than 2 tokens
+ *   (naming `documents[i]`), `E_SHAPE` for a `streamIds` length mismatch; rejects with
+ *   `signal.reason` on abort.
  */
 export async function teacherForce(options: TeacherForceOptions): Promise<TeacherForcedBatch> {
+  requireObject(options, 'options', 'a TeacherForceOptions object');
   const { model, documents, streamIds, clock, signal } = options;
+  requireObject(model, 'model', 'a DecoderModel');
+  requireArray(documents, 'documents');
+  requireArray(streamIds, 'streamIds');
+  requireObject(options.policies, 'policies', 'a PolicySet ({} for the full cache)');
+  requireFunction(clock, 'clock', 'a clock () => milliseconds');
   documents.forEach((doc, i) => {
     if (doc.length < 2) {
       throw new LetheError(
@@ -111,8 +120,16 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   };
 }
 
-/** `log softmax(logits)[token]`, in float64. */
+/**
+ * `log softmax(logits)[token]`, in float64.
+ *
+ * @throws LetheError `E_ARG` naming `logits` when it is not an object with a length (an array or
+ *   typed array), `token` unless it is an index into it.
+ */
 export function logProbability(logits: ArrayLike<number>, token: number): number {
+  if (typeof requireObject(logits, 'logits', 'an array of logits').length !== 'number') {
+    throw new LetheError('E_ARG', 'must be an array of logits', 'logits');
+  }
   if (!(Number.isInteger(token) && token >= 0 && token < logits.length)) {
     throw new LetheError('E_ARG', `${token} is not a token id below ${logits.length}`, 'token');
   }

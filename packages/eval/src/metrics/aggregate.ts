@@ -27,6 +27,27 @@ export function aggregate(values: readonly number[]): Aggregate {
 }
 
 /**
+ * Whether `value` has the shape of an {@link Aggregate} that {@link poolAggregates} accepts: a
+ * finite `mean`, a finite `stderr` ≥ 0 (0 when `n` = 1) and an integer `n` ≥ 1. For data read
+ * from files, which TypeScript cannot vouch for.
+ */
+export function isAggregate(value: unknown): value is Aggregate {
+  if (typeof value !== 'object' || value === null) return false;
+  const { mean, stderr, n } = value as Record<string, unknown>;
+  return (
+    typeof mean === 'number' &&
+    Number.isFinite(mean) &&
+    typeof stderr === 'number' &&
+    Number.isFinite(stderr) &&
+    stderr >= 0 &&
+    typeof n === 'number' &&
+    Number.isInteger(n) &&
+    n >= 1 &&
+    (n > 1 || stderr === 0)
+  );
+}
+
+/**
  * Pools aggregates of disjoint groups (for example the seeds of one sweep cell) into the
  * aggregate of all their values, exactly as {@link aggregate} would compute it on the
  * concatenated values. With group sample variances `sᵢ² = stderrᵢ² · nᵢ`:

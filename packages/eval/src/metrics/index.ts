@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-export { aggregate, poolAggregates } from './aggregate';
+export { aggregate, isAggregate, poolAggregates } from './aggregate';
 export {
   keepFractions,
   type NetKeepAxes,

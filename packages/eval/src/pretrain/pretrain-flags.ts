@@ -1,6 +1,7 @@
 import type { BackendName } from '@lethe/tensor';
 import { LetheError } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
+import { parseNumberFlag } from '../harness/number-flag';
 import { DEFAULT_MODEL_SIZE, type ModelSize } from './model-size';
 import {
   PRETRAIN_DEFAULTS,
@@ -218,9 +219,12 @@ export function parsePretrainFlags(args: readonly string[]): ParsedPretrainFlags
     const text = values.get(spec.flag);
     if (text === undefined || spec.field === 'task' || spec.field === 'backend') continue;
     if (spec.field.startsWith('modelSize.')) {
-      modelSize[spec.field.slice('modelSize.'.length) as keyof ModelSize] = number(text, spec.flag);
+      modelSize[spec.field.slice('modelSize.'.length) as keyof ModelSize] = parseNumberFlag(
+        text,
+        spec.flag,
+      );
     } else if (NUMBER_FIELDS.has(spec.field)) {
-      options[spec.field] = number(text, spec.flag);
+      options[spec.field] = parseNumberFlag(text, spec.flag);
     } else {
       options[spec.field] = text;
     }
@@ -231,12 +235,4 @@ export function parsePretrainFlags(args: readonly string[]): ParsedPretrainFlags
     options: options as unknown as PretrainOptions,
     backend: values.get('--backend') as BackendName | undefined,
   };
-}
-
-function number(text: string, name: string): number {
-  const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!Number.isFinite(value)) {
-    throw new LetheError('E_ARG', `must be a number, got ${JSON.stringify(text)}`, name);
-  }
-  return value;
 }

@@ -1,36 +1,81 @@
 import type { SweepResults } from '../harness/results';
+import { compactTable, compactTableCaption, identicalNote } from './compact-table';
 import { escapeMarkdown, markdownCode } from './escape';
+import { formatBudget, formatInterval, formatScore, MISSING } from './format';
 import { reportRows } from './rows';
-import { COMMAND_HEADER, summaryLine, TABLE_COLUMNS } from './table';
+import { summaryParagraphs } from './summary';
+import { COMMAND_HEADER, TABLE_COLUMNS } from './table';
+import { type ScoreView, scoreViews } from './views';
 
 /**
- * A Markdown (GFM) report of a sweep: a heading, a summary line and the results table with one
- * row per (task, policy, budget) — seeds pooled — and the columns budget, realised budget,
- * seeds, accuracy ± SE, perplexity ± SE, peak KV reduction (NGC eq. 7), net keep-rate (SOL),
- * mean / peak live KV entries, tokens/s and the commands that reproduce the row as code spans.
- * Every name and command is escaped, so the Markdown renders no HTML or links from the data.
+ * A Markdown (GFM) report of a sweep, in the order of the HTML report without its plots: a
+ * heading and the summary (what was swept, the budget rule, how intervals are computed); per
+ * task a section with, per score, the policy × budget table (score with its 95% confidence
+ * interval, the best at each budget in bold, the full cache above it) and a note naming
+ * policies with identical results; then "All rows": one row per (task, policy, budget) — seeds
+ * pooled — with the columns budget, realised budget, examples (seeds), accuracy and perplexity
+ * (95% CI), peak KV reduction (NGC eq. 7), net keep-rate (SOL), mean / peak live KV entries,
+ * tokens/s and the commands that reproduce the row as code spans. Every name and command is
+ * escaped, so the Markdown renders no HTML or links from the data.
  *
  * @throws LetheError `E_FORMAT` for malformed results (see `reportRows`).
  */
 export function renderMarkdown(results: SweepResults): string {
   const rows = reportRows(results);
-  const headers = [...TABLE_COLUMNS.map((column) => column.header), COMMAND_HEADER];
-  const rule = [...TABLE_COLUMNS.map((column) => (column.numeric ? '--:' : '---')), '---'];
-  const lines = [
-    '# Lethe evaluation report',
-    '',
-    escapeMarkdown(summaryLine(results, rows)),
-    '',
-    tableLine(headers),
-    tableLine(rule),
-    ...rows.map((row) =>
+  const views = scoreViews(rows);
+  const tasks = [...new Set(views.map((view) => view.task))];
+  const lines = ['# Lethe evaluation report', ''];
+  for (const paragraph of summaryParagraphs(results, rows)) {
+    lines.push(escapeMarkdown(paragraph), '');
+  }
+  for (const task of tasks) {
+    lines.push(`## ${escapeMarkdown(task)}`, '');
+    for (const view of views.filter((candidate) => candidate.task === task)) {
+      lines.push(...compactLines(view), '');
+    }
+  }
+  lines.push('## All rows', '');
+  lines.push(tableLine([...TABLE_COLUMNS.map((column) => column.header), COMMAND_HEADER]));
+  lines.push(
+    tableLine([...TABLE_COLUMNS.map((column) => (column.numeric ? '--:' : '---')), '---']),
+  );
+  for (const row of rows) {
+    lines.push(
       tableLine([
         ...TABLE_COLUMNS.map((column) => escapeMarkdown(column.cell(row))),
         row.commands.map(markdownCode).join('<br>'),
       ]),
-    ),
-  ];
+    );
+  }
   return `${lines.join('\n')}\n`;
+}
+
+function compactLines(view: ScoreView): string[] {
+  const table = compactTable(view);
+  const note = identicalNote(view);
+  const header = table.budgets.map((budget, i) =>
+    table.realised[i] === ''
+      ? formatBudget(budget)
+      : `${formatBudget(budget)} (realised ${table.realised[i]})`,
+  );
+  return [
+    escapeMarkdown(compactTableCaption(view, table)),
+    '',
+    tableLine(['policy', ...header.map(escapeMarkdown)]),
+    tableLine(['---', ...table.budgets.map(() => '--:')]),
+    ...table.rows.map((row) =>
+      tableLine([
+        escapeMarkdown(row.label),
+        ...row.cells.map((cell) => {
+          if (cell === undefined) return MISSING;
+          const score = escapeMarkdown(formatScore(cell.score, view.metric));
+          const interval = escapeMarkdown(formatInterval(cell.score, view.metric));
+          return `${cell.best ? `**${score}**` : score} (${interval})`;
+        }),
+      ]),
+    ),
+    ...(note === '' ? [] : ['', escapeMarkdown(note)]),
+  ];
 }
 
 function tableLine(cells: readonly string[]): string {

@@ -1,144 +1,161 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
+import { wantsLog } from './axis';
 import type { ChartPoint, ChartSeries, ChartSpec } from './chart';
-import { formatBudget, formatCount, policyLabel } from './format';
-import { policyOrdering, type ReportRow } from './rows';
+import { formatBudget, formatCount, formatInterval, formatScore, policyLabel } from './format';
+import type { SeriesStyle } from './markers';
+import type { ReportRow } from './rows';
+import { policyStyles } from './styles';
+import { type ScoredRow, type ScoreView, scoreViews } from './views';
 
-/** The plots of one task, in display order. */
+/** An entry of a task's legend: one series, or several identical ones drawn as one. */
+export interface LegendEntry {
+  /** The policy drawn (the first of identical ones), as in `data-series`. */
+  readonly key: string;
+  /** `h2o`, `full cache`, or identical policies joined: `knorm = l2norm`. */
+  readonly label: string;
+  readonly style: SeriesStyle;
+  readonly reference: boolean;
+}
+
+/** The plots of one task's score, with the legend they share. */
 export interface TaskPlots {
-  readonly task: string;
+  readonly view: ScoreView;
+  readonly legend: readonly LegendEntry[];
+  /** Score vs realised budget, then score vs peak KV entries. */
   readonly charts: readonly ChartSpec[];
 }
 
-/** Okabe–Ito colours (distinguishable with colour-vision deficiencies), yellow left out. */
-const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9'];
-/** Dash patterns that tell apart policies sharing a colour once the palette wraps. */
-const DASHES = ['none', '6 3', '2 3'];
-const FULL_STYLE = { color: '#000000', dash: '6 4' };
+/** The x of a chart: what it reads from a row, and how it is titled. */
+interface XChoice {
+  readonly suffix: string;
+  readonly title: string;
+  /** What the caption calls it. */
+  readonly noun: string;
+  readonly label: string;
+  readonly unit: string;
+  readonly value: (row: ReportRow) => number | undefined;
+  readonly show: (row: ReportRow) => string;
+}
+
+const X_CHOICES: readonly XChoice[] = [
+  {
+    suffix: 'budget',
+    title: 'vs realised budget',
+    noun: 'realised budget (the peak KV entries held over the full-cache peak)',
+    label: 'Realised budget (peak KV ÷ full-cache peak)',
+    unit: '%',
+    value: (row) =>
+      row.policy === FULL_CACHE
+        ? 100
+        : row.metrics.realisedBudget === undefined
+          ? undefined
+          : row.metrics.realisedBudget.mean * 100,
+    show: (row) =>
+      row.metrics.realisedBudget === undefined
+        ? ''
+        : `realised ${(row.metrics.realisedBudget.mean * 100).toFixed(1)}%`,
+  },
+  {
+    suffix: 'peak',
+    title: 'vs peak KV entries',
+    noun: 'peak number of live KV entries (summed over layers and heads, mean over examples)',
+    label: 'Peak live KV entries (mean over examples)',
+    unit: '',
+    value: (row) => row.metrics.peakLive.mean,
+    show: (row) => `peak ${formatCount(row.metrics.peakLive.mean)} KV entries`,
+  },
+];
 
 /**
- * The charts of a report, per task: accuracy against mean peak live KV entries when the task's
- * rows have accuracy (NGC Figure 3, right), and perplexity against SOL net keep-rate when they
- * have perplexity (SOL Figure 2). Each policy is one series across its budgets, the full cache a
- * dashed reference; colours are fixed per policy across all charts. Figure ids are
- * `plot-<task>-accuracy` / `plot-<task>-perplexity`, where runs of characters outside
- * `[A-Za-z0-9_-]` in the task name become `-`, leading and trailing `-` are dropped, and a
- * numeric suffix is added if two tasks then collide.
+ * The plots of a report, per task and score (accuracy, perplexity): the score against the
+ * realised budget and against the mean peak KV entries — as KV-compression leaderboards show
+ * them — with one line per policy through its budgets, each point labelled with its budget, 95%
+ * confidence intervals as error bars, and the full cache as a dashed reference line over the
+ * band of its interval. Each policy has one colour and marker across all plots
+ * (`policyStyles`); policies with identical results (`identicalGroups`) are drawn once and
+ * named together in the legend; markers that would coincide are set side by side. An axis
+ * whose values span a factor of 5 or more is logarithmic (`wantsLog`); accuracy stays linear
+ * within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
  */
 export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
-  const order = policyOrdering(rows.map((row) => row.policy));
-  const styles = new Map<string, { color: string; dash: string }>();
-  let next = 0;
-  for (const policy of order.keys()) {
-    if (policy === FULL_CACHE) {
-      styles.set(policy, FULL_STYLE);
-    } else {
-      const color = PALETTE[next % PALETTE.length]!;
-      const dash = DASHES[Math.floor(next / PALETTE.length) % DASHES.length]!;
-      styles.set(policy, { color, dash });
-      next += 1;
-    }
-  }
-  const tasks = [...new Set(rows.map((row) => row.task))];
-  const slugs = uniqueSlugs(tasks);
-  return tasks.map((task) => {
-    const taskRows = rows.filter((row) => row.task === task);
-    const series = (point: (row: ReportRow) => ChartPoint | undefined): ChartSeries[] =>
-      [...order.keys()].flatMap((policy) => {
-        const points = taskRows
-          .filter((row) => row.policy === policy)
-          .flatMap((row) => point(row) ?? []);
-        if (points.length === 0) return [];
-        return [
-          {
-            key: policy,
-            label: policyLabel(policy),
-            ...styles.get(policy)!,
-            reference: policy === FULL_CACHE,
-            points,
-          },
-        ];
-      });
-    const charts: ChartSpec[] = [];
-    if (taskRows.some((row) => row.metrics.accuracy !== undefined)) {
-      charts.push({
-        id: `plot-${slugs.get(task)}-accuracy`,
-        title: `Accuracy vs peak KV entries: ${task}`,
-        caption:
-          'Exact-match accuracy (mean ± 1 SE over examples) against the mean peak number of live ' +
-          'KV entries (summed over layers and heads), one line per policy across its budgets; the ' +
-          'dashed line marks the full cache (cf. NGC Figure 3, right).',
-        xLabel: 'Peak live KV entries (mean over examples)',
-        yLabel: 'Accuracy',
-        yUnit: '%',
-        yFromZero: true,
-        series: series(accuracyPoint),
-      });
-    }
-    const perplexityRows = taskRows.filter((row) => row.metrics.perplexity !== undefined);
-    if (perplexityRows.length > 0) {
-      const omitted = perplexityRows.filter((row) => netKeep(row) === undefined).length;
-      charts.push({
-        id: `plot-${slugs.get(task)}-perplexity`,
-        title: `Perplexity vs net keep-rate: ${task}`,
-        caption:
-          'Teacher-forced perplexity (mean ± 1 SE) against the SOL net keep-rate (realised ' +
-          'fraction of full-cache attention reads), one line per policy across its budgets; the ' +
-          'dashed line marks the full cache, at net keep-rate 1 (cf. SOL Figure 2).' +
-          (omitted > 0 ? ` ${omitted} row(s) without a net keep-rate are not shown.` : ''),
-        xLabel: 'Net keep-rate',
-        yLabel: 'Perplexity',
-        yUnit: '',
-        // Perplexity is at least 1: an axis from 0 never shows impossible negative ticks.
-        yFromZero: true,
-        series: series(perplexityPoint),
-      });
-    }
-    return { task, charts };
+  const styles = policyStyles(rows.map((row) => row.policy));
+  return scoreViews(rows).map((view) => {
+    const merged = new Map(view.identical.map((group) => [group[0]!, group]));
+    const hidden = new Set(view.identical.flatMap((group) => group.slice(1)));
+    const policies = [...new Set(view.rows.map((entry) => entry.row.policy))].filter(
+      (policy) => !hidden.has(policy),
+    );
+    const legend = policies.map((policy) => ({
+      key: policy,
+      label: (merged.get(policy) ?? [policy]).map(policyLabel).join(' = '),
+      style: styles.get(policy)!,
+      reference: policy === FULL_CACHE,
+    }));
+    const charts = X_CHOICES.map((choice) => chart(view, legend, choice));
+    return { view, legend, charts };
   });
 }
 
-function accuracyPoint(row: ReportRow): ChartPoint | undefined {
-  const { accuracy, peakLive } = row.metrics;
-  if (accuracy === undefined) return undefined;
-  return {
-    x: peakLive.mean,
-    y: accuracy.mean * 100,
-    yError: accuracy.stderr * 100,
-    note:
-      `${policyLabel(row.policy)}, budget ${formatBudget(row.budget)}: accuracy ` +
-      `${(accuracy.mean * 100).toFixed(1)}% ± ${(accuracy.stderr * 100).toFixed(1)}, ` +
-      `peak ${formatCount(peakLive.mean)} KV entries`,
+function chart(view: ScoreView, legend: readonly LegendEntry[], choice: XChoice): ChartSpec {
+  const { metric } = view;
+  const point = ({ row, score }: ScoredRow): ChartPoint[] => {
+    const x = choice.value(row);
+    if (x === undefined) return [];
+    const details = [
+      `${metric.label.toLowerCase()} ${formatScore(score, metric)}`,
+      `95% CI ${formatInterval(score, metric)}`,
+      choice.show(row),
+      `n = ${score.n}`,
+    ].filter((part) => part !== '');
+    return [
+      {
+        x,
+        y: score.mean,
+        interval: score.interval,
+        label: formatBudget(row.budget),
+        note: `${policyLabel(row.policy)}, budget ${formatBudget(row.budget)}: ${details.join(', ')}`,
+      },
+    ];
   };
-}
-
-function perplexityPoint(row: ReportRow): ChartPoint | undefined {
-  const { perplexity } = row.metrics;
-  const x = netKeep(row);
-  if (perplexity === undefined || x === undefined) return undefined;
+  const series: ChartSeries[] = legend.map((entry) => ({
+    key: entry.key,
+    label: entry.label,
+    color: entry.style.color,
+    dash: entry.style.dash,
+    marker: entry.style.marker,
+    reference: entry.reference,
+    points: view.rows.filter((scored) => scored.row.policy === entry.key).flatMap(point),
+  }));
+  const xs = series.flatMap((entry) => entry.points.map((p) => p.x));
+  const ys = series.flatMap((entry) =>
+    entry.points.flatMap((p) => [p.y, p.interval!.low, p.interval!.high]),
+  );
+  const shown = series.reduce((sum, entry) => sum + entry.points.length, 0);
+  const drawn = view.rows.filter((scored) => legend.some((e) => e.key === scored.row.policy));
+  const omitted = drawn.length - shown;
+  const methods = new Set(view.rows.map((scored) => scored.score.method));
+  const method = [...methods].map((name) => (name === 'wilson' ? 'Wilson' : 'mean ± t·SE'));
+  const identical = view.identical.map((group) => group.map(policyLabel).join(' = '));
   return {
-    x,
-    y: perplexity.mean,
-    yError: perplexity.stderr,
-    note:
-      `${policyLabel(row.policy)}, budget ${formatBudget(row.budget)}: perplexity ` +
-      `${perplexity.mean.toFixed(2)} ± ${perplexity.stderr.toFixed(2)}, net keep-rate ${x.toFixed(3)}`,
+    id: `plot-${view.slug}-${metric.name}-${choice.suffix}`,
+    title: `${metric.label} ${choice.title}: ${view.task}`,
+    caption:
+      `Against the ${choice.noun}; one line per policy through its budgets (above the plot), ` +
+      `error bars 95% intervals (${method.join(' or ')}); dashed, over the band of its interval: the full ` +
+      'cache. Coinciding markers are set side by side.' +
+      (identical.length > 0 ? ` Identical results, drawn once: ${identical.join('; ')}.` : '') +
+      (omitted > 0 ? ` ${omitted} row(s) without this x are not shown.` : ''),
+    xLabel: choice.label,
+    xUnit: choice.unit,
+    xLog: xs.length > 0 && wantsLog(xs),
+    yLabel: metric.unit === '' ? metric.label : `${metric.label} (${metric.unit})`,
+    yUnit: metric.unit,
+    yFromZero: true,
+    ...(metric.name === 'accuracy'
+      ? { yBounds: [0, 100] as const }
+      : { yLog: ys.length > 0 && wantsLog(ys) }),
+    legend: false,
+    dodge: true,
+    series,
   };
-}
-
-/** The row's net keep-rate; the full cache reads every entry, so it is 1 there by definition. */
-function netKeep(row: ReportRow): number | undefined {
-  return row.metrics.netKeepRate?.mean ?? (row.policy === FULL_CACHE ? 1 : undefined);
-}
-
-function uniqueSlugs(tasks: readonly string[]): Map<string, string> {
-  const slugs = new Map<string, string>();
-  const used = new Set<string>();
-  for (const task of tasks) {
-    const base = task.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '') || 'task';
-    let slug = base;
-    for (let n = 2; used.has(slug); n++) slug = `${base}-${n}`;
-    used.add(slug);
-    slugs.set(task, slug);
-  }
-  return slugs;
 }

@@ -4,11 +4,14 @@ import {
   type Aggregate,
   type CellMetrics,
   type CellResult,
+  OPTIONAL_METRICS,
+  REQUIRED_METRICS,
   RESULTS_FORMAT,
   RESULTS_VERSION,
+  type SequenceOutcome,
   type SweepResults,
 } from '../harness/results';
-import { poolAggregates } from '../metrics/aggregate';
+import { isAggregate, poolAggregates } from '../metrics/aggregate';
 
 /** The aggregate metrics of a report row (pass@k is per cell and not pooled). */
 export type RowMetrics = Omit<CellMetrics, 'passAtK'>;
@@ -24,23 +27,20 @@ export interface ReportRow {
   readonly metrics: RowMetrics;
   /** The reproduce commands of the pooled cells, in seed order. */
   readonly commands: readonly string[];
+  /**
+   * The pooled per-example outcomes behind `metrics.accuracy`, when every cell of the row
+   * carries its `sequences` with one sequence per example (one sample each): examples solved and
+   * examples in all. Absent otherwise (no sequences, or several samples per example).
+   */
+  readonly outcomes?: { readonly correct: number; readonly total: number };
 }
-
-const REQUIRED_METRICS = ['meanLive', 'peakLive', 'tokensPerSecond'] as const;
-const OPTIONAL_METRICS = [
-  'accuracy',
-  'perplexity',
-  'peakKvReduction',
-  'netKeepRate',
-  'realisedBudget',
-] as const;
 
 /**
  * Groups the cells of a sweep into report rows, one per (task, policy, budget), pooling the
- * seeds with `poolAggregates`. Rows are ordered by task (first appearance), then policy
+ * seeds with `poolAggregates` (and their per-example outcomes, see `ReportRow.outcomes`). Rows are ordered by task (first appearance), then policy
  * (the full cache first, then first appearance), then budget (largest first).
  *
- * @throws LetheError `E_FORMAT` when `results` is not a `lethe-eval-results` v1 object or a
+ * @throws LetheError `E_FORMAT` when `results` is not a `lethe-eval-results` v2 object or a
  *   cell is malformed (the argument names the field, e.g. `results.cells[3].metrics.accuracy`).
  */
 export function reportRows(results: SweepResults): ReportRow[] {
@@ -101,7 +101,21 @@ function poolRow(cells: readonly CellResult[]): ReportRow {
     seeds: sorted.map((cell) => cell.key.seed),
     metrics,
     commands: sorted.map((cell) => cell.command),
+    ...poolOutcomes(sorted),
   };
+}
+
+function poolOutcomes(cells: readonly CellResult[]): Pick<ReportRow, 'outcomes'> {
+  let correct = 0;
+  let total = 0;
+  for (const cell of cells) {
+    const sequences = cell.sequences;
+    if (sequences === undefined || sequences.length === 0) return {};
+    if (new Set(sequences.map((sequence) => sequence.example)).size !== sequences.length) return {};
+    correct += sequences.filter((sequence) => sequence.correct).length;
+    total += sequences.length;
+  }
+  return { outcomes: { correct, total } };
 }
 
 function validateResults(results: SweepResults): void {
@@ -130,6 +144,25 @@ function validateResults(results: SweepResults): void {
     if (typeof cell.command !== 'string') {
       throw new LetheError('E_FORMAT', 'must be a string', `${at}.command`);
     }
+    const sequences: unknown = cell.sequences;
+    if (sequences !== undefined) {
+      if (!Array.isArray(sequences)) {
+        throw new LetheError('E_FORMAT', 'must be an array', `${at}.sequences`);
+      }
+      sequences.forEach((sequence: Partial<SequenceOutcome> | null, j) => {
+        if (
+          !Number.isInteger(sequence?.example) ||
+          sequence!.example! < 0 ||
+          typeof sequence!.correct !== 'boolean'
+        ) {
+          throw new LetheError(
+            'E_FORMAT',
+            'must be {example: integer ≥ 0, correct: boolean, …}',
+            `${at}.sequences[${j}]`,
+          );
+        }
+      });
+    }
     for (const name of [...REQUIRED_METRICS, ...OPTIONAL_METRICS]) {
       const value = cell.metrics?.[name];
       const required = (REQUIRED_METRICS as readonly string[]).includes(name);
@@ -142,17 +175,4 @@ function validateResults(results: SweepResults): void {
       }
     }
   });
-}
-
-function isAggregate(value: Aggregate | undefined): value is Aggregate {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Number.isFinite(value.mean) &&
-    Number.isFinite(value.stderr) &&
-    value.stderr >= 0 &&
-    Number.isInteger(value.n) &&
-    value.n >= 1 &&
-    (value.n > 1 || value.stderr === 0)
-  );
 }

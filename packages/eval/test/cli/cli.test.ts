@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CellMetrics, SweepResults } from '../../src/harness/results';
+import { emptyResults } from '../../src/harness/results-file';
+import { validateSweepConfig } from '../../src/harness/sweep-config';
 import { TASK_MODEL_FILE, type TaskModelManifest } from '../../src/pretrain/manifest';
 import { installShim, lethe, requireBuiltCli, run } from './run-lethe';
 
@@ -289,8 +291,91 @@ describe('bad input', () => {
       /none\.json: cannot be read/,
     ],
   ];
+  /** Results files and report directories that cannot be used, numbers not written in decimal. */
+  const fileAndNumberCases: [string, string[], RegExp][] = [
+    [
+      'eval: --results is a directory',
+      ['eval', '--config', 'good-sweep.json', '--results', 'results-dir'],
+      /lethe: \[E_ARG\] --results \(results-dir\): cannot be read: is a directory, expected a file \(EISDIR\)$/m,
+    ],
+    [
+      'eval: --results holds a cell without metrics',
+      ['eval', '--config', 'good-sweep.json', '--results', 'bad-cell.json'],
+      /lethe: \[E_FORMAT\] --results \(bad-cell\.json\): cells\[0\] \(arithmetic full 1 seed 0\): metrics\.meanLive must be an aggregate/m,
+    ],
+    [
+      'report: --out is a file',
+      ['report', '--results', 'good-results.json', '--out', 'good-sweep.json'],
+      /lethe: \[E_ARG\] --out \(good-sweep\.json\): cannot be written: EEXIST/m,
+    ],
+    [
+      'eval: hexadecimal budget',
+      ['eval', ...CELL.slice(0, 7), '0x1', ...CELL.slice(8)],
+      /lethe: \[E_ARG\] --budget: must be a decimal number, got "0x1"$/m,
+    ],
+    [
+      'eval: budget abc',
+      ['eval', ...CELL.slice(0, 7), 'abc', ...CELL.slice(8)],
+      /lethe: \[E_ARG\] --budget: must be a decimal number, got "abc"$/m,
+    ],
+    [
+      'eval: blank seed',
+      ['eval', ...CELL.slice(0, 9), ' ', ...CELL.slice(10)],
+      /lethe: \[E_ARG\] --seed: must be a decimal number, got " "$/m,
+    ],
+    [
+      'eval: empty examples',
+      ['eval', ...CELL.slice(0, 11), '', ...CELL.slice(12)],
+      /lethe: \[E_ARG\] --examples: must be a decimal number, got ""$/m,
+    ],
+    [
+      'eval: padded pass@k',
+      ['eval', ...CELL, '--samples', '2', '--temperature', '1', '--pass-at-k', '1, 2'],
+      /lethe: \[E_ARG\] --pass-at-k: must be a decimal number, got " 2"$/m,
+    ],
+    [
+      'eval: hexadecimal temperature',
+      ['eval', ...CELL, '--temperature', '0x0'],
+      /lethe: \[E_ARG\] --temperature: must be a decimal number, got "0x0"$/m,
+    ],
+    [
+      'generate: budget abc',
+      ['generate', '--model', MODEL, '--policy', 'h2o', '--budget', 'abc', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --budget: must be a decimal number, got "abc"$/m,
+    ],
+    [
+      'generate: hexadecimal budget',
+      ['generate', '--model', MODEL, '--policy', 'h2o', '--budget', '0x1', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --budget: must be a decimal number, got "0x1"$/m,
+    ],
+    [
+      'generate: empty seed',
+      ['generate', '--model', MODEL, '--seed', '', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --seed: must be a decimal number, got ""$/m,
+    ],
+    [
+      'generate: hexadecimal tokens',
+      ['generate', '--model', MODEL, '--tokens', '0x10', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --tokens: must be a decimal number, got "0x10"$/m,
+    ],
+    [
+      'generate: negative temperature',
+      ['generate', '--model', MODEL, '--temperature', '-1', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --temperature: .*≥ 0.*-1$/m,
+    ],
+    [
+      'generate: infinite temperature',
+      ['generate', '--model', MODEL, '--temperature', '1e999', '--prompt', 'x'],
+      /lethe: \[E_ARG\] --temperature: must be a decimal number, got "1e999"$/m,
+    ],
+    [
+      'pretrain: hexadecimal --checkpoint-every',
+      ['pretrain', '--task', 'arithmetic', '--checkpoint-every', '0x10'],
+      /lethe: \[E_ARG\] --checkpoint-every: must be a decimal number, got "0x10"$/m,
+    ],
+  ];
 
-  it('exits with status 2 and one line naming the problem, without a stack', async () => {
+  beforeAll(async () => {
     await writeFile(
       join(dir, 'bad-sweep.json'),
       JSON.stringify({
@@ -301,16 +386,65 @@ describe('bad input', () => {
         examplesPerCell: 1,
       }),
     );
+    const goodSweep = {
+      tasks: [{ name: 'arithmetic', options: { steps: 2 } }],
+      policies: ['full'],
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 1,
+      checkpoints: { arithmetic: MODEL },
+    };
+    await writeFile(join(dir, 'good-sweep.json'), JSON.stringify(goodSweep));
+    await mkdir(join(dir, 'results-dir'), { recursive: true });
+    const cell = {
+      key: { task: 'arithmetic', policy: 'full', budget: 1, seed: 0 },
+      metrics: {},
+      command: 'lethe eval …',
+      elapsedMs: 1,
+    };
+    const document = (cells: unknown[]) =>
+      JSON.stringify({ ...emptyResults(validateSweepConfig(goodSweep)), cells });
+    await writeFile(join(dir, 'bad-cell.json'), document([cell]));
+    const aggregate = { mean: 1, stderr: 0, n: 1 };
+    await writeFile(
+      join(dir, 'good-results.json'),
+      document([
+        {
+          ...cell,
+          metrics: {
+            accuracy: aggregate,
+            peakKvReduction: aggregate,
+            meanLive: aggregate,
+            peakLive: aggregate,
+            netKeepRate: aggregate,
+            realisedBudget: aggregate,
+            tokensPerSecond: aggregate,
+          },
+          sequences: [{ example: 0, correct: true, peakTotal: 8, generated: 3 }],
+        },
+      ]),
+    );
     await mkdir(join(dir, 'broken'), { recursive: true });
     for (const file of ['config.json', 'tokenizer.json', TASK_MODEL_FILE]) {
       await writeFile(join(dir, 'broken', file), await readFile(join(dir, MODEL, file)));
     }
-    const runs = await Promise.all(cases.map(([, args]) => lethe(args, dir)));
+  });
+
+  async function expectBadInput(table: readonly [string, string[], RegExp][]): Promise<void> {
+    const runs = await Promise.all(table.map(([, args]) => lethe(args, dir)));
     runs.forEach((result, i) => {
-      const [name, , pattern] = cases[i]!;
+      const [name, , pattern] = table[i]!;
       expect(`${name}: ${result.stderr}`).toMatch(pattern);
       expect(result.status, name).toBe(2);
       expect(result.stderr, name).not.toMatch(/^\s+at /m);
     });
+  }
+
+  it('exits with status 2 and one line naming the problem, without a stack', async () => {
+    await expectBadInput(cases);
+  });
+
+  it('names the flag of an unusable results file or report directory, and quotes numbers not written in decimal', async () => {
+    await expectBadInput(fileAndNumberCases);
   });
 });

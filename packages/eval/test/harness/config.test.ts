@@ -9,6 +9,7 @@ import {
   prefillChunkOf,
   reproduceCommand,
   type SweepConfig,
+  seedsOf,
   sweepCells,
   validateCellKey,
   validateSweepConfig,
@@ -241,6 +242,38 @@ describe('cells and reproduce commands', () => {
       'E_ARG',
       'tasks[0].prefillChunk',
     );
+  });
+
+  it('gives a task its own seeds: its cells run with them, each reproducible alone', () => {
+    const seeded = validateSweepConfig({
+      ...config,
+      tasks: [
+        { name: 'toy', options: {}, seeds: [3, 4, 5] },
+        { name: 'lm', options: {} },
+      ],
+    });
+    expect(seedsOf(seeded, 'toy')).toEqual([3, 4, 5]);
+    expect(seedsOf(seeded, 'lm')).toEqual([3, 1]);
+    const cells = sweepCells(seeded);
+    expect([...new Set(cells.filter((c) => c.task === 'toy').map((c) => c.seed))]).toEqual([
+      3, 4, 5,
+    ]);
+    expect([...new Set(cells.filter((c) => c.task === 'lm').map((c) => c.seed))]).toEqual([3, 1]);
+    const key = { task: 'toy', policy: 'h2o', budget: 0.5, seed: 4 };
+    const parsed = parseEvalFlags(shellWords(reproduceCommand(key, seeded)).slice(2));
+    expect(parsed).toEqual(cellConfig(key, seeded));
+    expect(sweepCells(parsed)).toEqual([key]);
+    for (const [seeds, argument] of [
+      [[], 'tasks[0].seeds'],
+      [[1, 1], 'tasks[0].seeds[1]'],
+      [[-1], 'tasks[0].seeds[0]'],
+    ] as const) {
+      expectLetheError(
+        () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', seeds }] }),
+        'E_ARG',
+        argument,
+      );
+    }
   });
 
   it('carries a rate schedule through the command', () => {

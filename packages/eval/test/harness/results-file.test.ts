@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type SweepResults, serializeResults } from '../../src/harness/index';
+import {
+  checkResults,
+  emptyResults,
+  type SweepResults,
+  serializeResults,
+  validateSweepConfig,
+} from '../../src/harness/index';
+import { letheError } from '../lethe-error';
 
 describe('serializeResults', () => {
   it('writes each sequence outcome on one line and parses back to the same document', () => {
@@ -29,5 +36,101 @@ describe('serializeResults', () => {
     expect(lines).toContain(JSON.stringify(sequences[1]));
     expect(text).toContain('"sequences": [\n            1,');
     expect(text.endsWith('}\n')).toBe(true);
+  });
+});
+
+describe('checkResults', () => {
+  const config = validateSweepConfig({
+    tasks: ['toy', 'toy-lm'],
+    policies: ['full', 'h2o'],
+    budgets: [0.5],
+    seeds: [0],
+    examplesPerCell: 2,
+    samplesPerExample: 2,
+  });
+  const aggregate = { mean: 2, stderr: 0.5, n: 2 };
+  const generationCell = {
+    key: { task: 'toy', policy: 'h2o', budget: 0.5, seed: 0 },
+    metrics: {
+      accuracy: aggregate,
+      passAtK: { '1': 0.5, '2': 0.75 },
+      peakKvReduction: aggregate,
+      meanLive: aggregate,
+      peakLive: aggregate,
+      netKeepRate: aggregate,
+      realisedBudget: aggregate,
+      tokensPerSecond: { mean: 900, stderr: 0, n: 1 },
+    },
+    sequences: [0, 0, 1, 1].map((example) => ({
+      example,
+      correct: example === 0,
+      peakTotal: 12,
+      generated: 4,
+    })),
+    command: 'lethe eval …',
+    elapsedMs: 30,
+  };
+  const lmCell = {
+    key: { task: 'toy-lm', policy: 'full', budget: 1, seed: 0 },
+    metrics: {
+      perplexity: aggregate,
+      meanLive: aggregate,
+      peakLive: aggregate,
+      tokensPerSecond: aggregate,
+    },
+    command: 'lethe eval …',
+    elapsedMs: 0,
+  };
+  const document = (cells: unknown[]) => ({ ...emptyResults(config), cells });
+
+  it('accepts well-formed cells', () => {
+    const json = document([generationCell, lmCell]);
+    expect(checkResults(json, config, 'results.json')).toEqual(json);
+  });
+
+  it('refuses a cell with a malformed key, metric, outcome or field, naming the file and the cell', () => {
+    const cases: [unknown, string][] = [
+      [{ ...lmCell, metrics: {} }, 'cells[1] (toy-lm full 1 seed 0): metrics.meanLive must be'],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, tokensPerSecond: null } },
+        'cells[1] (toy-lm full 1 seed 0): metrics.tokensPerSecond must be an aggregate',
+      ],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, perplexity: { mean: 2, stderr: 1, n: 1 } } },
+        'metrics.perplexity must be an aggregate',
+      ],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, peakLive: { mean: 2, stderr: -1, n: 3 } } },
+        'metrics.peakLive must be an aggregate',
+      ],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, accurracy: aggregate } },
+        'metrics.accurracy is unknown',
+      ],
+      [
+        { ...generationCell, metrics: { ...generationCell.metrics, passAtK: { '2': 1.5 } } },
+        'metrics.passAtK.2 must be a probability',
+      ],
+      [{ ...lmCell, key: { ...lmCell.key, budget: null } }, 'cells[1]: key must be'],
+      [{ ...lmCell, key: undefined }, 'cells[1]: key must be'],
+      [
+        { ...generationCell, sequences: generationCell.sequences.slice(1) },
+        'sequences must be an array of 4 outcomes (examplesPerCell × samplesPerExample), got 3',
+      ],
+      [
+        { ...generationCell, sequences: [...generationCell.sequences.slice(0, 3), { example: 1 }] },
+        'sequences[3] must be { example: 1, correct: boolean',
+      ],
+      [{ ...lmCell, command: null }, 'command must be a string'],
+      [{ ...lmCell, elapsedMs: -1 }, 'elapsedMs must be a finite number ≥ 0'],
+      [null, 'cells[1] is not an object'],
+    ];
+    for (const [cell, message] of cases) {
+      const error = letheError(() =>
+        checkResults(document([generationCell, cell]), config, 'out/results.json'),
+      );
+      expect([error.code, error.argument]).toEqual(['E_FORMAT', 'out/results.json']);
+      expect(error.message).toContain(message);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DecoderModel, defaultConfig } from '@lethe/model';
@@ -6,12 +6,13 @@ import { saveCheckpoint } from '@lethe/model/node';
 import { initBackend, type LetheError, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  emptyResults,
   type ModelProvider,
   type SweepProgress,
   sweepCells,
   validateSweepConfig,
 } from '../../src/harness/index';
-import { type RunSweepOptions, runSweep } from '../../src/harness/node';
+import { type RunSweepOptions, runSweep, writeResultsFile } from '../../src/harness/node';
 import { createTask as createRegisteredTask } from '../../src/tasks/index';
 import type { Task } from '../../src/tasks/task';
 import { steppingClock, tinyModel, toyLmTask, toyTask } from './toy';
@@ -186,6 +187,8 @@ describe('runSweep', () => {
         'E_FORMAT',
       ],
       [{ ...good, cells: [good.cells[0], good.cells[0]] }, 'E_FORMAT'],
+      // A cell the report could not read is refused at load, not after the sweep has run.
+      [{ ...good, cells: [{ ...good.cells[0], metrics: {} }] }, 'E_FORMAT'],
     ] as const) {
       const badPath = join(dir, 'refuse', `bad-${code}-${Math.random()}.json`);
       await writeFile(badPath, JSON.stringify(bad));
@@ -203,6 +206,31 @@ describe('runSweep', () => {
     expect([error.code, error.argument]).toEqual(['E_FORMAT', notJson]);
     // The refused file is untouched.
     expect(await readFile(notJson, 'utf8')).toBe('{"format": ');
+  });
+
+  it('refuses a results path it cannot read or write with a coded error naming it', async () => {
+    const small = { ...config, tasks: ['toy-lm'], seeds: [0] };
+    const folder = join(dir, 'unusable');
+    await mkdir(folder, { recursive: true });
+    const models = provider();
+    const directory = await rejection(
+      runSweep(small, { ...options({ models }), resultsPath: folder }),
+    );
+    expect([directory.code, directory.argument]).toEqual(['E_ARG', folder]);
+    expect(directory.message).toContain('is a directory, expected a file (EISDIR)');
+    const file = join(folder, 'plain.txt');
+    await writeFile(file, 'not a directory');
+    const underFile = join(file, 'results.json');
+    const read = await rejection(
+      runSweep(small, { ...options({ models }), resultsPath: underFile }),
+    );
+    expect([read.code, read.argument]).toEqual(['E_ARG', underFile]);
+    expect(models.loads).toEqual([]);
+    const written = await rejection(
+      writeResultsFile(underFile, emptyResults(validateSweepConfig(small))),
+    );
+    expect([written.code, written.argument]).toEqual(['E_ARG', underFile]);
+    expect(written.message).toMatch(/cannot be written: .*(ENOTDIR|EEXIST)/);
   });
 
   it('validates the config and names before running anything', async () => {

@@ -20,8 +20,10 @@ const COUNTDOWN_EXAMPLES = 256;
 const LM_DOCUMENTS = 64;
 
 /**
- * A cell as the harness would write it. Accuracy's standard error is the binomial one,
- * √(p(1 − p)/(n − 1)); the other standard errors are small fixed fractions of the mean.
+ * A cell as the harness would write it. Accuracy is rounded to a whole number k of the n
+ * examples solved (the first k: `sequences` lists every example's outcome) and its standard
+ * error is the binomial one, √(p(1 − p)/(n − 1)); the other standard errors are small fixed
+ * fractions of the mean.
  */
 export function cell(
   task: string,
@@ -32,7 +34,8 @@ export function cell(
 ): CellResult {
   const n = numbers.accuracy === undefined ? LM_DOCUMENTS : COUNTDOWN_EXAMPLES;
   const spread = (mean: number, fraction: number) => ({ mean, stderr: mean * fraction, n });
-  const accuracy = numbers.accuracy;
+  const solved = numbers.accuracy === undefined ? 0 : Math.round(numbers.accuracy * n);
+  const accuracy = numbers.accuracy === undefined ? undefined : solved / n;
   return {
     key: { task, policy, budget, seed },
     metrics: {
@@ -67,6 +70,16 @@ export function cell(
       peakLive: spread(numbers.peak, 0.02),
       tokensPerSecond: spread(numbers.tokensPerSecond, 0.01),
     },
+    ...(accuracy === undefined
+      ? {}
+      : {
+          sequences: Array.from({ length: n }, (_, example) => ({
+            example,
+            correct: example < solved,
+            peakTotal: numbers.peak,
+            generated: 40,
+          })),
+        }),
     command:
       `lethe eval --task ${task} --policy ${policy} --budget ${budget} --seed ${seed} ` +
       `--examples ${n} --out runs/sweep-a`,
@@ -151,6 +164,95 @@ export function fakeSweep(): SweepResults {
       lm('snapkv', 0.75, 6.97, 6180, 5108, 94.0, 0.77),
       lm('snapkv', 0.5, 7.48, 4130, 3598, 106.3, 0.54),
       lm('snapkv', 0.25, 9.21, 2082, 1888, 119.6, 0.3),
+    ],
+  };
+}
+
+/** The policies of {@link wideSweep}, besides the full cache. */
+export const WIDE_POLICIES = ['snapkv', 'h2o', 'tova', 'knorm', 'l2norm'] as const;
+
+/**
+ * A sweep shaped like the main job's: retrieval (accuracy) and language modelling at budgets of
+ * 10, 25 and 50% of the peak — realised budgets and peak KV entries span more than a factor of
+ * 5, perplexities run from 1.9 to 120 — where knorm and l2norm give identical results and, on
+ * retrieval, h2o and tova both score 0% at 10% and 25% (their points coincide, their caches do
+ * not: different mean live entries).
+ */
+export function wideSweep(): SweepResults {
+  const budgets = [0.1, 0.25, 0.5] as const;
+  const scores: Record<(typeof WIDE_POLICIES)[number], [number[], number[]]> = {
+    snapkv: [
+      [0, 0.59, 0.81],
+      [2.37, 1.92, 1.91],
+    ],
+    h2o: [
+      [0, 0, 0.06],
+      [69.7, 29.9, 9.97],
+    ],
+    tova: [
+      [0, 0, 0.16],
+      [7.59, 3.8, 2.63],
+    ],
+    knorm: [
+      [0, 0, 0],
+      [120.45, 82.9, 20.1],
+    ],
+    l2norm: [
+      [0, 0, 0],
+      [120.45, 82.9, 20.1],
+    ],
+  };
+  const live: Record<(typeof WIDE_POLICIES)[number], number> = {
+    snapkv: 0.9,
+    h2o: 0.92,
+    tova: 0.91,
+    knorm: 0.93,
+    l2norm: 0.93,
+  };
+  const retrievalPeak = 1140;
+  const lmPeak = 1024;
+  return {
+    ...fakeSweep(),
+    config: { ...fakeSweep().config, tasks: ['retrieval', 'lm'], budgets: [...budgets] },
+    cells: [
+      cell('retrieval', 'full', 1, {
+        accuracy: 0.78,
+        peak: retrievalPeak,
+        live: 1120,
+        fullPeak: retrievalPeak,
+        tokensPerSecond: 1400,
+      }),
+      ...WIDE_POLICIES.flatMap((policy) =>
+        budgets.map((budget, i) => {
+          const peak = Math.round(budget * retrievalPeak * 1.02);
+          return cell('retrieval', policy, budget, {
+            accuracy: scores[policy][0][i]!,
+            peak,
+            live: peak * live[policy],
+            fullPeak: retrievalPeak,
+            tokensPerSecond: 2000,
+          });
+        }),
+      ),
+      cell('lm', 'full', 1, {
+        perplexity: 1.91,
+        peak: lmPeak,
+        live: 514,
+        fullPeak: lmPeak,
+        tokensPerSecond: 3000,
+      }),
+      ...WIDE_POLICIES.flatMap((policy) =>
+        budgets.map((budget, i) => {
+          const peak = Math.round(budget * lmPeak);
+          return cell('lm', policy, budget, {
+            perplexity: scores[policy][1][i]!,
+            peak,
+            live: peak * 0.75,
+            fullPeak: lmPeak,
+            tokensPerSecond: 5000,
+          });
+        }),
+      ),
     ],
   };
 }

@@ -57,6 +57,19 @@ describe('reportRows', () => {
     expect(row!.metrics.perplexity).toBeUndefined();
   });
 
+  it('pools per-example outcomes only where every cell has one sequence per example', () => {
+    const sweep = fakeSweep();
+    const [full] = reportRows(sweep);
+    expect(full!.outcomes).toEqual({ correct: 131, total: 256 });
+    const lm = reportRows(sweep).find((row) => row.task === 'lm')!;
+    expect(lm.outcomes).toBeUndefined();
+    const first = sweep.cells[0]!;
+    const twoSamples = { ...first, sequences: [...first.sequences!, ...first.sequences!] };
+    expect(reportRows({ ...sweep, cells: [twoSamples] })[0]!.outcomes).toBeUndefined();
+    const { sequences: _, ...without } = first;
+    expect(reportRows({ ...sweep, cells: [without] })[0]!.outcomes).toBeUndefined();
+  });
+
   it('rejects other formats and malformed cells with E_FORMAT naming the field', () => {
     const sweep = fakeSweep();
     const expectFormat = (results: unknown, argument: string) => {
@@ -98,6 +111,17 @@ describe('reportRows', () => {
     expectFormat(
       { ...sweep, cells: [{ ...sweep.cells[0]!, command: 3 }] },
       'results.cells[0].command',
+    );
+    expectFormat(
+      { ...sweep, cells: [{ ...sweep.cells[0]!, sequences: {} }] },
+      'results.cells[0].sequences',
+    );
+    expectFormat(
+      {
+        ...sweep,
+        cells: [{ ...sweep.cells[0]!, sequences: [{ example: 0, correct: true }, { example: 1 }] }],
+      },
+      'results.cells[0].sequences[1]',
     );
   });
 });

@@ -2,6 +2,7 @@ import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
+import { applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import { batchCachedLayer } from './cache-batch';
 import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkKeyBias } from './forward-checks';
@@ -32,12 +33,17 @@ export interface CachedStepRequest {
  * are right-padded to the longest, and in each layer the new tokens attend to the cached live
  * entries (restricted and biased by the controls) and causally to the chunk itself. Then the
  * new keys, values (and gates) are appended to every layer of every cache, and the queries are
- * recorded where the cache keeps a query window or tracks attention. One device read-back per
+ * recorded where the cache keeps a query window or tracks attention — only once every one of
+ * them is known to be finite, so a step that fails changes no cache (a cache honouring the
+ * `KVCacheStore` contract refuses nothing else the step can produce) and frees its tensors.
+ * One device read-back per
  * call, plus, with a read selector, one read-back of the new queries per layer (the selector
  * needs them before that layer's attention). Prefill is a chunk per prompt on empty caches;
  * decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk.
+ * @throws LetheError `E_STATE` naming `model` when a new key, value, gate or recorded query is
+ *   not finite; errors of the hooks, controls and read selector, each naming its argument.
  */
 export function cachedStep(
   weights: DecoderWeights,
@@ -127,14 +133,21 @@ export function cachedStep(
     };
   });
 
-  appendToCaches(config, request, {
-    lengths,
-    width,
-    positions,
-    outgoing,
-    recordQueries,
-    anyRecord,
-  });
+  try {
+    const appends = planAppends(config, caches, {
+      lengths,
+      width,
+      positions,
+      outgoing,
+      recordQueries,
+      gated: keyBias !== undefined,
+    });
+    checkAppendsFinite(appends);
+    applyAppends(appends);
+  } catch (error) {
+    tf.dispose([logits, hidden]);
+    throw error;
+  }
   return { logits, hidden };
 }
 
@@ -161,51 +174,4 @@ function missingGates(layer: number): LetheError {
     `returned nothing for layer ${layer}; gated caches need a gate for every key`,
     'keyBias',
   );
-}
-
-interface Outgoing {
-  readonly lengths: Int32Array;
-  readonly width: number;
-  readonly positions: Int32Array;
-  readonly outgoing: Float32Array;
-  readonly recordQueries: readonly boolean[];
-  readonly anyRecord: boolean;
-}
-
-/** Appends the downloaded keys/values/gates of every layer to every cache and records queries. */
-function appendToCaches(config: ModelConfig, request: CachedStepRequest, data: Outgoing): void {
-  const { lengths, width, positions, outgoing, recordQueries, anyRecord } = data;
-  const {
-    num_key_value_heads: kvHeads,
-    num_attention_heads: queryHeads,
-    head_dim: headDim,
-  } = config;
-  const batch = lengths.length;
-  const kvSize = kvHeads * headDim;
-  const querySize = queryHeads * headDim;
-  let offset = 0;
-  const take = (perToken: number): Float32Array => {
-    const block = outgoing.subarray(offset, offset + batch * width * perToken);
-    offset += block.length;
-    return block;
-  };
-  for (let l = 0; l < config.num_hidden_layers; l++) {
-    const keys = take(kvSize);
-    const values = take(kvSize);
-    const queries = anyRecord ? take(querySize) : undefined;
-    const gates = request.keyBias !== undefined ? take(kvHeads) : undefined;
-    request.caches.forEach((cache, b) => {
-      const rows = (perToken: number, block: Float32Array) =>
-        block.subarray(b * width * perToken, (b * width + lengths[b]!) * perToken);
-      const tokenPositions = positions.subarray(b * width, b * width + lengths[b]!);
-      cache.append(
-        l,
-        rows(kvSize, keys),
-        rows(kvSize, values),
-        tokenPositions,
-        gates && rows(kvHeads, gates),
-      );
-      if (recordQueries[b]) cache.recordQueries(l, rows(querySize, queries!), tokenPositions);
-    });
-  }
 }

@@ -1,7 +1,10 @@
 import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
+import { checkFiniteWeights } from '../io/finite-weights';
 import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/index';
+import { withoutTiedHead } from '../io/tied-head';
 import { collectCheckpointProblems, throwCheckpointProblems } from '../io/validate-checkpoint';
+import { checkObject } from '../option-checks';
 import { cachedStep } from './cached-step';
 import { parallelForward } from './parallel-forward';
 import { checkStepInputs } from './step-checks';
@@ -70,13 +73,22 @@ export class DecoderModel {
 
   /**
    * A model from named float32 tensors in the HF layout (e.g. a decoded checkpoint). The data
-   * is copied.
+   * is copied. With `tie_word_embeddings`, an `lm_head.weight` equal to the embedding bit for
+   * bit is accepted and ignored (Hugging Face saves tied models that way too).
    *
-   * @throws LetheError `E_CHECKPOINT` listing missing, extra or mis-shaped tensors; `E_ARG` for
-   *   an invalid config.
+   * @throws LetheError `E_CHECKPOINT` listing missing, extra or mis-shaped tensors, naming a
+   *   tied `lm_head.weight` that differs from the embedding, or naming the tensors that hold a
+   *   NaN or ±Infinity; `E_ARG` for an invalid config or `tensors` that is not an object.
    */
-  static fromTensors(config: ModelConfig, tensors: Record<string, Float32Tensor>): DecoderModel {
+  static fromTensors(config: ModelConfig, given: Record<string, Float32Tensor>): DecoderModel {
     const resolved = parseModelConfig(config);
+    checkObject(given, 'tensors', 'an object of named Float32 tensors');
+    const tensors = withoutTiedHead(
+      given,
+      resolved,
+      (tensor) => (tensor?.data instanceof Float32Array ? tensor.data : undefined),
+      'config',
+    );
     throwCheckpointProblems(
       collectCheckpointProblems(tensors, resolved, (tensor) => {
         if (!(tensor.data instanceof Float32Array)) return 'data must be a Float32Array';
@@ -87,6 +99,7 @@ export class DecoderModel {
           : `data has ${tensor.data.length} elements, shape needs ${count}`;
       }),
     );
+    checkFiniteWeights(tensors, 'tensors');
     const parameters = new Map<string, tf.Variable>();
     for (const [name, tensor] of Object.entries(tensors)) {
       parameters.set(
@@ -116,7 +129,10 @@ export class DecoderModel {
    * `UnsortedSegmentSum` kernel that `@lethe/tensor` registers for wasm).
    *
    * @param inputIds int32 `[B, T]`.
-   * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` for bad inputs or options.
+   * @throws LetheError `E_ARG` naming `inputIds` or `options` when they are not a tensor and an
+   *   object; `E_SHAPE` naming `inputIds` when its attention would not fit the backend's tensor
+   *   memory (the wasm heap; see `checkAttentionMemory`), checked before anything is allocated;
+   *   `E_SHAPE` / `E_DTYPE` / `E_ARG` for other bad inputs or options.
    */
   forward(inputIds: tf.Tensor2D, options: ForwardOptions = {}): ForwardResult {
     this.checkLive();
@@ -134,14 +150,17 @@ export class DecoderModel {
    * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
    *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`.
    * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token.
-   * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input; no cache is
-   *   modified when validation fails.
+   * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (`E_SHAPE` naming
+   *   `prompts` when the attention would not fit the backend's tensor memory); `E_STATE` naming
+   *   `model` when the step computes a non-finite key, value or query (NaN or infinite weights).
+   *   A prefill that throws modifies no cache and leaves no tensor behind.
    */
   prefill(
     caches: readonly KVCacheStore[],
     prompts: Int32Array[],
     options: StepOptions & { readonly controls?: BatchControls } = {},
   ): StepResult {
+    checkObject(options, 'options');
     if ((options as DecodeStepOptions).readSelector !== undefined) {
       throw new LetheError(
         'E_ARG',
@@ -164,8 +183,9 @@ export class DecoderModel {
    *   {@link DecodeStepOptions.readSelector}).
    * @returns logits `[B, V]` and final hidden `[B, D]`.
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (a bad page list
-   *   from the selector names `readSelector.selectPages[b][layer]`); no cache is modified when
-   *   anything throws.
+   *   from the selector names `readSelector.selectPages[b][layer]`); `E_STATE` naming `model`
+   *   when the step computes a non-finite key, value or query (NaN or infinite weights). A step
+   *   that throws modifies no cache and leaves no tensor behind.
    */
   decodeStep(
     caches: readonly KVCacheStore[],
@@ -175,6 +195,7 @@ export class DecoderModel {
   ): StepResult {
     if (!(tokens instanceof Int32Array))
       throw new LetheError('E_ARG', 'must be an Int32Array', 'tokens');
+    checkObject(options, 'options');
     const chunks = Array.from(tokens, (token) => Int32Array.of(token));
     return this.step(caches, chunks, controls, options, 'tokens');
   }

@@ -1,6 +1,8 @@
 import type { LayerControls } from '@lethe/kv-cache';
-import { LetheError, type tf } from '@lethe/tensor';
+import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
+import { checkObject } from '../option-checks';
+import { checkAttentionMemory } from './attention-memory';
 import type { ForwardOptions } from './types';
 
 /** Throws `E_ARG` naming `argument` unless every id is an integer in `[0, vocab)`. */
@@ -47,13 +49,18 @@ export function checkPerLayer(list: readonly unknown[], layers: number, argument
 
 /**
  * Validates the inputs of the parallel forward: int32 `[B, T]` ids inside the vocabulary (read
- * back from the device once), positions, masks, key biases and controls.
+ * back from the device once) whose attention fits the backend's memory (see
+ * {@link checkAttentionMemory}), positions, masks, key biases and controls.
  */
 export function checkForwardInputs(
   config: ModelConfig,
   inputIds: tf.Tensor,
   options: ForwardOptions,
 ): void {
+  if (!(inputIds instanceof tf.Tensor)) {
+    throw new LetheError('E_ARG', 'must be an int32 [B, T] tf.Tensor', 'inputIds');
+  }
+  checkObject(options, 'options');
   if (inputIds.rank !== 2 || inputIds.dtype !== 'int32') {
     throw new LetheError(
       'E_SHAPE',
@@ -70,8 +77,12 @@ export function checkForwardInputs(
       'inputIds',
     );
   }
-  checkTokenIds(inputIds.dataSync(), config.vocab_size, 'inputIds');
   const layers = config.num_hidden_layers;
+  checkAttentionMemory(
+    { batch, queryHeads: config.num_attention_heads, queries: length, keys: length, layers },
+    'inputIds',
+  );
+  checkTokenIds(inputIds.dataSync(), config.vocab_size, 'inputIds');
   const kvHeads = config.num_key_value_heads;
   if (options.positions !== undefined) {
     checkShape(options.positions, [batch, length], 'positions');

@@ -1,6 +1,7 @@
 import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
+import { checkAttentionMemory } from './attention-memory';
 import { checkCacheStore } from './cache-store-check';
 import { checkPerLayer, checkTokenIds } from './forward-checks';
 import type { BatchControls } from './types';
@@ -9,10 +10,11 @@ import type { BatchControls } from './types';
  * Validates the inputs of a cached step before anything is computed or mutated: distinct caches
  * implementing {@link KVCacheStore} (checked structurally, see {@link checkCacheStore}) matching
  * the model's geometry, storing values, all layers at the same length, gates stored
- * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache;
- * controls with one list of per-layer entries per cache; a read selector (see
- * {@link checkReadSelector}) whose `pageSize` equals every cache's and whose `needs` every cache
- * can serve.
+ * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache,
+ * within the model's context, whose attention fits the backend's memory (see
+ * {@link checkAttentionMemory}); controls with one list of per-layer entries per cache; a read
+ * selector (see {@link checkReadSelector}) whose `pageSize` equals every cache's and whose
+ * `needs` every cache can serve.
  *
  * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the argument.
  */
@@ -34,6 +36,9 @@ export function checkStepInputs(
   caches.forEach((cache, b) => {
     checkCache(config, cache, hasKeyBias, `caches[${b}]`);
   });
+  if (!Array.isArray(chunks)) {
+    throw new LetheError('E_ARG', 'must be an array of Int32Array chunks', chunkArgument);
+  }
   if (chunks.length !== caches.length) {
     throw new LetheError(
       'E_SHAPE',
@@ -55,6 +60,17 @@ export function checkStepInputs(
       );
     }
   });
+  const width = Math.max(...chunks.map((chunk) => chunk.length));
+  checkAttentionMemory(
+    {
+      batch: caches.length,
+      queryHeads: config.num_attention_heads,
+      queries: width,
+      keys: Math.max(...caches.map(mostLive)) + width,
+      layers: config.num_hidden_layers,
+    },
+    chunkArgument,
+  );
   if (controls !== undefined) {
     if (!Array.isArray(controls) || controls.length !== caches.length) {
       throw new LetheError(
@@ -74,6 +90,13 @@ export function checkStepInputs(
       checkSelectorFits(readSelector, cache, `caches[${b}]`);
     });
   }
+}
+
+/** The most live entries any KV head of any layer of `cache` holds. */
+function mostLive(cache: KVCacheStore): number {
+  let most = 0;
+  for (let l = 0; l < cache.geometry.layers; l++) most = Math.max(most, ...cache.liveCounts(l));
+  return most;
 }
 
 /**

@@ -1,11 +1,15 @@
 import { LetheError } from '@lethe/tensor';
+import { checkObject } from '../option-checks';
 import { elementCount } from './element-count';
+import { checkFiniteWeights } from './finite-weights';
 import { type FloatStorageDtype, fromFloat32, toFloat32 } from './float32-conversion';
 import { configToJson, type ModelConfig, parseModelConfig } from './model-config';
 import { parseSafetensors } from './parse-safetensors';
 import type { SafetensorsTensor } from './safetensors-types';
 import { serializeSafetensors } from './serialize-safetensors';
+import { withoutTiedHead } from './tied-head';
 import {
+  CHECKPOINT_DTYPES,
   collectCheckpointProblems,
   throwCheckpointProblems,
   validateCheckpoint,
@@ -52,8 +56,9 @@ const TORCH_DTYPE_NAMES: Record<FloatStorageDtype, string> = {
  * right length) and stored as `dtype` (default F32, bit-exact); the config's `torch_dtype`
  * is set to match and the safetensors metadata is `{format: "pt", lethe_format_version}`.
  *
- * @throws LetheError `E_CHECKPOINT` listing every mismatch, `E_ARG` for an invalid config or
- *   a value that overflows F16/BF16, `E_DTYPE` for an unsupported storage dtype.
+ * @throws LetheError `E_CHECKPOINT` listing every mismatch or every tensor holding a NaN or
+ *   ±Infinity (such a checkpoint would not load), `E_ARG` for an invalid config or a value that
+ *   overflows F16/BF16, `E_DTYPE` for an unsupported storage dtype.
  */
 export function encodeCheckpoint(
   checkpoint: Checkpoint,
@@ -75,6 +80,7 @@ export function encodeCheckpoint(
         : `data has ${tensor.data.length} elements, shape needs ${count}`;
     }),
   );
+  checkFiniteWeights(checkpoint.tensors, 'the checkpoint');
   const stored: Record<string, SafetensorsTensor> = {};
   for (const [name, tensor] of Object.entries(checkpoint.tensors)) {
     stored[name] = fromFloat32(tensor.data, tensor.shape, dtype, name);
@@ -88,15 +94,36 @@ export function encodeCheckpoint(
   };
 }
 
+/** Options of {@link decodeCheckpoint}. */
+export interface DecodeCheckpointOptions {
+  /** How error messages name the weights file (default `model.safetensors`), e.g. its path. */
+  readonly weightsName?: string;
+}
+
 /**
  * Decodes and validates a checkpoint from its two files (as read from disk or fetched).
  * Any float dtype is accepted and widened to float32; files from HF (no Lethe version in
- * the metadata) load too. F32 tensors are views into `files.weights` where aligned.
+ * the metadata) load too, including a tied model (`tie_word_embeddings`) that also stores
+ * `lm_head.weight` as a bit-for-bit copy of the embedding, which is dropped (see
+ * {@link withoutTiedHead}). Every weight must be finite. F32 tensors are views into
+ * `files.weights` where aligned.
  *
- * @throws LetheError `E_FORMAT` (config not JSON, malformed safetensors, unknown Lethe
- *   format version), `E_ARG` (invalid config), `E_CHECKPOINT` (tensors do not match).
+ * @throws LetheError `E_ARG` naming `files` / `files.config` when they are not an object and
+ *   the text of `config.json`; `E_FORMAT` (config not JSON, malformed safetensors, unknown
+ *   Lethe format version); `E_ARG` (invalid config); `E_CHECKPOINT` (tensors do not match, a
+ *   tied `lm_head.weight` that differs from the embedding, or NaN / ±Infinity weights — naming
+ *   the tensor, the message naming the weights file).
  */
-export function decodeCheckpoint(files: CheckpointFiles): Checkpoint {
+export function decodeCheckpoint(
+  files: CheckpointFiles,
+  options: DecodeCheckpointOptions = {},
+): Checkpoint {
+  checkObject(files, 'files', 'an object with the config text and the weights bytes');
+  checkObject(options, 'options');
+  if (typeof files.config !== 'string') {
+    throw new LetheError('E_ARG', `must be the text of ${CONFIG_FILE}`, 'files.config');
+  }
+  const weightsName = options.weightsName ?? WEIGHTS_FILE;
   let json: unknown;
   try {
     json = JSON.parse(files.config);
@@ -117,10 +144,17 @@ export function decodeCheckpoint(files: CheckpointFiles): Checkpoint {
       WEIGHTS_FILE,
     );
   }
-  validateCheckpoint(file, config);
+  const stored = withoutTiedHead(
+    file.tensors,
+    config,
+    (tensor) => (CHECKPOINT_DTYPES.includes(tensor.dtype) ? toFloat32(tensor) : undefined),
+    CONFIG_FILE,
+  );
+  validateCheckpoint({ ...file, tensors: stored }, config);
   const tensors: Record<string, Float32Tensor> = {};
-  for (const [name, tensor] of Object.entries(file.tensors)) {
+  for (const [name, tensor] of Object.entries(stored)) {
     tensors[name] = { shape: tensor.shape, data: toFloat32(tensor) };
   }
+  checkFiniteWeights(tensors, weightsName);
   return { config, tensors };
 }

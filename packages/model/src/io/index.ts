@@ -5,6 +5,7 @@ export {
   type Checkpoint,
   type CheckpointFiles,
   CONFIG_FILE,
+  type DecodeCheckpointOptions,
   decodeCheckpoint,
   encodeCheckpoint,
   type Float32Tensor,

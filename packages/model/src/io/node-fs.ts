@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { LetheError } from '@lethe/tensor';
+import { checkObject, kindOf } from '../option-checks';
 import { type ParseSafetensorsOptions, parseSafetensors } from './parse-safetensors';
 import type { SafetensorsFile, SafetensorsMetadata, SafetensorsTensor } from './safetensors-types';
 import { serializeSafetensors } from './serialize-safetensors';
@@ -70,11 +72,18 @@ export async function readFileBytes(path: string): Promise<Uint8Array> {
 /**
  * Reads and parses a safetensors file (see {@link parseSafetensors} for validation and the
  * `copy` option). File-system errors (e.g. `ENOENT`) propagate unchanged.
+ *
+ * @throws LetheError `E_ARG` naming `path` when it is not a string, `options` when it is not
+ *   an object; {@link parseSafetensors}'s errors.
  */
 export async function readSafetensorsFile(
   path: string,
   options: ParseSafetensorsOptions = {},
 ): Promise<SafetensorsFile> {
+  if (typeof path !== 'string') {
+    throw new LetheError('E_ARG', `must be a file path, got ${kindOf(path)}`, 'path');
+  }
+  checkObject(options, 'options');
   return parseSafetensors(await readFileBytes(path), options);
 }
 

@@ -1,4 +1,5 @@
 import { LetheError } from '@lethe/tensor';
+import { checkObject } from '../option-checks';
 import { DTYPE_ARRAY_CONSTRUCTORS, dtypeSize } from './dtype';
 import { decodeLittleEndian, HOST_IS_LITTLE_ENDIAN } from './little-endian';
 import { type HeaderEntry, readSafetensorsHeader } from './safetensors-header';
@@ -25,7 +26,8 @@ export interface ParseSafetensorsOptions {
  *
  * @param bytes The whole file (a Node `Buffer` works too).
  * @throws LetheError `E_FORMAT` (truncated or malformed file; names the tensor when one is
- *   at fault), `E_DTYPE` (a dtype outside {@link SAFETENSORS_DTYPES}), `E_ARG` (not bytes).
+ *   at fault), `E_DTYPE` (a dtype outside {@link SAFETENSORS_DTYPES}), `E_ARG` (`bytes` not
+ *   bytes, `options` not an object).
  *
  * @example
  * ```ts
@@ -41,6 +43,7 @@ export function parseSafetensors(
   if (!(bytes instanceof Uint8Array)) {
     throw new LetheError('E_ARG', 'must be a Uint8Array', 'bytes');
   }
+  checkObject(options, 'options');
   const { entries, metadata, dataStart } = readSafetensorsHeader(bytes);
   checkTiling(entries, bytes.byteLength - dataStart);
   const data = bytes.subarray(dataStart);

@@ -1,4 +1,5 @@
 import { LetheError } from '@lethe/tensor';
+import { checkObject, kindOf } from '../option-checks';
 import { checkpointLayout } from './checkpoint-layout';
 import type { SafetensorsDtype } from './dtype';
 import type { ModelConfig } from './model-config';
@@ -34,15 +35,18 @@ export function validateCheckpoint(file: SafetensorsFile, config: ModelConfig): 
 }
 
 /**
- * Compares a set of tensors with `config`'s layout. Problems come in layout order (missing,
- * mis-shaped, or rejected by `checkTensor`, which returns a message or `undefined`), then
- * extra tensors in name order.
+ * Compares a set of tensors with `config`'s layout. Problems come in layout order (missing, not
+ * an object, mis-shaped, or rejected by `checkTensor`, which returns a message or `undefined`),
+ * then extra tensors in name order.
+ *
+ * @throws LetheError `E_ARG` naming `tensors` when it is not an object.
  */
 export function collectCheckpointProblems<T extends { shape: readonly number[] }>(
   tensors: Record<string, T>,
   config: ModelConfig,
   checkTensor: (tensor: T) => string | undefined,
 ): CheckpointProblem[] {
+  checkObject(tensors, 'tensors', 'an object of named tensors');
   const problems: CheckpointProblem[] = [];
   const layout = checkpointLayout(config);
   for (const { name, shape } of layout) {
@@ -50,7 +54,11 @@ export function collectCheckpointProblems<T extends { shape: readonly number[] }
       problems.push({ tensor: name, message: 'missing' });
       continue;
     }
-    const tensor = tensors[name]!;
+    const tensor = tensors[name] as T | null;
+    if (typeof tensor !== 'object' || tensor === null) {
+      problems.push({ tensor: name, message: `must be a tensor, got ${kindOf(tensor)}` });
+      continue;
+    }
     if (!sameShape(tensor.shape, shape)) {
       problems.push({
         tensor: name,

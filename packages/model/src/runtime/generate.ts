@@ -1,13 +1,9 @@
 import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError, Rng } from '@lethe/tensor';
+import { checkContextFits, checkGenerateOptions } from './generate-checks';
 import { collectStats, type GenerationStats } from './generation-stats';
-import {
-  logProbOf,
-  type SampledToken,
-  type SamplingOptions,
-  sampleToken,
-  validateSampling,
-} from './sampling';
+import { type Prompt, promptIds } from './prompts';
+import { logProbOf, type SampledToken, type SamplingOptions, sampleToken } from './sampling';
 import { GenerationSession, type SessionOptions } from './session';
 import {
   type FinishReason,
@@ -30,9 +26,13 @@ export interface TokenEvent {
 
 /** Options of {@link generate}. */
 export interface GenerateOptions extends SessionOptions {
-  /** Prompts, one per sequence (token ids). */
-  readonly prompts: readonly Int32Array[];
-  /** Upper bound on generated tokens per sequence. */
+  /** Prompts, one per sequence: token ids as `Int32Array`s or plain arrays of integers. */
+  readonly prompts: readonly Prompt[];
+  /**
+   * Upper bound on generated tokens per sequence. Prompt plus generated tokens must fit the
+   * model's context: `prompt length + maxNewTokens − 1 ≤ max_position_embeddings` (the last
+   * token is never fed back), checked before anything runs.
+   */
   readonly maxNewTokens: number;
   /** Temperature / top-k / top-p (default: temperature 1, no filtering). */
   readonly sampling?: SamplingOptions;
@@ -111,8 +111,15 @@ export interface GenerationResult {
  * sequence's cache is a `KVCache` unless `createCache` (passed to the session) makes another
  * `KVCacheStore`.
  *
- * @throws LetheError `E_ARG` naming `maxNewTokens`, the bad sampling or stop option, or
- *   `forceToken` when it returns something other than an integer in [0, vocab_size).
+ * Every option is checked before anything runs; a decode step that fails leaks no tensor and
+ * changes no cache.
+ *
+ * @throws LetheError `E_ARG` naming `options` when it is not an object; `maxNewTokens` when it is
+ *   not a positive integer or the longest prompt plus `maxNewTokens` would run past the model's
+ *   context (see {@link GenerateOptions.maxNewTokens}); `prompts` / `prompts[i]` for a bad batch
+ *   or prompt; the bad sampling or stop option; a callback or `signal` of the wrong kind; the
+ *   session's options (see {@link GenerationSession}); `forceToken` when it returns something
+ *   other than an integer in [0, vocab_size).
  *
  * @example
  * ```ts
@@ -124,28 +131,15 @@ export interface GenerationResult {
  * ```
  */
 export async function generate(options: GenerateOptions): Promise<GenerationResult> {
-  const {
-    prompts,
-    maxNewTokens,
-    sampling = {},
-    stop = {},
-    onToken,
-    onStep,
-    forceToken,
-    signal,
-  } = options;
+  checkGenerateOptions(options);
+  const { maxNewTokens, sampling = {}, stop = {}, onToken, onStep, forceToken, signal } = options;
   const now = options.now ?? (() => performance.now());
-  if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
-    throw new LetheError(
-      'E_ARG',
-      `must be a positive integer, got ${maxNewTokens}`,
-      'maxNewTokens',
-    );
-  }
-  validateSampling(sampling);
-  const vocab = options.model.config.vocab_size;
-  validateStop(stop, vocab);
   const session = new GenerationSession(options);
+  const config = options.model.config;
+  const vocab = config.vocab_size;
+  validateStop(stop, vocab);
+  const prompts = promptIds(options.prompts, config);
+  checkContextFits(prompts, maxNewTokens, config);
   const ids = options.streamIds ?? prompts.map((_, b) => b);
   const root = new Rng(options.samplingSeed ?? options.seed ?? 0);
   const samplers = ids.map((id) => root.fork(`sample-${id}`));
@@ -158,6 +152,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
   let out = await session.prefill(prompts);
   const t1 = now();
   let active = prompts.map((_, b) => b);
+  let fed = 0;
   while (active.length > 0) {
     const next = new Int32Array(active.length);
     active.forEach((b, i) => {
@@ -190,6 +185,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     onStep?.({ sequences: still, caches: session.caches });
     const feed = Int32Array.from(still, (b) => next[active.indexOf(b)]!);
     out = await session.step(still, feed);
+    fed += still.length;
     active = still;
   }
   const t2 = now();
@@ -202,6 +198,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     stats: collectStats(session.caches, {
       promptTokens: prompts.reduce((s, p) => s + p.length, 0),
       generatedTokens: generated,
+      decodedTokens: fed,
       prefillMs: t1 - t0,
       decodeMs: t2 - t1,
     }),

@@ -6,11 +6,20 @@ export interface GenerationStats {
   readonly promptTokens: number;
   /** Tokens generated, summed over the batch. */
   readonly generatedTokens: number;
+  /**
+   * Tokens the decode loop fed through the model, summed over the batch: each sequence's
+   * generated tokens but its last (its first is sampled from prefill's logits, and each fed token
+   * yields the next).
+   */
+  readonly decodedTokens: number;
   /** Wall time of prefill, ms. */
   readonly prefillMs: number;
   /** Wall time of the decode loop (including eviction rounds), ms. */
   readonly decodeMs: number;
-  /** Generated tokens per second of decode wall time (all sequences together). */
+  /**
+   * Decode throughput: {@link decodedTokens} per second of decode wall time (all sequences
+   * together), so the numerator counts the work the decode loop timed.
+   */
   readonly tokensPerSecond: number;
   /** Cache statistics of each sequence at the end (live, peak, bytes, eviction rounds per layer). */
   readonly caches: readonly CacheStats[];
@@ -19,12 +28,18 @@ export interface GenerationStats {
 /** Collects {@link GenerationStats} from finished caches and timings. */
 export function collectStats(
   caches: readonly KVCacheStore[],
-  timing: { promptTokens: number; generatedTokens: number; prefillMs: number; decodeMs: number },
+  timing: {
+    promptTokens: number;
+    generatedTokens: number;
+    decodedTokens: number;
+    prefillMs: number;
+    decodeMs: number;
+  },
 ): GenerationStats {
   const seconds = timing.decodeMs / 1000;
   return {
     ...timing,
-    tokensPerSecond: seconds > 0 ? timing.generatedTokens / seconds : 0,
+    tokensPerSecond: seconds > 0 ? timing.decodedTokens / seconds : 0,
     caches: caches.map((c) => c.stats()),
   };
 }

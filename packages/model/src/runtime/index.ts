@@ -8,6 +8,7 @@ export {
 } from './generate';
 export { collectStats, type GenerationStats } from './generation-stats';
 export { policyContextOf } from './policy-context';
+export type { Prompt } from './prompts';
 export {
   logProbOf,
   type SampledToken,

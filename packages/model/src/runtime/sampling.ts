@@ -2,7 +2,12 @@ import { LetheError, type Rng } from '@lethe/tensor';
 
 /** How the next token is drawn from the logits. */
 export interface SamplingOptions {
-  /** Softmax temperature; 0 means greedy (argmax). Default 1. */
+  /**
+   * Softmax temperature; 0 means greedy (argmax). Default 1. Any positive temperature, however
+   * small, is exact: the weights are `exp((logit − max) / temperature)`, which cannot overflow, so
+   * as the temperature vanishes the distribution becomes its limit, the argmax (shared equally by
+   * exactly tied maxima) — `1e-320` draws the argmax with log-probability 0, as greedy does.
+   */
   readonly temperature?: number;
   /** Keep only the k most likely tokens (0 or undefined: all). */
   readonly topK?: number;
@@ -16,8 +21,15 @@ export interface SampledToken {
   readonly logProb: number;
 }
 
-/** Validates sampling options, throwing `E_ARG` naming the field. */
+/**
+ * Validates sampling options.
+ *
+ * @throws LetheError `E_ARG` naming `sampling` when it is not an object, or the bad field.
+ */
 export function validateSampling(options: SamplingOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new LetheError('E_ARG', `must be an object, got ${options}`, 'sampling');
+  }
   const { temperature = 1, topK = 0, topP = 1 } = options;
   if (!(Number.isFinite(temperature) && temperature >= 0)) {
     throw new LetheError(
@@ -37,7 +49,14 @@ export function validateSampling(options: SamplingOptions): void {
 /**
  * Draws one token from `logits` (one row) with temperature, top-k and top-p filtering, using one
  * uniform from `rng`. Greedy (temperature 0) picks the lowest index among ties and reports
- * log-probability 0. Computed in float64 on the host.
+ * log-probability 0. Computed in float64 on the host; the log-probability is never NaN.
+ *
+ * A logit of −Infinity is a token of probability 0 (a mask). NaN and +Infinity logits are
+ * refused rather than given a meaning: they come from a forward pass that overflowed, and any
+ * token drawn from them would be arbitrary.
+ *
+ * @throws LetheError `E_ARG` naming `logits` when it is empty, holds a NaN or +Infinity, or
+ *   every logit is −Infinity (no token can be drawn).
  */
 export function sampleToken(
   logits: ArrayLike<number>,
@@ -69,7 +88,7 @@ export function sampleToken(
  * ties) and −Infinity to every other token. Computed in float64 on the host.
  *
  * @throws LetheError `E_ARG` naming `token` when it is not an integer in [0, logits.length), or
- *   `logits` when a logit is NaN.
+ *   `logits` as {@link sampleToken} does.
  */
 export function logProbOf(
   logits: ArrayLike<number>,
@@ -91,10 +110,26 @@ export function logProbOf(
   return rank >= 0 && rank < nucleus ? Math.log(weights[rank]! / total) : Number.NEGATIVE_INFINITY;
 }
 
+/** Throws `E_ARG` naming `logits` unless some logit is finite and none is NaN or +Infinity. */
 function checkLogits(logits: ArrayLike<number>): void {
+  let drawable = false;
   for (let i = 0; i < logits.length; i++) {
-    if (Number.isNaN(logits[i]!))
-      throw new LetheError('E_ARG', `NaN logit at index ${i}`, 'logits');
+    const logit = logits[i]!;
+    if (Number.isNaN(logit) || logit === Number.POSITIVE_INFINITY) {
+      throw new LetheError(
+        'E_ARG',
+        `${logit} logit at index ${i} (the forward pass overflowed)`,
+        'logits',
+      );
+    }
+    if (logit !== Number.NEGATIVE_INFINITY) drawable = true;
+  }
+  if (!drawable) {
+    throw new LetheError(
+      'E_ARG',
+      logits.length === 0 ? 'must not be empty' : 'every logit is -Infinity: no token can be drawn',
+      'logits',
+    );
   }
 }
 
@@ -107,8 +142,10 @@ function argmax(logits: ArrayLike<number>): number {
 
 /**
  * The tokens ordered by logit (stable: lower index first among ties), their unnormalised
- * temperature-scaled weights (relative to the largest) within top-k, how many of them the top-p
- * nucleus keeps, and the nucleus's total weight.
+ * temperature-scaled weights `exp((logit − max) / temperature)` within top-k — in (0, 1] for
+ * the largest and finite for every temperature > 0 (the difference is taken before dividing, so
+ * a vanishing temperature sends the others to 0 instead of overflowing) — how many of them the
+ * top-p nucleus keeps, and the nucleus's total weight (≥ 1). Logits are checked first.
  */
 function nucleusOf(
   logits: ArrayLike<number>,
@@ -120,11 +157,11 @@ function nucleusOf(
     (a, b) => logits[b]! - logits[a]! || a - b,
   );
   const kept = topK > 0 ? Math.min(topK, n) : n;
-  const max = logits[order[0]!]! / temperature;
+  const max = logits[order[0]!]!;
   const weights = new Float64Array(kept);
   let total = 0;
   for (let r = 0; r < kept; r++) {
-    weights[r] = Math.exp(logits[order[r]!]! / temperature - max);
+    weights[r] = Math.exp((logits[order[r]!]! - max) / temperature);
     total += weights[r]!;
   }
   let nucleus = kept;

@@ -12,6 +12,8 @@ import {
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
+import { type Prompt, promptIds } from './prompts';
+import { checkSessionOptions } from './session-checks';
 
 /** Options of a {@link GenerationSession}. */
 export interface SessionOptions {
@@ -135,15 +137,16 @@ export class GenerationSession {
   private lastHidden: Float32Array[] = [];
 
   /**
-   * @throws LetheError `E_ARG` naming `readSelector` (or its field) for a bad read selector,
-   *   `readSelector.pageSize` when it differs from `pageSize`, `prefillChunk` when it is not a
-   *   positive integer, or `createCache` when it is given and not a function.
+   * @throws LetheError `E_ARG` naming `options` when it is not an object, `model`, `eviction` or
+   *   `compute` when it does not implement its interface, `readSelector` (or its field) for a bad
+   *   read selector, `readSelector.pageSize` when it differs from `pageSize`, `prefillChunk` when
+   *   it is not a positive integer, `createCache`, `onPrefillChunk` or `onEvictionRound` when
+   *   given and not a function, or `streamIds` (`streamIds[b]`) when not an array of
+   *   non-negative integers.
    */
   constructor(options: SessionOptions) {
+    checkSessionOptions(options);
     this.model = options.model;
-    if (options.createCache !== undefined && typeof options.createCache !== 'function') {
-      throw new LetheError('E_ARG', 'must be a function returning a KVCacheStore', 'createCache');
-    }
     this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
     this.eviction = options.eviction;
     this.compute = options.compute;
@@ -175,14 +178,15 @@ export class GenerationSession {
   /**
    * Creates one cache per prompt and runs the batched prefill — whole, or in chunks of
    * `prefillChunk` tokens (sequences whose prompt has ended drop out of later chunks) — with an
-   * eviction check after each. Returns the outputs at each prompt's last token.
+   * eviction check after each. Returns the outputs at each prompt's last token. Every prompt is
+   * checked before anything runs.
+   *
+   * @param batch token ids per sequence: `Int32Array`s or plain arrays of integers.
+   * @throws LetheError `E_ARG` naming `prompts` or `prompts[b]` (see {@link promptIds}),
+   *   `E_SHAPE` naming `streamIds` when it does not hold one id per prompt.
    */
-  async prefill(prompts: readonly Int32Array[]): Promise<StepOutput> {
-    if (prompts.length === 0)
-      throw new LetheError('E_ARG', 'must hold at least one prompt', 'prompts');
-    prompts.forEach((p, b) => {
-      if (p.length === 0) throw new LetheError('E_ARG', `prompt ${b} is empty`, 'prompts');
-    });
+  async prefill(batch: readonly Prompt[]): Promise<StepOutput> {
+    const prompts = promptIds(batch, this.model.config);
     const ids = this.streamIds ?? prompts.map((_, b) => b);
     if (ids.length !== prompts.length) {
       throw new LetheError(
@@ -238,9 +242,20 @@ export class GenerationSession {
 
   /**
    * Decodes one token for each sequence in `sequences` (indices into the batch), then runs the
-   * eviction checks for those sequences.
+   * eviction checks for those sequences. A step that fails changes no cache (see
+   * `DecoderModel.decodeStep`).
+   *
+   * @throws LetheError `E_ARG` naming `sequences` or `tokens` when they are not an array of
+   *   indices in the batch and an `Int32Array`, `E_SHAPE` naming `tokens` when their lengths
+   *   differ; the decode step's own errors.
    */
   async step(sequences: readonly number[], tokens: Int32Array): Promise<StepOutput> {
+    if (!Array.isArray(sequences)) {
+      throw new LetheError('E_ARG', 'must be an array of sequence indices', 'sequences');
+    }
+    if (!(tokens instanceof Int32Array)) {
+      throw new LetheError('E_ARG', 'must be an Int32Array', 'tokens');
+    }
     if (tokens.length !== sequences.length) {
       throw new LetheError(
         'E_SHAPE',

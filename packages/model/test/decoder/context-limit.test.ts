@@ -1,6 +1,7 @@
 import { initBackend, tf } from '@lethe/tensor';
+import { expectLetheRejection } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generate } from '../../src/runtime/index';
+import { GenerationSession, generate } from '../../src/runtime/index';
 import { cacheFor, lively, tinyConfig } from './helpers';
 
 beforeAll(async () => {
@@ -40,6 +41,47 @@ describe("the model's context (max_position_embeddings)", () => {
       code: 'E_ARG',
       argument: 'prompts[0]',
     });
+    model.dispose();
+  });
+
+  it('generate refuses prompt + maxNewTokens past the context up front, naming maxNewTokens (regression)', async () => {
+    const model = lively(config, 1);
+    // 5 prompt tokens + 4 new ones feed 8 positions (the last token is never fed): it fits.
+    const fits = await generate({ model, prompts: [tokens(5)], maxNewTokens: 4 });
+    expect(fits.tokens[0]!.length).toBe(4);
+    let prefills = 0;
+    const tensors = tf.memory().numTensors;
+    const error = await expectLetheRejection(
+      generate({
+        model,
+        prompts: [tokens(2), tokens(5)],
+        maxNewTokens: 5,
+        onPrefillChunk: () => {
+          prefills++;
+        },
+      }),
+      'E_ARG',
+      'maxNewTokens',
+    );
+    expect(error.message).toContain('prompt 1 (5 tokens) need 9 positions');
+    expect(error.message).toContain('at most 4 fit');
+    expect(prefills).toBe(0);
+    expect(tf.memory().numTensors).toBe(tensors);
+    model.dispose();
+  });
+
+  it('a chunked prefill checks every prompt before its first chunk', async () => {
+    const model = lively(config, 1);
+    let chunks = 0;
+    const session = new GenerationSession({
+      model,
+      prefillChunk: 2,
+      onPrefillChunk: () => {
+        chunks++;
+      },
+    });
+    await expectLetheRejection(session.prefill([tokens(3), tokens(9)]), 'E_ARG', 'prompts[1]');
+    expect(chunks).toBe(0);
     model.dispose();
   });
 });

@@ -1,4 +1,5 @@
 import { initBackend, tf } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DecoderModel } from '../../src/decoder/index';
 import { expectedTensorNames } from '../../src/io/index';
@@ -68,6 +69,49 @@ describe('construction and checkpoints', () => {
       'model.norm.weight': { shape: [32], data: new Float32Array(31) },
     };
     expect(() => DecoderModel.fromTensors(config, shortData)).toThrow(/E_CHECKPOINT/);
+    expectLetheError(() => DecoderModel.fromTensors(config, null as never), 'E_ARG', 'tensors');
+    expectLetheError(
+      () => DecoderModel.fromTensors(config, { ...tensors, 'model.norm.weight': null as never }),
+      'E_CHECKPOINT',
+      'model.norm.weight',
+    );
+  });
+
+  it('fromTensors refuses NaN / ±Infinity weights, naming the tensor (regression)', () => {
+    const config = tinyConfig();
+    const tensors = DecoderModel.random(config, 1).toTensors();
+    const name = 'model.layers.1.self_attn.k_proj.weight';
+    const poisoned = structuredClone(tensors);
+    poisoned[name]!.data[7] = Number.NaN;
+    const error = expectLetheError(
+      () => DecoderModel.fromTensors(config, poisoned),
+      'E_CHECKPOINT',
+      name,
+    );
+    expect(error.message).toContain('the first NaN at index 7');
+  });
+
+  it('fromTensors takes a tied lm_head.weight equal to the embedding, refuses another (regression)', () => {
+    const config = tinyConfig({ tie_word_embeddings: true });
+    const tensors = DecoderModel.random(config, 4).toTensors();
+    const embedding = tensors['model.embed_tokens.weight']!;
+    const model = DecoderModel.fromTensors(config, {
+      ...tensors,
+      'lm_head.weight': { shape: embedding.shape, data: embedding.data.slice() },
+    });
+    expect(model.parameters.has('lm_head.weight')).toBe(false);
+    model.dispose();
+    const other = embedding.data.slice();
+    other[3] = -other[3]!;
+    expectLetheError(
+      () =>
+        DecoderModel.fromTensors(config, {
+          ...tensors,
+          'lm_head.weight': { shape: embedding.shape, data: other },
+        }),
+      'E_CHECKPOINT',
+      'lm_head.weight',
+    );
   });
 });
 
@@ -127,6 +171,9 @@ describe('forward', () => {
     expect(() => model.forward(ids, { keyBias: () => wrongBias })).toThrow(/E_SHAPE.*keyBias\(0\)/);
     const positions = tf.tensor2d([[0, 1, 2]], [1, 3]);
     expect(() => model.forward(ids, { positions })).toThrow(/E_DTYPE.*positions/);
+    expectLetheError(() => model.forward(null as never), 'E_ARG', 'inputIds');
+    expectLetheError(() => model.forward([[1, 2]] as never), 'E_ARG', 'inputIds');
+    expectLetheError(() => model.forward(ids, null as never), 'E_ARG', 'options');
     tf.dispose([ids, bad, floats, wrongMask, wrongBias, positions]);
     model.dispose();
     expect(() => model.forward(ids)).toThrow(/E_STATE/);
@@ -150,6 +197,17 @@ describe('cached steps validate before mutating', () => {
       model.prefill([cacheFor(config, { storeValues: false })], [Int32Array.of(1)]),
     ).toThrow(/E_STATE/);
     expect(() => model.decodeStep([cache], [1] as unknown as Int32Array)).toThrow(/E_ARG.*tokens/);
+    expectLetheError(() => model.prefill([cache], null as never), 'E_ARG', 'prompts');
+    expectLetheError(
+      () => model.prefill([cache], [Int32Array.of(1)], null as never),
+      'E_ARG',
+      'options',
+    );
+    expectLetheError(
+      () => model.decodeStep([cache], Int32Array.of(1), undefined, null as never),
+      'E_ARG',
+      'options',
+    );
     expect(() =>
       model.decodeStep([cache], Int32Array.of(1), [[undefined, undefined], undefined]),
     ).toThrow(/E_SHAPE.*controls/);

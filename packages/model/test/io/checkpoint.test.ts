@@ -15,7 +15,7 @@ import {
   parseSafetensors,
   serializeSafetensors,
 } from '../../src/io';
-import { loadCheckpoint, saveCheckpoint } from '../../src/io/node';
+import { loadCheckpoint, readSafetensorsFile, saveCheckpoint } from '../../src/io/node';
 import { bytesOf } from './helpers';
 
 const config = defaultConfig({
@@ -51,16 +51,7 @@ describe('saveCheckpoint / loadCheckpoint', () => {
   it('round-trips F32 bit-exactly, special values included', async () => {
     const checkpoint = randomCheckpoint(config, 1);
     const special = checkpoint.tensors['model.embed_tokens.weight']!.data;
-    special.set([
-      -0,
-      0,
-      1e-45,
-      -1.17e-38,
-      3.4028234663852886e38,
-      Number.POSITIVE_INFINITY,
-      Number.NEGATIVE_INFINITY,
-    ]);
-    new Uint32Array(special.buffer)[7] = 0x7fc00123; // NaN with a payload
+    special.set([-0, 0, 1e-45, -1.17e-38, 3.4028234663852886e38, -3.4028234663852886e38]);
     await saveCheckpoint(join(dir, 'ckpt'), checkpoint);
     const loaded = await loadCheckpoint(join(dir, 'ckpt'));
     expect(loaded.config).toEqual({ ...config, torch_dtype: 'float32' });
@@ -199,5 +190,171 @@ describe('encodeCheckpoint / decodeCheckpoint', () => {
     const b = encodeCheckpoint(randomCheckpoint(config, 10));
     expect(a.config).toBe(b.config);
     expect(a.weights).toEqual(b.weights);
+  });
+});
+
+/** The safetensors bytes of `checkpoint` with `edit` applied to its float32 tensors (F32 stored). */
+function editedWeights(
+  checkpoint: Checkpoint,
+  edit: (tensors: Record<string, Float32Tensor>) => void,
+) {
+  const tensors = structuredClone(checkpoint.tensors);
+  edit(tensors);
+  return serializeSafetensors(
+    Object.fromEntries(
+      Object.entries(tensors).map(([name, t]) => [
+        name,
+        { dtype: 'F32', shape: t.shape, data: t.data },
+      ]),
+    ) as Record<string, { dtype: 'F32'; shape: readonly number[]; data: Float32Array }>,
+  );
+}
+
+describe('non-finite weights (regression: they loaded and failed later)', () => {
+  it('decodeCheckpoint refuses NaN / ±Infinity, naming every tensor and the file', () => {
+    const checkpoint = randomCheckpoint(config, 11);
+    const { config: text } = encodeCheckpoint(checkpoint);
+    const weights = editedWeights(checkpoint, (t) => {
+      t['model.layers.1.mlp.up_proj.weight']!.data.set([Number.NaN, 1, Number.NaN], 4);
+      t['model.norm.weight']!.data[2] = Number.NEGATIVE_INFINITY;
+    });
+    const error = expectLetheError(
+      () => decodeCheckpoint({ config: text, weights }),
+      'E_CHECKPOINT',
+      'model.layers.1.mlp.up_proj.weight',
+    );
+    expect(error.message).toContain('model.safetensors');
+    expect(error.message).toContain(
+      'model.layers.1.mlp.up_proj.weight: 2 non-finite elements, the first NaN at index 4',
+    );
+    expect(error.message).toContain(
+      'model.norm.weight: 1 non-finite element, the first -Infinity at index 2',
+    );
+  });
+
+  it('loadCheckpoint names the file by its path; F16 infinities count too', async () => {
+    const checkpoint = randomCheckpoint(config, 12);
+    const files = encodeCheckpoint(checkpoint, 'F16');
+    const file = parseSafetensors(files.weights, { copy: true });
+    const head = file.tensors['lm_head.weight']!;
+    (head.data as Uint16Array)[5] = 0x7c00; // F16 +Infinity
+    await writeFile(join(dir, 'config.json'), files.config);
+    await writeFile(join(dir, 'model.safetensors'), serializeSafetensors(file.tensors));
+    const error = await expectLetheRejection(loadCheckpoint(dir), 'E_CHECKPOINT', 'lm_head.weight');
+    expect(error.message).toContain(join(dir, 'model.safetensors'));
+    expect(error.message).toContain('the first Infinity at index 5');
+  });
+
+  it('encodeCheckpoint / saveCheckpoint refuse to write what would not load', async () => {
+    const checkpoint = randomCheckpoint(config, 13);
+    checkpoint.tensors['model.embed_tokens.weight']!.data[0] = Number.POSITIVE_INFINITY;
+    expectLetheError(
+      () => encodeCheckpoint(checkpoint),
+      'E_CHECKPOINT',
+      'model.embed_tokens.weight',
+    );
+    await expectLetheRejection(
+      saveCheckpoint(join(dir, 'bad'), checkpoint),
+      'E_CHECKPOINT',
+      'model.embed_tokens.weight',
+    );
+    await expect(readdir(dir)).resolves.toEqual([]);
+  });
+});
+
+describe('a tied checkpoint that also stores lm_head.weight (regression: refused as unexpected)', () => {
+  const tied = defaultConfig({ ...config, tie_word_embeddings: true });
+
+  it('loads when lm_head.weight equals the embedding bit for bit, and drops it', () => {
+    for (const dtype of ['F32', 'BF16'] as const) {
+      const files = encodeCheckpoint(randomCheckpoint(tied, 14), dtype);
+      const file = parseSafetensors(files.weights);
+      const withHead = {
+        ...file.tensors,
+        'lm_head.weight': file.tensors['model.embed_tokens.weight']!,
+      };
+      const decoded = decodeCheckpoint({
+        config: files.config,
+        weights: serializeSafetensors(withHead),
+      });
+      expect(decoded.tensors['lm_head.weight']).toBeUndefined();
+      expect(Object.keys(decoded.tensors).sort()).toEqual(
+        checkpointLayout(tied)
+          .map((s) => s.name)
+          .sort(),
+      );
+    }
+  });
+
+  it('refuses one that differs (even by one bit), saying which to use', () => {
+    const files = encodeCheckpoint(randomCheckpoint(tied, 15));
+    const file = parseSafetensors(files.weights, { copy: true });
+    const embedding = file.tensors['model.embed_tokens.weight']!;
+    const head = new Float32Array(embedding.data as Float32Array);
+    new Uint32Array(head.buffer)[17]! ^= 1;
+    const weights = serializeSafetensors({
+      ...file.tensors,
+      'lm_head.weight': { dtype: 'F32', shape: embedding.shape, data: head },
+    });
+    const error = expectLetheError(
+      () => decodeCheckpoint({ config: files.config, weights }),
+      'E_CHECKPOINT',
+      'lm_head.weight',
+    );
+    expect(error.message).toContain('element 17');
+    expect(error.message).toContain('set tie_word_embeddings to false');
+    expect(error.message).toContain('remove lm_head.weight');
+    const reshaped = serializeSafetensors({
+      ...file.tensors,
+      'lm_head.weight': { dtype: 'F32', shape: [1, head.length], data: head },
+    });
+    expectLetheError(
+      () => decodeCheckpoint({ config: files.config, weights: reshaped }),
+      'E_CHECKPOINT',
+      'lm_head.weight',
+    );
+  });
+});
+
+describe('loading and saving refuse arguments of the wrong kind with coded errors', () => {
+  it('names the argument instead of throwing a TypeError', async () => {
+    const files = encodeCheckpoint(randomCheckpoint(config, 16));
+    expectLetheError(() => decodeCheckpoint(null as never), 'E_ARG', 'files');
+    expectLetheError(() => decodeCheckpoint(undefined as never), 'E_ARG', 'files');
+    expectLetheError(
+      () => decodeCheckpoint({ config: null, weights: files.weights } as never),
+      'E_ARG',
+      'files.config',
+    );
+    expectLetheError(() => decodeCheckpoint(files, null as never), 'E_ARG', 'options');
+    expectLetheError(() => parseSafetensors(files.weights, null as never), 'E_ARG', 'options');
+    expectLetheError(
+      () =>
+        encodeCheckpoint({
+          config,
+          tensors: { ...randomCheckpoint(config, 16).tensors, 'model.norm.weight': null as never },
+        }),
+      'E_CHECKPOINT',
+      'model.norm.weight',
+    );
+    await expectLetheRejection(loadCheckpoint(undefined as never), 'E_ARG', 'dir');
+    await expectLetheRejection(loadCheckpoint(null as never), 'E_ARG', 'dir');
+    await expectLetheRejection(
+      saveCheckpoint(dir, randomCheckpoint(config, 16), null as never),
+      'E_ARG',
+      'options',
+    );
+    await expectLetheRejection(
+      saveCheckpoint(null as never, randomCheckpoint(config, 16)),
+      'E_ARG',
+      'dir',
+    );
+    await expectLetheRejection(readSafetensorsFile(undefined as never), 'E_ARG', 'path');
+    await expectLetheRejection(
+      readSafetensorsFile(join(dir, 'x.safetensors'), null as never),
+      'E_ARG',
+      'options',
+    );
+    await expect(readdir(dir)).resolves.toEqual([]);
   });
 });

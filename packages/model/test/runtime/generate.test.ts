@@ -152,7 +152,7 @@ describe('generate', () => {
     ).rejects.toMatchObject({ argument: 'maxNewTokens' });
     await expect(
       generate({ model: m, prompts: [new Int32Array(0)], maxNewTokens: 2 }),
-    ).rejects.toMatchObject({ argument: 'prompts' });
+    ).rejects.toMatchObject({ argument: 'prompts[0]' });
     await expect(
       generate({ model: m, prompts: [prompt(3)], maxNewTokens: 2, sampling: { topP: 2 } }),
     ).rejects.toMatchObject({ argument: 'sampling.topP' });
@@ -183,5 +183,31 @@ describe('generate', () => {
     expect(result.stats.caches[0]!.peakPerLayer[0]).toBeLessThanOrEqual(
       config.num_key_value_heads * (16 + 8 + 1),
     );
+  });
+});
+
+describe('decode throughput', () => {
+  it('counts the tokens the decode loop fed through the model over its time (regression)', async () => {
+    const m = model();
+    let clock = 0;
+    // Every reading advances 1 ms: the decode loop's span is its number of readings apart.
+    const result = await generate({
+      model: m,
+      prompts: [prompt(4), prompt(6, 1)],
+      maxNewTokens: 5,
+      stop: { eosTokenIds: [], stopSequences: [] },
+      seed: 1,
+      now: () => clock++,
+      onStep: () => {
+        clock += 10;
+      },
+    });
+    m.dispose();
+    const fed = result.tokens.reduce((s, t) => s + t.length - 1, 0);
+    expect(result.stats.generatedTokens).toBe(10);
+    // Each sequence's first token comes from prefill's logits and its last is never fed back.
+    expect(result.stats.decodedTokens).toBe(fed);
+    expect(fed).toBe(8);
+    expect(result.stats.tokensPerSecond).toBeCloseTo((fed / result.stats.decodeMs) * 1000, 9);
   });
 });

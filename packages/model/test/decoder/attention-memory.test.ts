@@ -1,0 +1,78 @@
+import { initBackend, tensorMemoryHeadroom, tf, WASM_HEAP_MAX_BYTES } from '@lethe/tensor';
+import { expectLetheError } from '@lethe/test-utils';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { attentionBytes } from '../../src/decoder/attention-memory';
+import { cacheFor, lively, tinyConfig } from './helpers';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+// 4 query heads, 2 layers; a context long enough that only memory limits the sequence.
+const config = tinyConfig({ max_position_embeddings: 16_384 });
+const ids = (batch: number, length: number) =>
+  tf.tensor2d(
+    Int32Array.from({ length: batch * length }, (_, i) => 1 + (i % 30)),
+    [batch, length],
+    'int32',
+  );
+
+describe('attention past the wasm heap is refused before anything is allocated (regression)', () => {
+  it('estimates 4·B·Hq·T·S bytes of scores times the tensors alive at once', () => {
+    const extent = { batch: 2, queryHeads: 4, queries: 100, keys: 300, layers: 3 };
+    const scores = 4 * 2 * 4 * 100 * 300;
+    expect(attentionBytes(extent, false)).toBe(scores * (6 + 2 * 3));
+    expect(attentionBytes(extent, true)).toBe(scores * (6 + 20 * 3));
+    // The sizes tested below: one 6,000-token sequence needs more than the whole heap …
+    expect(
+      attentionBytes({ ...extent, batch: 1, queries: 6000, keys: 6000, layers: 2 }, false),
+    ).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
+    // … and 2,800 tokens fit for inference but not while recording gradients.
+    const training = { ...extent, batch: 1, queries: 2800, keys: 2800, layers: 2 };
+    expect(attentionBytes(training, false)).toBeLessThan(tensorMemoryHeadroom());
+    expect(attentionBytes(training, true)).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
+  });
+
+  it('forward: E_SHAPE naming inputIds and the size, no tensor left behind', () => {
+    const model = lively(config, 31);
+    for (const [batch, length] of [
+      [1, 6000],
+      [64, 1200],
+    ] as const) {
+      const input = ids(batch, length);
+      const tensors = tf.memory().numTensors;
+      const error = expectLetheError(() => model.forward(input), 'E_SHAPE', 'inputIds');
+      expect(error.message).toMatch(/needs about \d+\.\d\d GB of tensor memory/);
+      expect(error.message).toContain(`${length} queries over ${length} keys (batch ${batch}`);
+      expect(tf.memory().numTensors).toBe(tensors);
+      input.dispose();
+    }
+    model.dispose();
+  });
+
+  it('forward while recording gradients counts what the tape keeps', () => {
+    const model = lively(config, 32);
+    const input = ids(1, 2800);
+    const tensors = tf.memory().numTensors;
+    const error = expectLetheError(
+      () => tf.variableGrads(() => tf.mean(model.forward(input).logits) as tf.Scalar),
+      'E_SHAPE',
+      'inputIds',
+    );
+    expect(error.message).toContain('recording gradients');
+    expect(tf.memory().numTensors).toBe(tensors);
+    input.dispose();
+    model.dispose();
+  });
+
+  it('prefill: E_SHAPE naming prompts, the cache left empty', () => {
+    const model = lively(config, 33);
+    const cache = cacheFor(config);
+    const prompt = Int32Array.from({ length: 6000 }, (_, i) => 1 + (i % 30));
+    const tensors = tf.memory().numTensors;
+    expectLetheError(() => model.prefill([cache], [prompt]), 'E_SHAPE', 'prompts');
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(cache.length(0)).toBe(0);
+    model.dispose();
+  });
+});

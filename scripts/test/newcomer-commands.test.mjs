@@ -1,0 +1,130 @@
+// Tests of the root tooling a newcomer meets first: the `lethe` bin shim, the pnpm wrapper's
+// colour handling and the silenced tfjs banner. Run by `npm test` (node --test scripts/test/).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const root = join(import.meta.dirname, '..', '..');
+const node = (args, options = {}) =>
+  spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', ...options });
+const work = mkdtempSync(join(tmpdir(), 'lethe-scripts-test-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the lethe bin', () => {
+  const evalDir = join(root, 'packages/eval');
+  const { bin } = JSON.parse(readFileSync(join(evalDir, 'package.json'), 'utf8'));
+
+  it('is a committed file, not a build output (no "Failed to create bin" before a build)', () => {
+    assert.equal(bin.lethe, './bin/lethe.mjs');
+    assert.ok(existsSync(join(evalDir, bin.lethe)));
+    assert.doesNotMatch(bin.lethe, /dist\//);
+  });
+
+  it('says to build first when the CLI is not built, in one line', () => {
+    mkdirSync(join(work, 'pkg/bin'), { recursive: true });
+    copyFileSync(join(evalDir, bin.lethe), join(work, 'pkg/bin/lethe.mjs'));
+    const run = node([join(work, 'pkg/bin/lethe.mjs'), '--help']);
+    assert.equal(run.status, 1);
+    assert.equal(run.stdout, '');
+    assert.match(
+      run.stderr,
+      /^lethe: the CLI is not built yet \(.*dist\/cli\.js is missing\): run `npm run build`/,
+    );
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+  });
+
+  const built = existsSync(join(evalDir, 'dist/cli.js'));
+  it('runs the built CLI with its exit status', { skip: !built && 'not built' }, () => {
+    const help = node([join(evalDir, bin.lethe), '--help']);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^Usage: lethe /);
+    const bad = node([join(evalDir, bin.lethe), 'eval', '--budget', '7']);
+    assert.equal(bad.status, 2);
+  });
+
+  it('is what `npm run lethe` runs at the root', () => {
+    const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    assert.equal(scripts.lethe, 'node packages/eval/bin/lethe.mjs');
+  });
+});
+
+describe('scripts/pnpm.mjs', () => {
+  const envOf = (env) =>
+    node(
+      [
+        'scripts/pnpm.mjs',
+        'exec',
+        'node',
+        '-e',
+        'process.stdout.write(String(process.env.NO_COLOR) + "|" + String(process.env.FORCE_COLOR))',
+      ],
+      { env: { ...process.env, NO_COLOR: undefined, FORCE_COLOR: undefined, ...env } },
+    );
+
+  it('sets NO_COLOR when its output is not a terminal', () => {
+    const run = envOf({});
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, '1|undefined');
+  });
+
+  it('leaves colours to FORCE_COLOR and an explicit NO_COLOR', () => {
+    assert.equal(envOf({ FORCE_COLOR: '1' }).stdout, 'undefined|1');
+    assert.equal(envOf({ NO_COLOR: '' }).stdout, '|undefined');
+  });
+});
+
+describe('the tfjs Node banner', () => {
+  const tensor = join(root, 'packages/tensor/dist/index.js');
+  it('is not printed by the cpu backend, and tfjs still knows it runs in Node', {
+    skip: !existsSync(tensor) && 'packages/tensor is not built',
+  }, () => {
+    const code = `const t = await import(${JSON.stringify(tensor)});
+      await t.initBackend('cpu');
+      t.tf.tidy(() => t.tf.add(t.tf.scalar(1), t.tf.scalar(2)).dataSync());
+      console.log(t.tf.env().getBool('IS_NODE'));`;
+    const run = node(['--input-type=module', '-e', code]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'true');
+    assert.doesNotMatch(run.stderr, /TensorFlow\.js in Node\.js|tfjs-node/);
+  });
+});
+
+describe('examples/ngc-countdown: npm run evaluate', () => {
+  const example = join(root, 'examples/ngc-countdown');
+  const built = existsSync(join(root, 'packages/eval/dist/node.js'));
+  const evaluate = (...args) =>
+    node(['--import', 'tsx', 'src/evaluate.ts', ...args], { cwd: example, timeout: 120_000 });
+  const codedLine = (run) => run.stderr.split('\n').filter((l) => l.trim() !== '');
+
+  it('checks its inputs before any cell: one coded line, exit 2, nothing written', {
+    skip: !built && 'not built',
+  }, () => {
+    const out = join(work, 'ngc-eval');
+    const missing = evaluate('--baseline', join(work, 'no-evict'), '--out', out);
+    assert.equal(missing.status, 2, missing.stderr);
+    assert.deepEqual(codedLine(missing), [
+      `error: [E_CHECKPOINT] --baseline (${join(work, 'no-evict')}): cannot be read: no such file or directory (ENOENT)`,
+    ]);
+    // A run whose weights are not there (the committed results keep only its record) is refused
+    // after the models are checked and before its policy.json is written or a cell runs.
+    const unweighted = evaluate(
+      '--baseline',
+      '../../models/countdown-rl',
+      '--run',
+      'ngc=results/runs/ngc',
+      '--out',
+      out,
+    );
+    assert.equal(unweighted.status, 2, unweighted.stderr);
+    assert.match(
+      codedLine(unweighted).join('\n'),
+      /^error: \[E_CHECKPOINT\] --run ngc \(results\/runs\/ngc\/config\.json\): cannot be read/,
+    );
+    assert.equal(codedLine(unweighted).length, 1);
+    assert.ok(!existsSync(out));
+    assert.ok(!existsSync(join(example, 'results/runs/ngc/policy.json')));
+  });
+});
