@@ -325,7 +325,7 @@ if (!flags['static-only']) {
 if (flags.log) {
   const log = readFileSync(flags.log, 'utf8');
   const noise = [
-    ['Failed to create bin', '"Failed to create bin" warning'],
+    ['Failed to create bin at', '"Failed to create bin" warning'],
     ['running TensorFlow.js in Node.js', 'tfjs Node banner'],
     ['\u001b[', 'ANSI escape code'],
   ];
