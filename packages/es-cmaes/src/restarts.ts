@@ -1,0 +1,545 @@
+import { assertInteger, LetheError, type RngState } from '@lethe/core';
+import { isFiniteBox } from './bounds';
+import { type BestSolution, CMAES, type CMAESState, decodeSampler } from './cmaes';
+import {
+  decodeArray,
+  decodeCount,
+  decodeNumber,
+  decodeObject,
+  encodeArray,
+  encodeNumber,
+  type JsonNumber,
+} from './json';
+import { NormalSampler } from './normal';
+import {
+  type CMAESConfig,
+  type CMAESOptions,
+  decodeConfig,
+  encodeConfig,
+  resolveOptions,
+} from './options';
+import type { StoppingOptions, StopReason } from './termination';
+
+/**
+ * How {@link RestartCMAES} restarts a run that stopped:
+ *
+ * - `none`: it does not (a single run).
+ * - `ipop`: IPOP-CMA-ES (Auger & Hansen, CEC 2005): each restart multiplies λ by
+ *   `populationFactor` (default 2); σ₀ stays.
+ * - `bipop`: BIPOP-CMA-ES (Hansen, GECCO BBOB 2009): two interlaced regimes after the first
+ *   (default) run. *Large*: λ = λ₀ · 2^k for the k-th large restart, σ₀. *Small*:
+ *   λ = ⌊λ₀ (λ_next/(2λ₀))^(U²)⌋ (λ_next: the next large λ; U uniform in [0, 1)), σ = σ₀ ·
+ *   10^(−2U'), at most half the evaluations of the latest large run. Each restart runs the
+ *   regime that has used fewer evaluations so far (the first run counts for neither).
+ */
+export type RestartStrategy = 'none' | 'ipop' | 'bipop';
+
+/** The restart policy. */
+export interface RestartPolicy {
+  /** Default `ipop` here, `none` when the whole `restarts` option is left out. */
+  readonly strategy?: RestartStrategy;
+  /** Restarts after the first run (default 9, as in Hansen's BBOB runs; 0 for `none`). */
+  readonly maxRestarts?: number;
+  /** IPOP / BIPOP large-regime factor on λ per restart, > 1. Default 2. */
+  readonly populationFactor?: number;
+  /**
+   * Where restarts start: `x0` (the given x₀ each time) or `uniform` (a point drawn uniformly
+   * in the box, which needs finite bounds on every coordinate). Default `uniform` when the
+   * bounds are finite on every coordinate, else `x0`.
+   */
+  readonly restartFrom?: 'x0' | 'uniform';
+}
+
+/** Options of {@link RestartCMAES}: those of a run, plus the restart policy and budget. */
+export interface RestartOptions extends CMAESOptions {
+  /** Restart policy; left out, there are no restarts. */
+  readonly restarts?: RestartPolicy;
+  /**
+   * Evaluations budget over all runs (default Infinity). `stopping.maxEvaluations` limits each
+   * run; `stopping.ftarget`, once reached, ends everything.
+   */
+  readonly maxEvaluations?: number;
+}
+
+/**
+ * Why a {@link RestartCMAES} stopped: `ftarget` (the best f reached `stopping.ftarget`),
+ * `maxfevals` (the total budget `maxEvaluations` is used up), `maxrestarts` (the last run
+ * stopped and no restart is left). Without restarts (strategy `none`), the run's own
+ * {@link StopReason}s instead of `maxrestarts`.
+ */
+export type RestartStopReason = StopReason | 'maxrestarts';
+
+/** The regime a run belonged to. */
+export type RunRegime = 'first' | 'large' | 'small';
+
+/** One finished run of a {@link RestartCMAES}. */
+export interface RunSummary {
+  readonly regime: RunRegime;
+  readonly populationSize: number;
+  readonly sigma0: number;
+  readonly evaluations: number;
+  readonly generations: number;
+  /** Best f of this run. */
+  readonly bestF: number;
+  readonly stopReasons: readonly StopReason[];
+}
+
+/** Identifies a {@link RestartState}. */
+export const RESTART_STATE_FORMAT = 'lethe-es-cmaes/restarts/1';
+
+/** A {@link RestartCMAES} as plain JSON; see {@link CMAESState} for the guarantees. */
+export interface RestartState {
+  readonly format: typeof RESTART_STATE_FORMAT;
+  readonly strategy: RestartStrategy;
+  readonly maxRestarts: number;
+  readonly populationFactor: JsonNumber;
+  readonly restartFrom: 'x0' | 'uniform';
+  readonly maxEvaluations: JsonNumber;
+  readonly x0: JsonNumber[];
+  /** The first run's configuration (λ₀, σ₀, bounds, variant, …). */
+  readonly base: ReturnType<typeof encodeConfig>;
+  /** The stopping options as given (defaults are filled in per run). */
+  readonly stopping: Record<string, JsonNumber | boolean>;
+  /** The stream restart decisions are drawn from. */
+  readonly rng: RngState;
+  readonly largeRuns: number;
+  readonly budgetLarge: number;
+  readonly budgetSmall: number;
+  readonly lastLargeEvaluations: number;
+  /** Evaluations and generations of the finished runs. */
+  readonly evaluationsBefore: number;
+  readonly iterationsBefore: number;
+  readonly best: {
+    readonly x: JsonNumber[];
+    readonly f: JsonNumber;
+    readonly evaluation: number;
+  } | null;
+  readonly runs: {
+    readonly regime: RunRegime;
+    readonly populationSize: number;
+    readonly sigma0: JsonNumber;
+    readonly evaluations: number;
+    readonly generations: number;
+    readonly bestF: JsonNumber;
+    readonly stopReasons: StopReason[];
+  }[];
+  readonly currentRegime: RunRegime;
+  readonly current: CMAESState;
+  readonly stopReasons: RestartStopReason[];
+}
+
+/**
+ * CMA-ES with restarts (IPOP or BIPOP, see {@link RestartStrategy}), driven by ask / tell like
+ * {@link CMAES}: when a run stops, `tell` starts the next one, and `ask` samples from it. The
+ * first run is exactly `new CMAES(options)`. The state is plain JSON and resumes bit-exactly.
+ *
+ * @example
+ * ```ts
+ * const es = new RestartCMAES({ x0: [0, 0], sigma0: 2, lower: -5, upper: 5, seed: 3,
+ *   restarts: { strategy: 'bipop' }, maxEvaluations: 20_000, stopping: { ftarget: 1e-8 } });
+ * while (!es.stopped) { const xs = es.ask(); es.tell(xs, xs.map(rastrigin)); }
+ * ```
+ */
+export class RestartCMAES {
+  private strategy: RestartStrategy;
+  private maxRestarts: number;
+  private populationFactor: number;
+  private restartFrom: 'x0' | 'uniform';
+  private maxEvaluations: number;
+  private x0: Float64Array;
+  private base: CMAESConfig;
+  private stopping: StoppingOptions;
+  private rng: NormalSampler;
+  private largeRuns = 1;
+  private budgetLarge = 0;
+  private budgetSmall = 0;
+  private lastLargeEvaluations = 0;
+  private evaluationsBefore = 0;
+  private iterationsBefore = 0;
+  private bestSolution: BestSolution | undefined;
+  private finished: RunSummary[] = [];
+  private regime: RunRegime = 'first';
+  private run: CMAES;
+  private reasons: RestartStopReason[] = [];
+
+  /**
+   * @throws LetheError as {@link CMAES}'s constructor, and `E_ARG` naming `restarts.strategy`,
+   * `restarts.maxRestarts`, `restarts.populationFactor`, `restarts.restartFrom` (`uniform`
+   * without finite bounds) or `maxEvaluations`.
+   */
+  constructor(options: RestartOptions) {
+    const { config, x0 } = resolveOptions(options);
+    const policy = options.restarts;
+    const strategy = policy === undefined ? 'none' : (policy.strategy ?? 'ipop');
+    if (strategy !== 'none' && strategy !== 'ipop' && strategy !== 'bipop') {
+      throw new LetheError(
+        'E_ARG',
+        `must be 'none', 'ipop' or 'bipop', got ${String(strategy)}`,
+        'restarts.strategy',
+      );
+    }
+    this.strategy = strategy;
+    this.maxRestarts =
+      strategy === 'none'
+        ? 0
+        : policy?.maxRestarts === undefined
+          ? 9
+          : assertInteger(policy.maxRestarts, 'restarts.maxRestarts', 0);
+    const factor = policy?.populationFactor ?? 2;
+    if (!(factor > 1 && Number.isFinite(factor))) {
+      throw new LetheError(
+        'E_ARG',
+        `must be finite and > 1, got ${factor}`,
+        'restarts.populationFactor',
+      );
+    }
+    this.populationFactor = factor;
+    const from = policy?.restartFrom ?? (isFiniteBox(config.bounds) ? 'uniform' : 'x0');
+    if (from !== 'x0' && from !== 'uniform') {
+      throw new LetheError(
+        'E_ARG',
+        `must be 'x0' or 'uniform', got ${String(from)}`,
+        'restarts.restartFrom',
+      );
+    }
+    if (from === 'uniform' && !isFiniteBox(config.bounds)) {
+      throw new LetheError(
+        'E_ARG',
+        "'uniform' needs finite lower and upper bounds on every coordinate",
+        'restarts.restartFrom',
+      );
+    }
+    this.restartFrom = from;
+    const total = options.maxEvaluations ?? Number.POSITIVE_INFINITY;
+    if (total !== Number.POSITIVE_INFINITY) assertInteger(total, 'maxEvaluations', 1);
+    this.maxEvaluations = total;
+    this.x0 = x0;
+    this.base = config;
+    this.stopping = options.stopping ?? {};
+    const seed = options.seed ?? 0;
+    this.run = new CMAES({ ...options, stopping: this.runStopping(this.stopping.maxEvaluations) });
+    this.rng = NormalSampler.fromSeed(seed, 'restarts');
+  }
+
+  /**
+   * Continues from {@link RestartCMAES.state}, bit-identically.
+   *
+   * @throws LetheError `E_FORMAT` naming the field of `state` at fault.
+   */
+  static fromState(state: RestartState): RestartCMAES {
+    const s = decodeObject(state, 'state');
+    if (s.format !== RESTART_STATE_FORMAT) {
+      throw new LetheError(
+        'E_FORMAT',
+        `expected ${RESTART_STATE_FORMAT}, got ${JSON.stringify(s.format)}`,
+        'state.format',
+      );
+    }
+    const base = decodeConfig(s.base, 'state.base');
+    const x0 = decodeArray(s.x0, 'state.x0', base.dimension);
+    const stopping = decodeUserStopping(s.stopping);
+    const strategy = s.strategy;
+    if (strategy !== 'none' && strategy !== 'ipop' && strategy !== 'bipop') {
+      throw new LetheError('E_FORMAT', 'unknown strategy', 'state.strategy');
+    }
+    const restartFrom = s.restartFrom;
+    if (restartFrom !== 'x0' && restartFrom !== 'uniform') {
+      throw new LetheError('E_FORMAT', 'unknown restartFrom', 'state.restartFrom');
+    }
+    const es = new RestartCMAES({
+      x0,
+      sigma0: base.sigma0,
+      populationSize: base.populationSize,
+      diagonal: base.diagonal,
+      active: base.active,
+      cm: base.cm,
+    });
+    es.strategy = strategy;
+    es.maxRestarts = decodeCount(s.maxRestarts, 'state.maxRestarts');
+    es.populationFactor = decodeNumber(s.populationFactor, 'state.populationFactor');
+    es.restartFrom = restartFrom;
+    es.maxEvaluations = decodeNumber(s.maxEvaluations, 'state.maxEvaluations');
+    es.base = base;
+    es.stopping = stopping;
+    es.rng = decodeSampler(s.rng, 'state.rng');
+    es.largeRuns = decodeCount(s.largeRuns, 'state.largeRuns', 1);
+    es.budgetLarge = decodeCount(s.budgetLarge, 'state.budgetLarge');
+    es.budgetSmall = decodeCount(s.budgetSmall, 'state.budgetSmall');
+    es.lastLargeEvaluations = decodeCount(s.lastLargeEvaluations, 'state.lastLargeEvaluations');
+    es.evaluationsBefore = decodeCount(s.evaluationsBefore, 'state.evaluationsBefore');
+    es.iterationsBefore = decodeCount(s.iterationsBefore, 'state.iterationsBefore');
+    if (s.best !== null) {
+      const best = decodeObject(s.best, 'state.best');
+      es.bestSolution = {
+        x: decodeArray(best.x, 'state.best.x', base.dimension),
+        f: decodeNumber(best.f, 'state.best.f'),
+        evaluation: decodeCount(best.evaluation, 'state.best.evaluation', 1),
+      };
+    }
+    if (!Array.isArray(s.runs)) throw new LetheError('E_FORMAT', 'not an array', 'state.runs');
+    es.finished = s.runs.map((r: unknown, i: number) => {
+      const o = decodeObject(r, `state.runs[${i}]`);
+      return {
+        regime: o.regime as RunRegime,
+        populationSize: decodeCount(o.populationSize, `state.runs[${i}].populationSize`, 2),
+        sigma0: decodeNumber(o.sigma0, `state.runs[${i}].sigma0`),
+        evaluations: decodeCount(o.evaluations, `state.runs[${i}].evaluations`),
+        generations: decodeCount(o.generations, `state.runs[${i}].generations`),
+        bestF: decodeNumber(o.bestF, `state.runs[${i}].bestF`),
+        stopReasons: o.stopReasons as StopReason[],
+      };
+    });
+    const regime = s.currentRegime;
+    if (regime !== 'first' && regime !== 'large' && regime !== 'small') {
+      throw new LetheError('E_FORMAT', 'unknown regime', 'state.currentRegime');
+    }
+    es.regime = regime;
+    es.run = CMAES.fromState(s.current as CMAESState);
+    if (!Array.isArray(s.stopReasons)) {
+      throw new LetheError('E_FORMAT', 'not an array', 'state.stopReasons');
+    }
+    es.reasons = s.stopReasons as RestartStopReason[];
+    return es;
+  }
+
+  /** The run in progress (read it; drive it through this object). */
+  get current(): CMAES {
+    return this.run;
+  }
+
+  /** The regime of the run in progress. */
+  get currentRegime(): RunRegime {
+    return this.regime;
+  }
+
+  /** Index of the run in progress (0 for the first). */
+  get runIndex(): number {
+    return this.finished.length;
+  }
+
+  /** The finished runs. */
+  get runs(): readonly RunSummary[] {
+    return this.finished.slice();
+  }
+
+  /** Evaluations over all runs. */
+  get evaluations(): number {
+    return this.evaluationsBefore + this.run.evaluations;
+  }
+
+  /** Generations over all runs. */
+  get iterations(): number {
+    return this.iterationsBefore + this.run.generation;
+  }
+
+  /** The best candidate of all runs (evaluation counted over all runs), or undefined. */
+  get best(): BestSolution | undefined {
+    const b = this.bestSolution;
+    return b === undefined ? undefined : { x: b.x.slice(), f: b.f, evaluation: b.evaluation };
+  }
+
+  /** Why everything stopped (empty while going on). */
+  get stopReasons(): readonly RestartStopReason[] {
+    return this.reasons.slice();
+  }
+
+  /** Whether everything stopped. */
+  get stopped(): boolean {
+    return this.reasons.length > 0;
+  }
+
+  /**
+   * The current run's next population (see {@link CMAES.ask}).
+   *
+   * @throws LetheError `E_STATE` when the last population has not been told, or when
+   * everything stopped.
+   */
+  ask(): Float64Array[] {
+    if (this.stopped) {
+      throw new LetheError('E_STATE', `stopped (${this.reasons.join(', ')}): nothing to ask`);
+    }
+    return this.run.ask();
+  }
+
+  /**
+   * Tells the current run (see {@link CMAES.tell}); when it stops, records it and starts the
+   * next run, or stops everything (see {@link RestartCMAES.stopReasons}).
+   *
+   * @throws LetheError as {@link CMAES.tell}.
+   */
+  tell(solutions: readonly ArrayLike<number>[], fitness: ArrayLike<number>): void {
+    const run = this.run;
+    run.tell(solutions, fitness);
+    const best = run.best!;
+    if (this.bestSolution === undefined || best.f < this.bestSolution.f) {
+      this.bestSolution = { ...best, evaluation: this.evaluationsBefore + best.evaluation };
+    }
+    const total = this.evaluations;
+    const reasons: RestartStopReason[] = [];
+    if (this.bestSolution.f <= (this.stopping.ftarget ?? Number.NEGATIVE_INFINITY)) {
+      reasons.push('ftarget');
+    }
+    if (total >= this.maxEvaluations) reasons.push('maxfevals');
+    if (!run.stopped && reasons.length === 0) return;
+    this.finishRun();
+    if (reasons.length === 0 && this.finished.length > this.maxRestarts) {
+      reasons.push(...(this.strategy === 'none' ? run.stopReasons : (['maxrestarts'] as const)));
+    }
+    if (reasons.length > 0) {
+      this.reasons = reasons;
+      return;
+    }
+    this.startRun();
+  }
+
+  private finishRun(): void {
+    const run = this.run;
+    this.finished.push({
+      regime: this.regime,
+      populationSize: run.populationSize,
+      sigma0: run.config.sigma0,
+      evaluations: run.evaluations,
+      generations: run.generation,
+      bestF: run.best?.f ?? Number.NaN,
+      stopReasons: run.stopReasons,
+    });
+    if (this.regime === 'large') {
+      this.budgetLarge += run.evaluations;
+      this.lastLargeEvaluations = run.evaluations;
+    } else if (this.regime === 'small') {
+      this.budgetSmall += run.evaluations;
+    } else {
+      this.lastLargeEvaluations = run.evaluations;
+    }
+  }
+
+  private startRun(): void {
+    this.evaluationsBefore += this.run.evaluations;
+    this.iterationsBefore += this.run.generation;
+    const base = this.base;
+    const lambda0 = base.populationSize;
+    let regime: RunRegime = 'large';
+    let populationSize: number;
+    let sigma0 = base.sigma0;
+    let runBudget = this.stopping.maxEvaluations ?? Number.POSITIVE_INFINITY;
+    const sampler = this.rng;
+    if (this.strategy === 'bipop' && this.budgetSmall < this.budgetLarge) {
+      regime = 'small';
+      const u = sampler.uniform(2);
+      const u1 = u[0]!;
+      const u2 = u[1]!;
+      const nextLarge = lambda0 * this.populationFactor ** this.largeRuns;
+      populationSize = Math.max(2, Math.floor(lambda0 * (nextLarge / (2 * lambda0)) ** (u1 * u1)));
+      sigma0 = base.sigma0 * 10 ** (-2 * u2);
+      runBudget = Math.min(
+        runBudget,
+        Math.max(populationSize, Math.ceil(this.lastLargeEvaluations / 2)),
+      );
+    } else {
+      populationSize = Math.round(lambda0 * this.populationFactor ** this.largeRuns);
+      this.largeRuns++;
+    }
+    const remaining = this.maxEvaluations - this.evaluationsBefore;
+    runBudget = Math.min(runBudget, remaining);
+    let x0: Float64Array = this.x0;
+    if (this.restartFrom === 'uniform') {
+      const u = sampler.uniform(base.dimension);
+      const { lower, upper } = base.bounds!;
+      x0 = new Float64Array(base.dimension);
+      for (let i = 0; i < x0.length; i++) x0[i] = lower[i]! + u[i]! * (upper[i]! - lower[i]!);
+    }
+    const seed = sampler.seed();
+    this.regime = regime;
+    this.run = new CMAES({
+      x0,
+      sigma0,
+      seed,
+      populationSize,
+      diagonal: base.diagonal,
+      active: base.active,
+      cm: base.cm,
+      lower: base.bounds?.lower,
+      upper: base.bounds?.upper,
+      stopping: this.runStopping(runBudget),
+    });
+  }
+
+  private runStopping(maxEvaluations: number | undefined): StoppingOptions {
+    const budget = Math.min(maxEvaluations ?? Number.POSITIVE_INFINITY, this.maxEvaluations);
+    return { ...this.stopping, maxEvaluations: budget };
+  }
+
+  /** Plain-JSON state (see {@link RestartState}); a fresh object. */
+  state(): RestartState {
+    const b = this.bestSolution;
+    return {
+      format: RESTART_STATE_FORMAT,
+      strategy: this.strategy,
+      maxRestarts: this.maxRestarts,
+      populationFactor: encodeNumber(this.populationFactor),
+      restartFrom: this.restartFrom,
+      maxEvaluations: encodeNumber(this.maxEvaluations),
+      x0: encodeArray(this.x0),
+      base: encodeConfig(this.base),
+      stopping: encodeUserStopping(this.stopping),
+      rng: this.rng.state(),
+      largeRuns: this.largeRuns,
+      budgetLarge: this.budgetLarge,
+      budgetSmall: this.budgetSmall,
+      lastLargeEvaluations: this.lastLargeEvaluations,
+      evaluationsBefore: this.evaluationsBefore,
+      iterationsBefore: this.iterationsBefore,
+      best:
+        b === undefined
+          ? null
+          : { x: encodeArray(b.x), f: encodeNumber(b.f), evaluation: b.evaluation },
+      runs: this.finished.map((r) => ({
+        regime: r.regime,
+        populationSize: r.populationSize,
+        sigma0: encodeNumber(r.sigma0),
+        evaluations: r.evaluations,
+        generations: r.generations,
+        bestF: encodeNumber(r.bestF),
+        stopReasons: r.stopReasons.slice(),
+      })),
+      currentRegime: this.regime,
+      current: this.run.state(),
+      stopReasons: this.reasons.slice(),
+    };
+  }
+}
+
+function encodeUserStopping(s: StoppingOptions): Record<string, JsonNumber | boolean> {
+  const out: Record<string, JsonNumber | boolean> = {};
+  for (const [key, value] of Object.entries(s)) {
+    if (value === undefined) continue;
+    out[key] = typeof value === 'boolean' ? value : encodeNumber(value as number);
+  }
+  return out;
+}
+
+const USER_STOPPING_KEYS = new Set([
+  'ftarget',
+  'maxEvaluations',
+  'maxIterations',
+  'tolFun',
+  'tolFunHist',
+  'tolX',
+  'tolUpSigma',
+  'conditionCov',
+  'noEffectAxis',
+  'noEffectCoord',
+  'stagnation',
+]);
+
+function decodeUserStopping(value: unknown): StoppingOptions {
+  const s = decodeObject(value, 'state.stopping');
+  const out: Record<string, number | boolean> = {};
+  for (const [key, v] of Object.entries(s)) {
+    if (!USER_STOPPING_KEYS.has(key)) {
+      throw new LetheError('E_FORMAT', `unknown criterion ${key}`, 'state.stopping');
+    }
+    out[key] = typeof v === 'boolean' ? v : decodeNumber(v, `state.stopping.${key}`);
+  }
+  return out as StoppingOptions;
+}
