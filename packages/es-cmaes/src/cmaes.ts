@@ -38,6 +38,13 @@ export interface BestSolution {
   readonly evaluation: number;
 }
 
+/** A copy of `best` (callers may keep or change it), or undefined. */
+export function copyBest(best: BestSolution | undefined): BestSolution | undefined {
+  return best === undefined
+    ? undefined
+    : { x: best.x.slice(), f: best.f, evaluation: best.evaluation };
+}
+
 /**
  * Everything a {@link CMAES} run is, as plain JSON: `JSON.stringify` it after any `tell` (or
  * even between `ask` and `tell`), and {@link CMAES.fromState} continues with bit-identical
@@ -240,8 +247,7 @@ export class CMAES {
 
   /** The best candidate told so far, or undefined before the first tell. */
   get best(): BestSolution | undefined {
-    const b = this.bestSolution;
-    return b === undefined ? undefined : { x: b.x.slice(), f: b.f, evaluation: b.evaluation };
+    return copyBest(this.bestSolution);
   }
 
   /** The stopping criteria that held after the latest tell (empty while the run goes on). */

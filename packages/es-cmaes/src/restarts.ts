@@ -1,6 +1,6 @@
 import { assertInteger, LetheError, type RngState } from '@lethe/core';
 import { isFiniteBox } from './bounds';
-import { type BestSolution, CMAES, type CMAESState, decodeSampler } from './cmaes';
+import { type BestSolution, CMAES, type CMAESState, copyBest, decodeSampler } from './cmaes';
 import {
   decodeArray,
   decodeCount,
@@ -334,8 +334,7 @@ export class RestartCMAES {
 
   /** The best candidate of all runs (evaluation counted over all runs), or undefined. */
   get best(): BestSolution | undefined {
-    const b = this.bestSolution;
-    return b === undefined ? undefined : { x: b.x.slice(), f: b.f, evaluation: b.evaluation };
+    return copyBest(this.bestSolution);
   }
 
   /** Why everything stopped (empty while going on). */
