@@ -11,6 +11,7 @@ import {
   checkpointModels,
   loadTaskModel,
   readModelDirectory,
+  runMain,
   runSweep,
   withArgument,
 } from '@lethe/eval/node';
@@ -18,7 +19,6 @@ import { initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';
 import { evaluationSweeps } from './eval-sweeps';
-import { runMain } from './run-main';
 import { prepareRunForEvaluation } from './run-policy';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 

@@ -2,13 +2,12 @@
 // policy every rollout of training starts from), e.g.
 //   pnpm --filter @lethe/example-ngc-countdown logits-choice --examples 128
 import type { GenerationTask } from '@lethe/eval';
-import { loadTaskModel } from '@lethe/eval/node';
+import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { isNgcDecision, type NgcLogits, NgcPolicy } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { positiveInteger, rate } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
-import { runMain } from './run-main';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const o = new Command()

@@ -5,13 +5,12 @@
 //     --model ngc=runs/ngc --rates 0.3,0.4,0.5
 import type { GenerationTask } from '@lethe/eval';
 import { encodeText } from '@lethe/eval';
-import { loadTaskModel, readModelDirectory } from '@lethe/eval/node';
+import { loadTaskModel, readModelDirectory, runMain } from '@lethe/eval/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { labelledDirectory, positiveInteger, rates } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
 import { PromptOraclePolicy, problemPositions } from './prompt-oracle';
-import { runMain } from './run-main';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 

@@ -4,13 +4,13 @@
 //     --out out/report
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runMain } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
 import { Command } from 'commander';
 import { labelledDirectory, labels, rate } from './cli-args';
 import { readEvalCells } from './eval-cells';
 import { ngcReport, type RunHistory } from './report-content';
 import { NGC_RUN_FILE } from './run-file';
-import { runMain } from './run-main';
 
 const o = new Command()
   .name('ngc-countdown-report')

@@ -4,13 +4,12 @@
 // w > b the newest block is under-scored. E.g.
 //   pnpm --filter @lethe/example-ngc-countdown window-choice --rates 0.2,0.5
 import type { GenerationTask } from '@lethe/eval';
-import { loadTaskModel } from '@lethe/eval/node';
+import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { isNgcDecision, NgcPolicy } from '@lethe/policies-ngc';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { blockWindowPairs, positiveInteger, rates } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
-import { runMain } from './run-main';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 

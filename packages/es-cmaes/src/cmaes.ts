@@ -25,8 +25,12 @@ import { type StrategyParameters, strategyParameters } from './parameters';
 import { rankFitness } from './ranking';
 import { type StopReason, type TerminationState, TerminationTracker } from './termination';
 
-/** Identifies a {@link CMAESState}; bumped when the layout changes. */
-export const CMAES_STATE_FORMAT = 'lethe-es-cmaes/1';
+/**
+ * Identifies a {@link CMAESState}; bumped when the layout or the meaning of a field changes, and
+ * any other version is refused (2: the normals are drawn by the ziggurat method, so a version-1
+ * generator state would not continue its run's samples).
+ */
+export const CMAES_STATE_FORMAT = 'lethe-es-cmaes/2';
 
 /** The best solution a run has seen. */
 export interface BestSolution {
@@ -76,11 +80,6 @@ export interface CMAESState {
   readonly pendingZ: JsonNumber[] | null;
 }
 
-interface Pending {
-  /** Phenotypes as returned by ask (our own copies). */
-  readonly candidates: Float64Array[];
-}
-
 /**
  * CMA-ES (Hansen's tutorial, 2016/2023): one run of the covariance matrix adaptation evolution
  * strategy with active covariance update, optional separable (diagonal) covariance, box bounds
@@ -110,13 +109,19 @@ export class CMAES {
   private readonly pc: Float64Array;
   private readonly z: Float64Array;
   private readonly y: Float64Array;
+  /** The candidates of the pending population as ask returned them (our copy), λ × n. */
+  private readonly x: Float64Array;
+  /** tell's scratch: ⟨y⟩_w, ⟨z⟩_w and B⟨z⟩_w (n each), reused every generation. */
+  private readonly yw: Float64Array;
+  private readonly zw: Float64Array;
+  private readonly whitened: Float64Array;
   private readonly termination: TerminationTracker;
   private sigmaValue: number;
   private generationCount = 0;
   private evaluationCount = 0;
   private bestSolution: BestSolution | undefined;
   private reasons: StopReason[] = [];
-  private pending: Pending | undefined;
+  private pending = false;
 
   /**
    * Starts a run at m = x0, σ = sigma0, C = I.
@@ -143,6 +148,10 @@ export class CMAES {
     this.pc = new Float64Array(n);
     this.z = new Float64Array(config.populationSize * n);
     this.y = new Float64Array(config.populationSize * n);
+    this.x = new Float64Array(config.populationSize * n);
+    this.yw = new Float64Array(n);
+    this.zw = new Float64Array(n);
+    this.whitened = new Float64Array(n);
     this.sigmaValue = config.sigma0;
     this.termination = new TerminationTracker(n, config.populationSize, config.stopping);
   }
@@ -202,7 +211,7 @@ export class CMAES {
     es.reasons = reasons as StopReason[];
     if (s.pendingZ !== null) {
       es.z.set(decodeArray(s.pendingZ, 'state.pendingZ', lambda * n));
-      es.pending = es.materialize();
+      es.materialize();
     }
     return es;
   }
@@ -262,7 +271,7 @@ export class CMAES {
 
   /** Whether a population was asked for and not yet told. */
   get awaitingTell(): boolean {
-    return this.pending !== undefined;
+    return this.pending;
   }
 
   /** σ·√diag(C): the current standard deviation of every coordinate (a fresh array). */
@@ -294,27 +303,35 @@ export class CMAES {
    * @throws LetheError `E_STATE` when the previous population has not been told yet.
    */
   ask(): Float64Array[] {
-    if (this.pending !== undefined) {
+    if (this.pending) {
       throw new LetheError('E_STATE', 'ask() called again before tell() for the last population');
     }
     this.sampler.fill(this.z);
-    this.pending = this.materialize();
-    return this.pending.candidates.map((c) => c.slice());
+    this.materialize();
+    const n = this.dimension;
+    const candidates: Float64Array[] = [];
+    for (let k = 0; k < this.populationSize; k++) {
+      candidates.push(this.x.slice(k * n, k * n + n));
+    }
+    return candidates;
   }
 
-  /** y_k = B·D·z_k and the candidates from the current z. */
-  private materialize(): Pending {
+  /** y_k = B·D·z_k and the candidates x_k from the current z; the population is pending. */
+  private materialize(): void {
     const n = this.dimension;
-    const lambda = this.populationSize;
     const bounds = this.config.bounds;
-    const candidates: Float64Array[] = [];
-    for (let k = 0; k < lambda; k++) {
-      this.model.sample(this.z, k * n, this.y, k * n);
-      const x = new Float64Array(n);
-      for (let i = 0; i < n; i++) x[i] = this.m[i]! + this.sigmaValue * this.y[k * n + i]!;
-      candidates.push(bounds === undefined ? x : mirrorIntoBounds(x, bounds, x));
+    const { m, x, y } = this;
+    const sigma = this.sigmaValue;
+    for (let k = 0; k < this.populationSize; k++) {
+      const offset = k * n;
+      this.model.sample(this.z, offset, y, offset);
+      for (let i = 0; i < n; i++) x[offset + i] = m[i]! + sigma * y[offset + i]!;
+      if (bounds !== undefined) {
+        const xk = x.subarray(offset, offset + n);
+        mirrorIntoBounds(xk, bounds, xk);
+      }
     }
-    return { candidates };
+    this.pending = true;
   }
 
   /**
@@ -337,8 +354,7 @@ export class CMAES {
    * `fitness[i]` (not a number) or `fitness` (every value NaN).
    */
   tell(solutions: readonly ArrayLike<number>[], fitness: ArrayLike<number>): void {
-    const pending = this.pending;
-    if (pending === undefined) {
+    if (!this.pending) {
       throw new LetheError(
         'E_STATE',
         this.generationCount === 0
@@ -378,14 +394,15 @@ export class CMAES {
       if (x.length !== n) {
         throw new LetheError('E_SHAPE', `expected length ${n}, got ${x.length}`, name);
       }
-      const asked = pending.candidates[k]!;
+      const asked = this.x;
+      const offset = k * n;
       let same = true;
       for (let i = 0; i < n; i++) {
         const v = x[i];
         if (typeof v !== 'number' || !Number.isFinite(v)) {
           throw new LetheError('E_ARG', `entry ${i} is ${String(v)}, must be finite`, name);
         }
-        if (v !== asked[i]) same = false;
+        if (v !== asked[offset + i]) same = false;
       }
       if (!same) {
         const b = this.config.bounds;
@@ -402,7 +419,7 @@ export class CMAES {
     const order = rankFitness(fitness);
 
     // --- from here on nothing throws: update the state ---
-    this.pending = undefined;
+    this.pending = false;
     const { y, z } = this;
     const sigma = this.sigmaValue;
     const clip = p.injectionClip;
@@ -435,8 +452,9 @@ export class CMAES {
     }
 
     // Weighted means of the μ best steps: ⟨y⟩_w and ⟨z⟩_w.
-    const yw = new Float64Array(n);
-    const zw = new Float64Array(n);
+    const { yw, zw, whitened } = this;
+    yw.fill(0);
+    zw.fill(0);
     for (let r = 0; r < p.mu; r++) {
       const w = p.weights[r]!;
       const k = order[r]! * n;
@@ -448,7 +466,6 @@ export class CMAES {
     // Mean (eq. 41).
     for (let i = 0; i < n; i++) this.m[i]! += p.cm * sigma * yw[i]!;
     // Step-size path (eq. 43): C^{-1/2}⟨y⟩_w = B⟨z⟩_w.
-    const whitened = new Float64Array(n);
     this.model.rotate(zw, whitened);
     const csFactor = Math.sqrt(p.cs * (2 - p.cs) * p.muEff);
     let psNormSq = 0;
@@ -526,7 +543,7 @@ export class CMAES {
           : { x: encodeArray(b.x), f: encodeNumber(b.f), evaluation: b.evaluation },
       termination: this.termination.toJSON(),
       stopReasons: this.reasons.slice(),
-      pendingZ: this.pending === undefined ? null : encodeArray(this.z),
+      pendingZ: this.pending ? encodeArray(this.z) : null,
     };
   }
 }

@@ -84,8 +84,8 @@ export interface RunSummary {
   readonly stopReasons: readonly StopReason[];
 }
 
-/** Identifies a {@link RestartState}. */
-export const RESTART_STATE_FORMAT = 'lethe-es-cmaes/restarts/1';
+/** Identifies a {@link RestartState}; version 2 holds a `lethe-es-cmaes/2` run. */
+export const RESTART_STATE_FORMAT = 'lethe-es-cmaes/restarts/2';
 
 /** A {@link RestartCMAES} as plain JSON; see {@link CMAESState} for the guarantees. */
 export interface RestartState {

@@ -30,7 +30,7 @@ describe('convergence to f < 1e-8 at n = 10 (median of 5 seeds)', () => {
   it('Rosenbrock within 8 000 evaluations; with IPOP restarts every seed gets there', () => {
     const single = SEEDS.map((seed) => evaluationsToTarget(rosenbrock, 10, seed));
     const solved = single.filter((e): e is number => e !== undefined);
-    // A single run ends in the local minimum near x₁ = −1 now and then (seed 1 here).
+    // A single run ends in the local minimum near x₁ = −1 now and then (seed 19, not 1–5).
     expect(solved.length).toBeGreaterThanOrEqual(3);
     expect(median(solved)).toBeLessThan(8000);
     for (const seed of SEEDS) {

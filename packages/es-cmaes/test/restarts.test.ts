@@ -216,6 +216,11 @@ describe('IPOP and BIPOP restarts', () => {
       'state.format',
     );
     expectLetheError(
+      () => RestartCMAES.fromState({ ...s, format: 'lethe-es-cmaes/restarts/1' }),
+      'E_FORMAT',
+      'state.format',
+    );
+    expectLetheError(
       () => RestartCMAES.fromState({ ...s, strategy: 'y' }),
       'E_FORMAT',
       'state.strategy',

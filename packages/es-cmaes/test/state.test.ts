@@ -1,7 +1,14 @@
 import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CMAES, type CMAESOptions, type CMAESState, rastrigin, rosenbrock } from '../src/index';
+import {
+  CMAES,
+  CMAES_STATE_FORMAT,
+  type CMAESOptions,
+  type CMAESState,
+  rastrigin,
+  rosenbrock,
+} from '../src/index';
 
 /** The bit patterns of the candidates (so that −0 ≠ 0 and NaN = NaN). */
 function bits(xs: Float64Array[]): string {
@@ -134,6 +141,13 @@ describe('plain-JSON state: save after any tell, resume bit-identically', () => 
     };
     expectLetheError(
       () => CMAES.fromState(broken((s) => (s.format = 'other/9'))),
+      'E_FORMAT',
+      'state.format',
+    );
+    // Version 1 drew its normals by Box–Muller: its generator state cannot continue the run.
+    expect(CMAES_STATE_FORMAT).toBe('lethe-es-cmaes/2');
+    expectLetheError(
+      () => CMAES.fromState(broken((s) => (s.format = 'lethe-es-cmaes/1'))),
       'E_FORMAT',
       'state.format',
     );

@@ -4,19 +4,17 @@ export {
   assertInteger,
   assertLength,
   assertNoNaN,
+  BYTES_PER_ELEMENT,
+  bfloat16ToFloat32,
+  float16ToFloat32,
+  float32ToBfloat16,
+  float32ToFloat16,
   LetheError,
   type LetheErrorCode,
   philox4x32,
   type RngState,
 } from '@lethe/core';
 export { activeBackend, type BackendName, initBackend } from './backend';
-export {
-  BYTES_PER_ELEMENT,
-  bfloat16ToFloat32,
-  float16ToFloat32,
-  float32ToBfloat16,
-  float32ToFloat16,
-} from './dtype';
 export { countTensors, withLeakCheck } from './leaks';
 export { isRecordingGradients, tensorMemoryHeadroom, WASM_HEAP_MAX_BYTES } from './memory';
 export {

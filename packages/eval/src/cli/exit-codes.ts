@@ -13,6 +13,11 @@ export const EXIT_INTERRUPTED = 130;
 /** `LetheError` codes that mean the input (flags, files) was wrong, not the program. */
 const INPUT_CODES = new Set(['E_ARG', 'E_BUDGET', 'E_FORMAT', 'E_CHECKPOINT']);
 
+/** The exit status for a `LetheError`: 2 when its code means bad input, 1 otherwise. */
+export function exitCodeOf(error: LetheError): number {
+  return INPUT_CODES.has(error.code) ? EXIT_BAD_INPUT : EXIT_FAILURE;
+}
+
 /**
  * Reports a failure of a `lethe` command on `stderr` and returns its exit status: a
  * `LetheError` as one line `lethe: <message>` without a stack (exit 2 for bad input, 1
@@ -22,7 +27,7 @@ const INPUT_CODES = new Set(['E_ARG', 'E_BUDGET', 'E_FORMAT', 'E_CHECKPOINT']);
 export function reportFailure(error: unknown, stderr: NodeJS.WritableStream): number {
   if (error instanceof LetheError) {
     stderr.write(`lethe: ${error.message}\n`);
-    return INPUT_CODES.has(error.code) ? EXIT_BAD_INPUT : EXIT_FAILURE;
+    return exitCodeOf(error);
   }
   if (error instanceof CommanderError) {
     return error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;

@@ -28,7 +28,8 @@ export function addPretrainCommand(program: Command): void {
     .command('pretrain')
     .summary('train a tiny task model')
     .description(
-      'Train a tiny task model with the SFT trainer and save it as a task-model directory ' +
+      'Train a tiny task model with the SFT trainer (from scratch, or from another task ' +
+        "model's weights with --init) and save it as a task-model directory " +
         '(config.json, model.safetensors, tokenizer.json, and lethe-model.json with the ' +
         'command, seed and held-out full-cache score). Ctrl-C stops with the state saved; the ' +
         'same command resumes.',
@@ -59,7 +60,8 @@ export function addPretrainCommand(program: Command): void {
       const size = settings.modelSize;
       console.log(
         `pretrain ${settings.task}${Object.keys(settings.taskOptions).length > 0 ? ` ${JSON.stringify(settings.taskOptions)}` : ''}: ` +
-          `${size.layers} layers, hidden ${size.hidden}, ${size.heads} query / ${size.kvHeads} KV heads, MLP ${size.intermediate} | ` +
+          `${size.layers} layers, hidden ${size.hidden}, ${size.heads} query / ${size.kvHeads} KV heads, MLP ${size.intermediate}` +
+          `${settings.init === undefined ? '' : ` from ${settings.init}`} | ` +
           `${settings.steps} steps × ${settings.batchSize} | seed ${settings.seed} (examples from task seed ${trainingSeed(settings.seed)}) | ${backend}`,
       );
       console.log(`state: ${stateDir} (rerun the same command to resume)`);

@@ -1,18 +1,20 @@
 import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
+import { nammProvider } from '@lethe/policies-namm';
 import { ngcProvider } from '@lethe/policies-ngc';
 import { requireArray, requireObject } from './arguments';
 import type { KnownNames } from './sweep-config';
 
 /**
  * The providers of every installed Lethe policy package: the full cache, the heuristics of
- * `@lethe/policies-heuristic` and NGC. The CLI, sweeps and the main job use this list; a new
+ * `@lethe/policies-heuristic`, NGC and NAMM. The CLI, sweeps and the main job use this list; a new
  * policy package joins them by adding its providers here.
  */
 export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
   fullCacheProvider,
   ...HEURISTIC_PROVIDERS,
   ngcProvider,
+  nammProvider,
 ]);
 
 /**

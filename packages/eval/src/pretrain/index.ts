@@ -18,6 +18,7 @@ export {
   type FullCacheEvaluationOptions,
   heldOutPrompts,
 } from './held-out-evaluation';
+export { type InitialModel, initialModel } from './initial-model';
 export { loadTaskModel, type TaskModel } from './load-task-model';
 export {
   parseTaskModelManifest,
@@ -25,6 +26,7 @@ export {
   TASK_MODEL_FORMAT,
   TASK_MODEL_VERSION,
   type TaskModelEvaluation,
+  type TaskModelInit,
   type TaskModelManifest,
   type TaskModelTraining,
 } from './manifest';

@@ -27,9 +27,23 @@ export interface TaskModelEvaluation {
   readonly command: string;
 }
 
+/**
+ * The task model a run started from (`lethe pretrain --init`) instead of random weights: its
+ * directory as given and the command that recreated it, with its own start when it was
+ * fine-tuned too, so the whole chain of runs can be replayed.
+ */
+export interface TaskModelInit {
+  /** The directory as given to `--init`. */
+  readonly dir: string;
+  /** The `lethe pretrain …` command recorded in its `lethe-model.json`. */
+  readonly command: string;
+  /** Where that model started from, when it was fine-tuned itself. */
+  readonly init?: TaskModelInit;
+}
+
 /** How the model was trained (every setting that affects the weights). */
 export interface TaskModelTraining {
-  /** Pretraining seed (initialisation and batch order). */
+  /** Pretraining seed (batch order, and the initial weights of a random start). */
   readonly seed: number;
   /** Task seed of the training examples (`trainingSeed(seed)`). */
   readonly trainingSeed: number;
@@ -45,6 +59,8 @@ export interface TaskModelTraining {
   readonly window?: number;
   /** Generation tasks only: updates sorted by length together. */
   readonly bucketSteps?: number;
+  /** The task model whose weights the run started from; absent for a random start. */
+  readonly init?: TaskModelInit;
   /** tfjs backend the weights were computed on. */
   readonly backend: string;
   /** Loss of the last update (`null` when a resumed run had no update left to make). */
@@ -130,6 +146,13 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
   }
   if (training.window !== undefined) count(training.window, 'training.window', 2);
   if (training.bucketSteps !== undefined) count(training.bucketSteps, 'training.bucketSteps');
+  for (let init = training.init, field = 'training.init'; init !== undefined; ) {
+    const start = object(init, field);
+    text(start.dir, `${field}.dir`);
+    text(start.command, `${field}.command`);
+    init = start.init;
+    field = `${field}.init`;
+  }
   text(training.backend, 'training.backend');
   if (training.finalLoss !== null) number(training.finalLoss, 'training.finalLoss');
   text(json.command, 'command');

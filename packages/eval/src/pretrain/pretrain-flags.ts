@@ -50,6 +50,11 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
     'modelSize.intermediate',
     `MLP width (default ${DEFAULT_MODEL_SIZE.intermediate})`,
   ),
+  flag(
+    '--init',
+    'init',
+    'start from the weights of this task-model directory (same architecture and tokenizer) instead of a random init',
+  ),
   flag('--steps', 'steps', `optimizer updates (default ${D.steps})`),
   flag('--batch-size', 'batchSize', `sequences per update (default ${D.batchSize})`),
   flag(
@@ -133,6 +138,9 @@ export function pretrainCommand(settings: PretrainSettings, backend: string): st
     String(size.kvHeads),
     '--intermediate',
     String(size.intermediate),
+  );
+  if (settings.init !== undefined) words.push('--init', settings.init);
+  words.push(
     '--steps',
     String(settings.steps),
     '--batch-size',

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { TrainProgress } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { assertJson, isPlainObject, type JsonValue } from '../harness/json';
@@ -19,11 +20,20 @@ export interface PretrainSettings {
   /** Task options as given (`createTask` fills the rest). */
   readonly taskOptions: Readonly<Record<string, JsonValue>>;
   readonly modelSize: ModelSize;
+  /**
+   * Task-model directory whose weights the run starts from (fine-tuning, a length curriculum),
+   * or `undefined` for random weights from `seed`. Its architecture and tokenizer must be the
+   * run's (`initialModel`).
+   */
+  readonly init: string | undefined;
   /** Optimizer updates. */
   readonly steps: number;
   /** Sequences per update. */
   readonly batchSize: number;
-  /** Seed of the initial weights and the batch order; the examples come from `trainingSeed(seed)`. */
+  /**
+   * Seed of the batch order and of random initial weights (without `init`); the examples come
+   * from `trainingSeed(seed)`.
+   */
   readonly seed: number;
   /** Peak learning rate (warmup, then cosine decay to `minLrRatio · lr`). */
   readonly lr: number;
@@ -156,10 +166,12 @@ export function resolvePretrainSettings(options: PretrainOptions): {
   if (typeof options.out !== 'string' || options.out.length === 0) {
     throw new LetheError('E_ARG', 'must be a directory path', 'out');
   }
+  const init = initDirectory(options.init, options.out);
   const settings: PretrainSettings = {
     task: task.name,
     taskOptions: taskOptions as Record<string, JsonValue>,
     modelSize: resolveModelSize(options.modelSize),
+    init,
     steps,
     batchSize: integer(options.batchSize ?? d.batchSize, 'batchSize', 1),
     seed: integer(
@@ -181,6 +193,25 @@ export function resolvePretrainSettings(options: PretrainOptions): {
     out: options.out,
   };
   return { settings, task };
+}
+
+/**
+ * Checks `init`: a directory path other than `out` (the run replaces `out`, so a model
+ * fine-tuned in place could never be recreated by its recorded command).
+ */
+function initDirectory(init: string | undefined, out: string): string | undefined {
+  if (init === undefined) return undefined;
+  if (typeof init !== 'string' || init.length === 0) {
+    throw new LetheError('E_ARG', 'must be a task-model directory path', 'init');
+  }
+  if (resolve(init) === resolve(out)) {
+    throw new LetheError(
+      'E_ARG',
+      `must differ from out (${out}): the run replaces out, so its recorded command could not recreate it`,
+      'init',
+    );
+  }
+  return init;
 }
 
 function integer(

@@ -1,7 +1,7 @@
 import {
   type CharTokenizer,
   crossEntropyLoss,
-  DecoderModel,
+  type DecoderModel,
   isNormOrBias,
   type NextTokenBatch,
   SftTrainer,
@@ -12,6 +12,7 @@ import { activeBackend } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
 import { generationBatches } from './generation-batches';
 import { evaluateFullCache, heldOutPrompts } from './held-out-evaluation';
+import { initialModel } from './initial-model';
 import {
   TASK_MODEL_FILE,
   TASK_MODEL_FORMAT,
@@ -50,7 +51,8 @@ export interface PretrainResult {
 }
 
 /**
- * Trains a tiny task model from scratch with the `SftTrainer` of `@lethe/model` and saves it
+ * Trains a tiny task model with the `SftTrainer` of `@lethe/model`, from scratch or from the
+ * weights of another task model (`init`, see `initialModel`), and saves it
  * as a task-model directory (`config.json`, `model.safetensors`, `tokenizer.json`,
  * `lethe-model.json`; see `writeModelDirectory`, all or nothing).
  *
@@ -60,7 +62,8 @@ export interface PretrainResult {
  *   prompts of the final evaluation are never trained on. The LM task trains on windows of
  *   `trainingText(trainingSeed(seed))`. The tokenizer is the task's own.
  * - Optimisation: AdamW (norm weights not decayed), warmup then cosine decay, gradient
- *   clipping; weights initialised from `seed`.
+ *   clipping; weights initialised from `seed`, or the weights of the task model in `init` (same
+ *   architecture and tokenizer; recorded with its own command in `training.init`).
  * - Resumable: with `checkpointDir` the trainer's state is written every `checkpointEvery`
  *   updates and on `signal`; a later call with the same settings and directory continues and
  *   ends with bit-identical weights (a directory of a run with other settings is refused).
@@ -77,7 +80,8 @@ export interface PretrainResult {
  * console.log(manifest?.evaluation?.mean, manifest?.command);
  * model.dispose();
  * ```
- * @throws LetheError the errors of `resolvePretrainSettings` (naming the setting), `E_STATE`
+ * @throws LetheError the errors of `resolvePretrainSettings` (naming the setting) and of
+ *   `initialModel` (naming `init`), `E_STATE`
  *   for a non-finite loss, `E_ARG` naming `checkpointDir` when it holds another run's state,
  *   `E_CHECKPOINT` / `E_FORMAT` for a training state that does not fit the run, `E_ARG` naming
  *   `out` when it exists and is not a model directory.
@@ -100,13 +104,13 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
           batchSize: settings.batchSize,
           window: settings.window!,
         });
-  if (options.checkpointDir !== undefined) {
-    await guardTrainingState(options.checkpointDir, settings);
-  }
-  const model = DecoderModel.random(config, settings.seed);
+  const { model, init } = await initialModel(settings, config, tokenizer);
   let finalLoss: number | null = null;
   let trainer: SftTrainer<NextTokenBatch> | undefined;
   try {
+    if (options.checkpointDir !== undefined) {
+      await guardTrainingState(options.checkpointDir, settings);
+    }
     trainer = new SftTrainer<NextTokenBatch>({
       model,
       loss: (b) => crossEntropyLoss(model.forward(b.inputs).logits, b.targets, b.mask),
@@ -178,6 +182,7 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         clipNorm: settings.clipNorm,
         ...(settings.window === undefined ? {} : { window: settings.window }),
         ...(settings.bucketSteps === undefined ? {} : { bucketSteps: settings.bucketSteps }),
+        ...(init === undefined ? {} : { init }),
         backend,
         finalLoss,
       },

@@ -14,6 +14,7 @@ function weightSettings(settings: PretrainSettings): Record<string, JsonValue> {
     task: settings.task,
     taskOptions: settings.taskOptions,
     modelSize: { ...settings.modelSize },
+    init: settings.init ?? null,
     steps: settings.steps,
     batchSize: settings.batchSize,
     seed: settings.seed,

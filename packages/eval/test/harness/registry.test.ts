@@ -64,7 +64,7 @@ function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
 describe('the default registry', () => {
   it('holds full, every heuristic and NGC, in that order', () => {
     const registry = createDefaultRegistry();
-    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc']);
+    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm']);
     expect(HEURISTIC_NAMES).toHaveLength(8);
     expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
     expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);

@@ -11,6 +11,12 @@ import {
   type RateBudget,
   shareRoundedUp,
 } from '@lethe/kv-cache';
+import {
+  encodeNammParameters,
+  identityNormalization,
+  scorerParameterCount,
+} from '@lethe/policies-namm';
+import { Rng } from '@lethe/tensor';
 import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
 
 /**
@@ -87,12 +93,35 @@ export function modeBound(mode: MatrixMode, capacity: number, policy: EvictionPo
   return most;
 }
 
+/** A learned provider's test directory: its manifest fields and the files beside it. */
+export interface LearnedFixture {
+  readonly manifest: Partial<PolicyManifest>;
+  readonly files?: Readonly<Record<string, Uint8Array>>;
+}
+
+/** A NAMM whose BAM scorer has small seeded weights (not the zero genome, which keeps everything). */
+function nammFixture(): LearnedFixture {
+  const scorer = { kind: 'bam', features: 25, hidden: 8 } as const;
+  const random = new Rng(5);
+  const encoded = encodeNammParameters({
+    scorer,
+    features: 'spectrogram',
+    genome: Float64Array.from(random.normal(scorerParameterCount(scorer)), (x) => 0.3 * x),
+    normalization: identityNormalization(),
+  });
+  return {
+    manifest: { options: {}, parameters: encoded.parameters },
+    files: { [encoded.parameters.tensors]: encoded.tensors },
+  };
+}
+
 /**
- * The trained options of each learned provider's test directory. A learned provider without one
- * fails the matrix (it must not be skipped silently).
+ * The trained options (and files) of each learned provider's test directory. A learned provider
+ * without one fails the matrix (it must not be skipped silently).
  */
-export const LEARNED_FIXTURES: Readonly<Record<string, Partial<PolicyManifest>>> = {
-  ngc: { options: { blockSize: 2, window: 2 }, model: '.' },
+export const LEARNED_FIXTURES: Readonly<Record<string, LearnedFixture>> = {
+  ngc: { manifest: { options: { blockSize: 2, window: 2 }, model: '.' } },
+  namm: nammFixture(),
 };
 
 /** The providers the matrix covers: every registered one but the full cache. */
@@ -112,13 +141,18 @@ export function matrixCases(): { provider: AnyPolicyProvider; mode: MatrixMode }
   );
 }
 
-/** An in-memory policy directory holding `manifest` for `provider`. */
-function memoryDirectory(provider: string, manifest: Partial<PolicyManifest>): PolicyDirectory {
+/** An in-memory policy directory holding `fixture` for `provider`. */
+function memoryDirectory(provider: string, fixture: LearnedFixture): PolicyDirectory {
+  const { manifest, files = {} } = fixture;
   return {
     files: {
       location: `memory:${provider}`,
       readText: async () => '',
-      readBytes: async () => new Uint8Array(),
+      readBytes: async (name) => {
+        const bytes = files[name];
+        if (bytes === undefined) throw new Error(`memory:${provider} has no file ${name}`);
+        return bytes;
+      },
     },
     manifest: {
       format: 'lethe-policy',

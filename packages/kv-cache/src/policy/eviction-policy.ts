@@ -44,6 +44,13 @@ export interface EvictionPolicy<S = unknown> {
   /** Anchors the cache must protect for this policy. */
   readonly anchors: Anchors;
   /**
+   * For a policy whose rounds must see the attention of every query since the previous round
+   * (NAMM's spectrograms): the runtime ends prefill chunks at every multiple of this many prompt
+   * tokens (besides its own chunk boundaries), so a round after a chunk never finds more new
+   * queries than `needs.attentionWindow`. Absent: prefill chunks are the runtime's choice.
+   */
+  readonly prefillChunk?: number;
+  /**
    * A fresh per-sequence state (optional): called once per sequence before its first token.
    * Stateless policies omit it and get `undefined` as `state`.
    */

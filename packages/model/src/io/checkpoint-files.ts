@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { FloatStorageDtype } from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
 import { checkObject, kindOf } from '../option-checks';
 import {
@@ -9,7 +10,6 @@ import {
   encodeCheckpoint,
   WEIGHTS_FILE,
 } from './checkpoint';
-import type { FloatStorageDtype } from './float32-conversion';
 import { readFileBytes, writeFileAtomic } from './node-fs';
 
 /** Options of {@link saveCheckpoint}. */

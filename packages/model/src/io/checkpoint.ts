@@ -1,12 +1,16 @@
+import {
+  elementCount,
+  type FloatStorageDtype,
+  fromFloat32,
+  parseSafetensors,
+  type SafetensorsTensor,
+  serializeSafetensors,
+  toFloat32,
+} from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
 import { checkObject } from '../option-checks';
-import { elementCount } from './element-count';
 import { checkFiniteWeights } from './finite-weights';
-import { type FloatStorageDtype, fromFloat32, toFloat32 } from './float32-conversion';
 import { configToJson, type ModelConfig, parseModelConfig } from './model-config';
-import { parseSafetensors } from './parse-safetensors';
-import type { SafetensorsTensor } from './safetensors-types';
-import { serializeSafetensors } from './serialize-safetensors';
 import { withoutTiedHead } from './tied-head';
 import {
   CHECKPOINT_DTYPES,

@@ -1,5 +1,25 @@
 // Browser-safe I/O: nothing here imports Node modules. File I/O lives in './node'.
 
+// The safetensors codec lives in the dependency-free `@lethe/core` (policies read and write
+// their weights with it without tfjs); re-exported here so `@lethe/model`'s API is unchanged.
+export {
+  dtypeSize,
+  type FloatStorageDtype,
+  fromFloat32,
+  isSafetensorsDtype,
+  MAX_HEADER_BYTES,
+  type ParseSafetensorsOptions,
+  parseSafetensors,
+  SAFETENSORS_DTYPES,
+  type SafetensorsArrays,
+  type SafetensorsDtype,
+  type SafetensorsFile,
+  type SafetensorsMetadata,
+  type SafetensorsTensor,
+  serializeSafetensors,
+  toFloat32,
+} from '@lethe/core';
+
 export {
   CHECKPOINT_FORMAT_VERSION,
   type Checkpoint,
@@ -17,20 +37,8 @@ export {
   expectedTensorShapes,
   type TensorSpec,
 } from './checkpoint-layout';
-export {
-  dtypeSize,
-  isSafetensorsDtype,
-  SAFETENSORS_DTYPES,
-  type SafetensorsArrays,
-  type SafetensorsDtype,
-} from './dtype';
-export { type FloatStorageDtype, fromFloat32, toFloat32 } from './float32-conversion';
 export { MODEL_TYPES, type ModelType } from './hf-config-defaults';
 export { configToJson, defaultConfig, type ModelConfig, parseModelConfig } from './model-config';
-export { type ParseSafetensorsOptions, parseSafetensors } from './parse-safetensors';
-export { MAX_HEADER_BYTES } from './safetensors-header';
-export type { SafetensorsFile, SafetensorsMetadata, SafetensorsTensor } from './safetensors-types';
-export { serializeSafetensors } from './serialize-safetensors';
 export {
   CHECKPOINT_DTYPES,
   type CheckpointProblem,

@@ -1,11 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import {
+  type ParseSafetensorsOptions,
+  parseSafetensors,
+  type SafetensorsFile,
+  type SafetensorsMetadata,
+  type SafetensorsTensor,
+  serializeSafetensors,
+} from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
 import { checkObject, kindOf } from '../option-checks';
-import { type ParseSafetensorsOptions, parseSafetensors } from './parse-safetensors';
-import type { SafetensorsFile, SafetensorsMetadata, SafetensorsTensor } from './safetensors-types';
-import { serializeSafetensors } from './serialize-safetensors';
 
 /**
  * Writes `contents` to `path` atomically: the bytes go to a temporary file in the same

@@ -1,9 +1,8 @@
+import type { SafetensorsDtype, SafetensorsFile } from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
 import { checkObject, kindOf } from '../option-checks';
 import { checkpointLayout } from './checkpoint-layout';
-import type { SafetensorsDtype } from './dtype';
 import type { ModelConfig } from './model-config';
-import type { SafetensorsFile } from './safetensors-types';
 
 /** Dtypes a checkpoint tensor may be stored in (all are read as float32). */
 export const CHECKPOINT_DTYPES: readonly SafetensorsDtype[] = ['F32', 'F16', 'BF16', 'F64'];

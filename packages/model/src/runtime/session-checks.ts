@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/tensor';
 import { checkMethods, checkObject, checkOptionalFunction } from '../option-checks';
 import type { SessionOptions } from './session';
 
@@ -20,6 +20,8 @@ export function checkSessionOptions(options: SessionOptions): void {
   if (options.eviction !== undefined) {
     checkMethods(options.eviction, ['shouldEvict', 'select'], 'eviction', 'an EvictionPolicy');
     checkObject(options.eviction.needs, 'eviction.needs', 'an ObservationNeeds object');
+    const chunk = options.eviction.prefillChunk;
+    if (chunk !== undefined) assertInteger(chunk, 'eviction.prefillChunk', 1);
   }
   if (options.compute !== undefined) {
     checkMethods(options.compute, ['controls'], 'compute', 'a ComputePolicy');

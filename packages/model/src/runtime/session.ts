@@ -12,6 +12,7 @@ import {
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
+import { prefillChunkEnd } from './prefill-chunks';
 import { type Prompt, promptIds } from './prompts';
 import { checkSessionOptions } from './session-checks';
 
@@ -51,7 +52,8 @@ export interface SessionOptions {
    * Prefill in chunks of at most this many tokens per sequence, with the eviction check after
    * every chunk, so a policy bounds the cache's peak during the prompt too (about its capacity
    * plus one chunk) instead of only after the whole prompt is in. Default: the whole prompt at
-   * once.
+   * once. An eviction policy that declares its own `prefillChunk` (NAMM) adds chunk boundaries
+   * at its multiples.
    */
   readonly prefillChunk?: number;
   /**
@@ -176,8 +178,9 @@ export class GenerationSession {
   }
 
   /**
-   * Creates one cache per prompt and runs the batched prefill — whole, or in chunks of
-   * `prefillChunk` tokens (sequences whose prompt has ended drop out of later chunks) — with an
+   * Creates one cache per prompt and runs the batched prefill — whole, or in chunks ending at
+   * the multiples of `prefillChunk` and of the eviction policy's `prefillChunk`
+   * ({@link prefillChunkEnd}; sequences whose prompt has ended drop out of later chunks) — with an
    * eviction check after each. Returns the outputs at each prompt's last token. Every prompt is
    * checked before anything runs.
    *
@@ -218,12 +221,12 @@ export class GenerationSession {
     this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
     this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
     const longest = Math.max(...prompts.map((p) => p.length));
-    const chunk = this.prefillChunk ?? longest;
     const logits: Float32Array[] = [];
     const hidden: Float32Array[] = [];
-    for (let start = 0; start < longest; start += chunk) {
+    for (let start = 0, end = 0; start < longest; start = end) {
+      end = prefillChunkEnd(start, longest, this.prefillChunk, this.eviction?.prefillChunk);
       const sequences = prompts.flatMap((p, b) => (p.length > start ? [b] : []));
-      const pieces = sequences.map((b) => prompts[b]!.subarray(start, start + chunk));
+      const pieces = sequences.map((b) => prompts[b]!.subarray(start, end));
       const lengths = pieces.map((p) => p.length);
       this.onPrefillChunk?.({ sequences, caches: this.caches, start, lengths });
       const out = this.model.prefill(

@@ -88,6 +88,36 @@ describe('chunked prefill', () => {
     model.dispose();
   });
 
+  it('ends chunks at the multiples of both the session chunk and the policy chunk', async () => {
+    const model = lively(config, 3);
+    const starts = async (prefillChunk: number | undefined, policyChunk: number | undefined) => {
+      const seen: number[] = [];
+      const eviction = Object.assign(new RecentWindowPolicy(100, 0), { prefillChunk: policyChunk });
+      await new GenerationSession({
+        model,
+        prefillChunk,
+        eviction,
+        onPrefillChunk: ({ start }) => seen.push(start),
+      }).prefill(prompts);
+      return seen;
+    };
+    // The longest prompt has 11 tokens.
+    expect(await starts(undefined, 4)).toEqual([0, 4, 8]);
+    expect(await starts(3, 4)).toEqual([0, 3, 4, 6, 8, 9]);
+    expect(await starts(5, undefined)).toEqual([0, 5, 10]);
+    expect(await starts(undefined, undefined)).toEqual([0]);
+    model.dispose();
+  });
+
+  it('refuses a policy chunk that is not a positive integer, naming it', () => {
+    const model = lively(config, 3);
+    const eviction = Object.assign(new RecentWindowPolicy(4, 0), { prefillChunk: 0 });
+    expect(() => new GenerationSession({ model, eviction })).toThrowError(
+      expect.objectContaining({ code: 'E_ARG', argument: 'eviction.prefillChunk' }),
+    );
+    model.dispose();
+  });
+
   it('rejects a chunk size that is not a positive integer, naming it', () => {
     const model = lively(config, 3);
     for (const bad of [0, -2, 1.5, Number.NaN]) {

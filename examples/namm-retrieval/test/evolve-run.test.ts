@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDefaultRegistry, type GenerationTask, planGeneration } from '@lethe/eval';
+import { loadTaskModel, nodePolicyStore } from '@lethe/eval/node';
+import { generate } from '@lethe/model';
+import { initBackend } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKPOINT_FILE, type EvolveSettings, evolveRun } from '../src/evolve-run';
+import { EVOLUTION_SEED, generationNammTask } from '../src/generation-namm-task';
+
+const MODEL = join(__dirname, '../../../models/retrieval');
+const out = mkdtempSync(join(tmpdir(), 'namm-evolve-'));
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('the retrieval task as a NammTask', () => {
+  it('draws evolution examples from their own seeds and scores as the task verifies', async () => {
+    const { model, task } = await loadTaskModel(MODEL);
+    const generationTask = task as GenerationTask;
+    const namm = generationNammTask(generationTask);
+    const example = namm.example(3, 5);
+    expect([example.seed, example.index]).toEqual([EVOLUTION_SEED + 3, 5]);
+    expect(namm.key(example)).toBe(`${EVOLUTION_SEED + 3}:5`);
+    // The harness's prompt and stop conditions, and its verdicts on the full cache's completions.
+    const plan = planGeneration(generationTask, 0, 1, 0);
+    expect(namm.stop).toEqual(plan.stop);
+    const examples = [0, 1, 2, 3].map((i) => namm.example(0, i));
+    const result = await generate({
+      model,
+      prompts: examples.map((e) => namm.prompt(e)),
+      maxNewTokens: namm.maxNewTokens,
+      sampling: { temperature: 0 },
+      stop: namm.stop,
+    });
+    examples.forEach((e, b) => {
+      const text = generationTask.tokenizer.decode(result.tokens[b]!, { skipSpecialTokens: true });
+      expect(namm.score(e, result.tokens[b]!)).toBe(generationTask.verify(e, text).correct ? 1 : 0);
+    });
+    model.dispose();
+  });
+});
+
+describe('evolveRun', () => {
+  const settings = (generations: number): EvolveSettings => ({
+    model: MODEL,
+    out,
+    generations,
+    population: 2,
+    covariance: 'diagonal',
+    promptsPerTask: 2,
+    sigma0: 0.065,
+    seed: 0,
+    updateInterval: 64,
+    capacity: undefined,
+    scorer: 'mlp',
+    features: 'spectrogram',
+    threads: 1,
+  });
+
+  it('writes a checkpoint and a policy directory the registry loads, and resumes', async () => {
+    const first = await evolveRun(settings(1));
+    expect(first).toHaveLength(1);
+    const checkpoint = JSON.parse(readFileSync(join(out, CHECKPOINT_FILE), 'utf8'));
+    expect(checkpoint.generation).toBe(1);
+    const prepared = await createDefaultRegistry().prepare('namm', {
+      directory: await nodePolicyStore().open(out),
+    });
+    expect(prepared.options).toMatchObject({ updateInterval: 64 });
+    // The same command with more generations continues from the checkpoint.
+    const more = await evolveRun(settings(2));
+    expect(more).toHaveLength(2);
+    expect({ ...more[0], seconds: 0 }).toEqual({ ...first[0], seconds: 0 });
+  });
+});

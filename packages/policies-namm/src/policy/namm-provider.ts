@@ -1,0 +1,125 @@
+import { LetheError } from '@lethe/core';
+import { entriesAfterRound, isRateBudget, type PolicyProvider } from '@lethe/kv-cache';
+import * as v from 'valibot';
+import { FEATURE_SETS, type FeatureSet } from '../features/token-features';
+import { createScorer } from '../scorer/scorer';
+import { checkScorerSpec, type ScorerSpec } from '../scorer/scorer-spec';
+import { decodeNammParameters, type NammParameters } from './namm-parameters';
+import { NammPolicy } from './namm-policy';
+
+/** The update interval `n_up` NAMM uses unless told otherwise (the paper's 512 is for 32k-token prompts). */
+export const NAMM_DEFAULT_UPDATE_INTERVAL = 64;
+
+const NAMM_OPTIONS = v.strictObject({
+  updateInterval: v.pipe(
+    v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    v.description(
+      `n_up: tokens between rounds, prefill chunked to match (default ${NAMM_DEFAULT_UPDATE_INTERVAL}; under a rate schedule its \`every\`, which a given value must equal)`,
+    ),
+  ),
+  threshold: v.pipe(
+    v.optional(v.pipe(v.number(), v.finite()), 0),
+    v.description('entries scoring below it are evicted (the paper: 0)'),
+  ),
+  equalHeads: v.pipe(
+    v.optional(v.boolean(), false),
+    v.description(
+      "the reference code's equal-length heads: every head of a layer evicts as many as the head with the fewest below the threshold",
+    ),
+  ),
+});
+
+const MANIFEST_PARAMETERS = v.object({
+  scorer: v.variant('kind', [
+    v.strictObject({ kind: v.literal('bam'), features: v.number(), hidden: v.number() }),
+    v.strictObject({ kind: v.literal('mlp'), features: v.number(), depth: v.number() }),
+  ]),
+  features: v.picklist(FEATURE_SETS),
+  tensors: v.string(),
+});
+
+/** The provider object behind {@link nammProvider}. */
+const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
+  name: 'namm',
+  summary:
+    'Neural Attention Memory Models: attention spectrograms scored by an evolved backward-attention net, evict below 0 (learned)',
+  options: NAMM_OPTIONS,
+  learned: {
+    /**
+     * @throws LetheError `E_FORMAT` naming the manifest when its `parameters` are not a NAMM's,
+     *   or the tensors file when it lacks the genome or the statistics; `E_ARG` as
+     *   `checkNammParameters`.
+     */
+    async load(directory) {
+      const location = `${directory.files.location}/policy.json`;
+      const parsed = v.safeParse(MANIFEST_PARAMETERS, directory.manifest.parameters);
+      if (!parsed.success) {
+        throw new LetheError(
+          'E_FORMAT',
+          `"parameters" must name the scorer ({ kind, features, hidden | depth }), the features and the tensors file: ${parsed.issues[0].message}`,
+          location,
+        );
+      }
+      const { scorer, features, tensors } = parsed.output;
+      checkScorerSpec(scorer as ScorerSpec);
+      const bytes = await directory.files.readBytes(tensors);
+      return decodeNammParameters(
+        { scorer: scorer as ScorerSpec, features: features as FeatureSet },
+        bytes,
+        `${directory.files.location}/${tensors}`,
+      );
+    },
+  },
+  build({ budget, options, parameters }) {
+    const shared = {
+      scorer: createScorer(parameters.scorer, parameters.genome),
+      features: parameters.features,
+      normalization: parameters.normalization,
+      threshold: options.threshold,
+    };
+    if (isRateBudget(budget)) {
+      if (options.updateInterval !== undefined && options.updateInterval !== budget.every) {
+        throw new LetheError(
+          'E_BUDGET',
+          `is ${options.updateInterval} but the rate schedule runs a round every ${budget.every} tokens`,
+          'options.updateInterval',
+        );
+      }
+      if (options.equalHeads) {
+        throw new LetheError(
+          'E_BUDGET',
+          'a rate schedule keeps the same share of every head already; leave it out',
+          'options.equalHeads',
+        );
+      }
+      return {
+        eviction: new NammPolicy({
+          ...shared,
+          updateInterval: budget.every,
+          budget: { kind: 'rate', keepRatio: budget.keepRatio },
+        }),
+      };
+    }
+    return {
+      eviction: new NammPolicy({
+        ...shared,
+        updateInterval: options.updateInterval ?? NAMM_DEFAULT_UPDATE_INTERVAL,
+        equalHeads: options.equalHeads,
+        budget: { kind: 'capacity', kept: entriesAfterRound(budget) },
+      }),
+    };
+  },
+};
+
+/**
+ * NAMM as a learned policy provider. Its policy directory holds `policy.json` (`"provider":
+ * "namm"`, the options it was evolved with, and `parameters`: the scorer's architecture, the
+ * feature set and the tensors file) and `namm.safetensors` (the genome, F64, and the spectrogram
+ * normalisation, F32). Under a capacity budget a round runs every `updateInterval` tokens and
+ * whenever a head exceeds the capacity, keeping the entries scoring ≥ `threshold` (the best
+ * `capacity − 1` of them when more); a budget as large as the sequence is NAMM as the paper
+ * runs it. Under a rate schedule a round every `every` tokens keeps the best-scoring
+ * `⌈keepRatio · live⌉` of each head.
+ */
+export const nammProvider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> =
+  Object.freeze(provider);
