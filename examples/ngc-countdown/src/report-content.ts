@@ -1,4 +1,4 @@
-import { type ChartSeries, type ChartSpec, renderChartFigure } from '@lethe/eval';
+import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import { LetheError } from '@lethe/tensor';
 import type { EvalCell, EvalCells } from './eval-cells';
@@ -170,7 +170,7 @@ export function ngcReport(
   const figureCells = cells.filter(
     (c) => c.method !== 'ngc' || runs.length === 0 || plotted.has(c.model),
   );
-  figures['accuracy-vs-peak.svg'] = svg(renderChartFigure(accuracyVsPeak(figureCells)));
+  figures['accuracy-vs-peak.svg'] = standaloneSvg(renderChartFigure(accuracyVsPeak(figureCells)));
   lines.push(
     '## Accuracy against peak cache size',
     '',
@@ -197,7 +197,9 @@ export function ngcReport(
       '%',
     ],
   ] as const) {
-    figures[name] = svg(renderChartFigure(trainingCurve(curveRuns, name, metric, label, unit)));
+    figures[name] = standaloneSvg(
+      renderChartFigure(trainingCurve(curveRuns, name, metric, label, unit)),
+    );
     lines.push(`![${label}](${name})`, '');
   }
   return { markdown: `${lines.join('\n')}\n`, figures };
@@ -277,12 +279,4 @@ function trainingCurve(
       }),
     })),
   };
-}
-
-/** The `<svg>` element of a rendered figure, as a standalone SVG file. */
-function svg(figure: string): string {
-  const start = figure.indexOf('<svg');
-  const end = figure.lastIndexOf('</svg>') + '</svg>'.length;
-  const element = figure.slice(start, end);
-  return `${element.includes('xmlns=') ? element : element.replace('<svg', '<svg xmlns="http://www.w3.org/2000/svg"')}\n`;
 }

@@ -14,4 +14,5 @@ export { MARKER_SHAPES, type MarkerShape, type SeriesStyle } from './markers';
 export { type LegendEntry, reportPlots, type TaskPlots } from './plots';
 export { type ReportRow, type RowMetrics, reportRows } from './rows';
 export { rowScore, SCORE_METRICS, type Score, type ScoreMetric } from './score';
+export { standaloneSvg } from './standalone-svg';
 export { type ScoredRow, type ScoreView, scoreViews } from './views';

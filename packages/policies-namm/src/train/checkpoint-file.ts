@@ -1,12 +1,15 @@
-import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from './atomic-write';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { writeFileAtomic } from '@lethe/model/node';
 import { decodeNammCheckpoint, encodeNammCheckpoint, type NammCheckpoint } from './namm-checkpoint';
 
 /**
- * Writes a NAMM evolution checkpoint to `path` atomically (`encodeNammCheckpoint`'s JSON):
+ * Writes a NAMM evolution checkpoint to `path` atomically (`encodeNammCheckpoint`'s JSON),
+ * creating its directory when missing:
  * pass `(checkpoint) => writeNammCheckpoint(path, checkpoint)` as `onCheckpoint`.
  */
 export async function writeNammCheckpoint(path: string, checkpoint: NammCheckpoint): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
   await writeFileAtomic(path, encodeNammCheckpoint(checkpoint));
 }
 

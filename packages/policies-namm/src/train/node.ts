@@ -6,7 +6,6 @@
  *
  * @packageDocumentation
  */
-export { writeFileAtomic } from './atomic-write';
 export { readNammCheckpoint, writeNammCheckpoint } from './checkpoint-file';
 export type { NammEvaluationJob } from './evaluation-job';
 export { type NammManifestOptions, writeNammPolicyDirectory } from './policy-directory-writer';

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   formatPolicyManifest,
@@ -6,13 +7,13 @@ import {
   POLICY_MANIFEST,
   parsePolicyOptions,
 } from '@lethe/kv-cache';
+import { writeFileAtomic } from '@lethe/model/node';
 import {
   encodeNammParameters,
   NAMM_TENSORS_FILE,
   type NammParameters,
 } from '../policy/namm-parameters';
 import { nammProvider } from '../policy/namm-provider';
-import { writeFileAtomic } from './atomic-write';
 
 /** The NAMM options a policy directory records (those of `nammProvider`): what it was evolved with. */
 export interface NammManifestOptions {
@@ -48,6 +49,7 @@ export async function writeNammPolicyDirectory(
     options: { ...options },
     parameters: encoded.parameters,
   });
+  await mkdir(dir, { recursive: true });
   await writeFileAtomic(join(dir, NAMM_TENSORS_FILE), encoded.tensors);
   await writeFileAtomic(join(dir, POLICY_MANIFEST), manifest);
 }
