@@ -2,7 +2,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GenerationTask } from '@lethe/eval';
 import { loadTaskModel } from '@lethe/eval/node';
-import type { FeatureSet, ScorerSpec } from '@lethe/policies-namm';
+import {
+  DEFAULT_BAM_HIDDEN,
+  DEFAULT_MLP_DEPTH,
+  type FeatureSet,
+  featureWidth,
+  type ScorerSpec,
+} from '@lethe/policies-namm';
 import {
   NammEvolution,
   type NammGenerationRecord,
@@ -70,11 +76,10 @@ export async function evolveRun(
   const evaluate =
     settings.threads > 1 ? workerPoolEvaluator(model, { threads: settings.threads }) : undefined;
   const features = settings.features;
-  const width = features === 'spectrogram' ? 25 : 8;
   const scorer: ScorerSpec =
     settings.scorer === 'bam'
-      ? { kind: 'bam', features: width, hidden: 32 }
-      : { kind: 'mlp', features: width, depth: 2 };
+      ? { kind: 'bam', features: featureWidth(features), hidden: DEFAULT_BAM_HIDDEN }
+      : { kind: 'mlp', features: featureWidth(features), depth: DEFAULT_MLP_DEPTH };
   try {
     const evolution = new NammEvolution({
       model,

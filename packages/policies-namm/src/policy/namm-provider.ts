@@ -3,7 +3,7 @@ import { entriesAfterRound, isRateBudget, type PolicyProvider } from '@lethe/kv-
 import * as v from 'valibot';
 import { FEATURE_SETS, type FeatureSet } from '../features/token-features';
 import { createScorer } from '../scorer/scorer';
-import { checkScorerSpec, type ScorerSpec } from '../scorer/scorer-spec';
+import { SCORER_SPEC_SCHEMA } from '../scorer/scorer-spec';
 import { decodeNammParameters, type NammParameters } from './namm-parameters';
 import { NammPolicy } from './namm-policy';
 
@@ -30,10 +30,7 @@ const NAMM_OPTIONS = v.strictObject({
 });
 
 const MANIFEST_PARAMETERS = v.object({
-  scorer: v.variant('kind', [
-    v.strictObject({ kind: v.literal('bam'), features: v.number(), hidden: v.number() }),
-    v.strictObject({ kind: v.literal('mlp'), features: v.number(), depth: v.number() }),
-  ]),
+  scorer: SCORER_SPEC_SCHEMA,
   features: v.picklist(FEATURE_SETS),
   tensors: v.string(),
 });
@@ -61,10 +58,9 @@ const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
         );
       }
       const { scorer, features, tensors } = parsed.output;
-      checkScorerSpec(scorer as ScorerSpec);
       const bytes = await directory.files.readBytes(tensors);
       return decodeNammParameters(
-        { scorer: scorer as ScorerSpec, features: features as FeatureSet },
+        { scorer, features: features as FeatureSet },
         bytes,
         `${directory.files.location}/${tensors}`,
       );

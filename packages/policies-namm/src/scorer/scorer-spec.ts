@@ -1,4 +1,5 @@
 import { assertInteger, LetheError } from '@lethe/core';
+import * as v from 'valibot';
 
 /**
  * Default hidden width H of the BAM scorer: 32, as the NAMM reference code's runs use. The
@@ -70,3 +71,14 @@ export function formatScorerSpec(spec: ScorerSpec): string {
     ? `bam(features=${spec.features}, hidden=${spec.hidden})`
     : `mlp(features=${spec.features}, depth=${spec.depth})`;
 }
+
+const SIZE = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+/**
+ * The valibot schema of a {@link ScorerSpec} as JSON files store it (a policy directory's
+ * manifest, an evolution checkpoint): the kind and positive integer sizes.
+ */
+export const SCORER_SPEC_SCHEMA = v.variant('kind', [
+  v.strictObject({ kind: v.literal('bam'), features: SIZE, hidden: SIZE }),
+  v.strictObject({ kind: v.literal('mlp'), features: SIZE, depth: SIZE }),
+]);

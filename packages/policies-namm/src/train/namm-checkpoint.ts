@@ -2,7 +2,7 @@ import { LetheError } from '@lethe/core';
 import type { CMAESState } from '@lethe/es-cmaes';
 import * as v from 'valibot';
 import { FEATURE_SETS, type FeatureSet } from '../features/token-features';
-import type { ScorerSpec } from '../scorer/scorer-spec';
+import { SCORER_SPEC_SCHEMA, type ScorerSpec } from '../scorer/scorer-spec';
 import type { NammGenerationRecord } from './evolution-record';
 import type { NammCovariance } from './namm-evolution-options';
 import { packFloatArrays, unpackFloatArrays } from './packed-floats';
@@ -62,10 +62,7 @@ const FLOAT = v.pipe(
 );
 
 const SETTINGS = v.strictObject({
-  scorer: v.variant('kind', [
-    v.strictObject({ kind: v.literal('bam'), features: INTEGER, hidden: INTEGER }),
-    v.strictObject({ kind: v.literal('mlp'), features: INTEGER, depth: INTEGER }),
-  ]),
+  scorer: SCORER_SPEC_SCHEMA,
   features: v.picklist(FEATURE_SETS),
   normalization: v.strictObject({ mean: v.array(v.number()), std: v.array(v.number()) }),
   population: INTEGER,
