@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GenerationTask } from '@lethe/eval';
+import { createTask, type GenerationTask } from '@lethe/eval';
 import { loadTaskModel } from '@lethe/eval/node';
 import {
   DEFAULT_BAM_HIDDEN,
@@ -21,7 +21,17 @@ import {
   writeNammPolicyDirectory,
 } from '@lethe/policies-namm/train/node';
 import { LetheError } from '@lethe/tensor';
-import { generationNammTask } from './generation-namm-task';
+import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
+
+/** A variant of the model's task that a run evolves on too: its options over the model's. */
+export interface ExtraTask {
+  /** The task's name in the run (history, report); unique, not the model's task name. */
+  readonly label: string;
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** Seeds between the evolution seed blocks of a run's tasks (task i draws from EVOLUTION_SEED + i · this). */
+export const TASK_SEED_STRIDE = 100_000;
 
 /** What {@link evolveRun} needs. */
 export interface EvolveSettings {
@@ -43,6 +53,15 @@ export interface EvolveSettings {
   readonly features: FeatureSet;
   /** Worker threads (1: this thread). */
   readonly threads: number;
+  /** Variants of the model's task to evolve on besides it (none: the model's task alone). */
+  readonly extraTasks?: readonly ExtraTask[];
+  /**
+   * The paper's incremental evolution: one stage per task, in order (the model's task, then each
+   * extra task), each adding its task and continuing from the previous stage's mean, the
+   * generations split evenly (the remainder to the last stage). Default false: every task from
+   * the first generation.
+   */
+  readonly incremental?: boolean;
 }
 
 /** The checkpoint file of a run directory. */
@@ -69,6 +88,30 @@ export async function evolveRun(
       'model',
     );
   }
+  const extras = settings.extraTasks ?? [];
+  const tasks = [
+    generationNammTask(task as GenerationTask),
+    ...extras.map((extra, i) => {
+      if (extra.label === task.name || extras.findIndex((e) => e.label === extra.label) !== i) {
+        throw new LetheError(
+          'E_ARG',
+          `"${extra.label}" repeats a task name of the run`,
+          `extraTasks[${i}].label`,
+        );
+      }
+      const variant = createTask(task.name, { ...(task.options as object), ...extra.options });
+      return generationNammTask(
+        variant as GenerationTask,
+        extra.label,
+        EVOLUTION_SEED + (i + 1) * TASK_SEED_STRIDE,
+      );
+    }),
+  ];
+  const stages = evolutionStages(
+    tasks.map((t) => t.name),
+    settings.generations,
+    settings.incremental ?? false,
+  );
   const checkpointPath = join(settings.out, CHECKPOINT_FILE);
   const resumeFrom = existsSync(checkpointPath)
     ? await readNammCheckpoint(checkpointPath)
@@ -83,8 +126,8 @@ export async function evolveRun(
   try {
     const evolution = new NammEvolution({
       model,
-      tasks: [generationNammTask(task as GenerationTask)],
-      stages: [{ tasks: [task.name], generations: settings.generations }],
+      tasks,
+      stages,
       promptsPerTask: settings.promptsPerTask,
       scorer,
       features,
@@ -110,4 +153,31 @@ export async function evolveRun(
     await evaluate?.close();
     model.dispose();
   }
+}
+
+/**
+ * The stages of a run over `tasks`: one with every task, or (incremental) one per task with the
+ * generations split evenly, the remainder to the last.
+ *
+ * @throws LetheError `E_ARG` naming `generations` when an incremental run has fewer generations
+ *   than tasks.
+ */
+export function evolutionStages(
+  tasks: readonly string[],
+  generations: number,
+  incremental: boolean,
+): { tasks: string[]; generations: number }[] {
+  if (!incremental) return [{ tasks: [...tasks], generations }];
+  const share = Math.floor(generations / tasks.length);
+  if (share < 1) {
+    throw new LetheError(
+      'E_ARG',
+      `${generations} cannot give each of ${tasks.length} incremental stages a generation`,
+      'generations',
+    );
+  }
+  return tasks.map((task, i) => ({
+    tasks: [task],
+    generations: i === tasks.length - 1 ? generations - share * (tasks.length - 1) : share,
+  }));
 }

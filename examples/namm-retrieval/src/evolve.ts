@@ -7,21 +7,24 @@ import { NAMM_DEFAULT_UPDATE_INTERVAL } from '@lethe/policies-namm';
 import { DEFAULT_NAMM_POPULATION, DEFAULT_NAMM_SIGMA0 } from '@lethe/policies-namm/train';
 import { initBackend } from '@lethe/tensor';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { evolveRun } from './evolve-run';
+import { integer, number } from './cli-values';
+import { type ExtraTask, evolveRun } from './evolve-run';
 import { evolutionBar } from './progress-bar';
 
-function integer(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n))
-    throw new InvalidArgumentError('must be an integer');
-  return n;
-}
-
-function number(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n))
-    throw new InvalidArgumentError('must be a number');
-  return n;
+/** `label=json`: a variant of the model's task (its options over the model's). */
+function extraTask(value: string, previous: ExtraTask[]): ExtraTask[] {
+  const at = value.indexOf('=');
+  if (at < 1)
+    throw new InvalidArgumentError('must be label=JSON options, e.g. short={"contextChars":512}');
+  let options: unknown;
+  try {
+    options = JSON.parse(value.slice(at + 1));
+  } catch {
+    throw new InvalidArgumentError('the options after = must be a JSON object');
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError('the options after = must be a JSON object');
+  return [...previous, { label: value.slice(0, at), options: options as Record<string, unknown> }];
 }
 
 const program = new Command()
@@ -58,6 +61,16 @@ const program = new Command()
       .default('spectrogram'),
   )
   .option('--threads <n>', 'worker threads (1: in this thread)', integer, 1)
+  .option(
+    '--extra-task <label=json>',
+    "evolve on a variant of the model's task too (repeatable)",
+    extraTask,
+    [] as ExtraTask[],
+  )
+  .option(
+    '--incremental',
+    'one stage per task, adding them in order (the paper’s incremental runs)',
+  )
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
@@ -81,6 +94,8 @@ await runMain(async () => {
         scorer: o.scorer,
         features: o.features,
         threads: o.threads,
+        extraTasks: o.extraTask,
+        incremental: o.incremental ?? false,
       },
       bar.update,
     );

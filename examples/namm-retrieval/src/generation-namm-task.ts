@@ -10,15 +10,20 @@ export const EVOLUTION_SEED = 2_000_000;
 
 /**
  * A generation task of `@lethe/eval` as a {@link NammTask}: generation g, slot i is the task's
- * example `(EVOLUTION_SEED + g, i)`, its prompt encoded as the harness encodes it (BOS first when
+ * example `(seedBase + g, i)` (`seedBase` {@link EVOLUTION_SEED} by default; give each task of a
+ * run its own block), its prompt encoded as the harness encodes it (BOS first when
  * the tokenizer has one), scored 1 when the task's exact verifier accepts the completion, else 0;
  * generation stops as in the harness (EOS, the task's stop text).
  */
-export function generationNammTask(task: GenerationTask, name = task.name): NammTask<TaskExample> {
+export function generationNammTask(
+  task: GenerationTask,
+  name = task.name,
+  seedBase = EVOLUTION_SEED,
+): NammTask<TaskExample> {
   const { stop } = planGeneration(task, 0, 1, 0);
   return {
     name,
-    example: (generation, index) => task.example(EVOLUTION_SEED + generation, index),
+    example: (generation, index) => task.example(seedBase + generation, index),
     key: (example) => `${example.seed}:${example.index}`,
     prompt: (example) => encodeText(task.tokenizer, example.prompt),
     score: (example, completion) =>

@@ -9,7 +9,7 @@ export function evolutionBar(total: number): {
   const bar = new cliProgress.SingleBar(
     {
       format:
-        'namm [{bar}] {value}/{total} generations | best {best} | mean {mean} | cache {cache} | {sec}s/gen | ETA {eta}s',
+        'namm [{bar}] {value}/{total} generations | best {best} | mean {mean} | cache {cache} | {sec}s/gen | ETA {remaining}s',
       hideCursor: true,
       // Outside a terminal (CI logs, nohup) print a line every 10 s instead of redrawing.
       noTTYOutput: true,
@@ -18,7 +18,7 @@ export function evolutionBar(total: number): {
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { best: '-', mean: '-', cache: '-', sec: '-', eta: '-' });
+  bar.start(total, 0, { best: '-', mean: '-', cache: '-', sec: '-', remaining: '-' });
   return {
     update: (p) =>
       bar.update(p.generation, {
@@ -26,7 +26,8 @@ export function evolutionBar(total: number): {
         mean: p.meanFitness.toFixed(3),
         cache: p.cacheSize.toFixed(3),
         sec: p.seconds.toFixed(1),
-        eta: p.etaSeconds.toFixed(0),
+        // `eta` is cli-progress's own token (its estimate from this session's bar), hence another name.
+        remaining: p.etaSeconds.toFixed(0),
       }),
     stop: () => bar.stop(),
   };

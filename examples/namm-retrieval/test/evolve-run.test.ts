@@ -6,7 +6,12 @@ import { loadTaskModel, nodePolicyStore } from '@lethe/eval/node';
 import { generate } from '@lethe/model';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECKPOINT_FILE, type EvolveSettings, evolveRun } from '../src/evolve-run';
+import {
+  CHECKPOINT_FILE,
+  type EvolveSettings,
+  evolutionStages,
+  evolveRun,
+} from '../src/evolve-run';
 import { EVOLUTION_SEED, generationNammTask } from '../src/generation-namm-task';
 
 const MODEL = join(__dirname, '../../../models/retrieval');
@@ -44,23 +49,23 @@ describe('the retrieval task as a NammTask', () => {
   });
 });
 
-describe('evolveRun', () => {
-  const settings = (generations: number): EvolveSettings => ({
-    model: MODEL,
-    out,
-    generations,
-    population: 2,
-    covariance: 'diagonal',
-    promptsPerTask: 2,
-    sigma0: 0.065,
-    seed: 0,
-    updateInterval: 64,
-    capacity: undefined,
-    scorer: 'mlp',
-    features: 'spectrogram',
-    threads: 1,
-  });
+const settings = (generations: number): EvolveSettings => ({
+  model: MODEL,
+  out,
+  generations,
+  population: 2,
+  covariance: 'diagonal',
+  promptsPerTask: 2,
+  sigma0: 0.065,
+  seed: 0,
+  updateInterval: 64,
+  capacity: undefined,
+  scorer: 'mlp',
+  features: 'spectrogram',
+  threads: 1,
+});
 
+describe('evolveRun', () => {
   it('writes a checkpoint and a policy directory the registry loads, and resumes', async () => {
     const first = await evolveRun(settings(1));
     expect(first).toHaveLength(1);
@@ -74,5 +79,48 @@ describe('evolveRun', () => {
     const more = await evolveRun(settings(2));
     expect(more).toHaveLength(2);
     expect({ ...more[0], seconds: 0 }).toEqual({ ...first[0], seconds: 0 });
+  });
+});
+
+describe('tasks and stages', () => {
+  it('splits an incremental run evenly, the remainder to the last stage', () => {
+    expect(evolutionStages(['a', 'b'], 7, false)).toEqual([{ tasks: ['a', 'b'], generations: 7 }]);
+    expect(evolutionStages(['a', 'b', 'c'], 7, true)).toEqual([
+      { tasks: ['a'], generations: 2 },
+      { tasks: ['b'], generations: 2 },
+      { tasks: ['c'], generations: 3 },
+    ]);
+    expect(() => evolutionStages(['a', 'b'], 1, true)).toThrowError(
+      expect.objectContaining({ code: 'E_ARG', argument: 'generations' }),
+    );
+  });
+
+  it('evolves on a variant of the task too, adding it at the second stage when incremental', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'namm-stages-'));
+    const base: EvolveSettings = {
+      ...settings(2),
+      out: dir,
+      promptsPerTask: 2,
+      features: 'age',
+    };
+    try {
+      const history = await evolveRun({
+        ...base,
+        extraTasks: [{ label: 'short', options: { contextChars: 200 } }],
+        incremental: true,
+      });
+      expect(history.map((r) => [r.stage, Object.keys(r.meanScores)])).toEqual([
+        [0, ['retrieval']],
+        [1, ['retrieval', 'short']],
+      ]);
+      await expect(
+        evolveRun({
+          ...base,
+          extraTasks: [{ label: 'retrieval', options: {} }],
+        }),
+      ).rejects.toMatchObject({ code: 'E_ARG', argument: 'extraTasks[0].label' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

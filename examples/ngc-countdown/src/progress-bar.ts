@@ -9,7 +9,7 @@ export function trainingBar(total: number): {
   const bar = new cliProgress.SingleBar(
     {
       format:
-        'ngc [{bar}] {value}/{total} | ε {rate} | reward {reward} | acc {acc} | |g| {grad} | peak {peak} | {sec}s/step | ETA {eta}s',
+        'ngc [{bar}] {value}/{total} | ε {rate} | reward {reward} | acc {acc} | |g| {grad} | peak {peak} | {sec}s/step | ETA {remaining}s',
       hideCursor: true,
       // Outside a terminal (CI logs, nohup) print a line every 10 s instead of redrawing.
       noTTYOutput: true,
@@ -18,7 +18,15 @@ export function trainingBar(total: number): {
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { rate: '-', reward: '-', acc: '-', grad: '-', peak: '-', sec: '-' });
+  bar.start(total, 0, {
+    rate: '-',
+    reward: '-',
+    acc: '-',
+    grad: '-',
+    peak: '-',
+    sec: '-',
+    remaining: '-',
+  });
   return {
     update: (p) =>
       bar.update(p.step, {
@@ -28,7 +36,8 @@ export function trainingBar(total: number): {
         grad: p.gradNorm.toFixed(2),
         peak: p.peakEntries.toFixed(0),
         sec: p.seconds.toFixed(1),
-        eta: p.etaSeconds.toFixed(0),
+        // `eta` is cli-progress's own token (its estimate from this session's bar), hence another name.
+        remaining: p.etaSeconds.toFixed(0),
       }),
     stop: () => bar.stop(),
   };

@@ -52,6 +52,13 @@ export interface LayerObservation {
 export interface ObservationNeeds {
   /** How many recent queries' attention (and the queries themselves) to provide; 0 for none. */
   readonly attentionWindow: number;
+  /**
+   * Only the queries since this layer's previous round (still at most `attentionWindow`): for a
+   * policy that folds each query's attention in once (NAMM's spectrograms), so that a runtime
+   * running rounds more often than the window does not compute the same rows again. Default
+   * false: the last `attentionWindow` queries at every round.
+   */
+  readonly attentionSinceLastRound?: boolean;
   /** Provide `accumulatedAttention` and `attentionCounts` (the runtime must track them every step). */
   readonly accumulatedAttention: boolean;
   /** Provide `keys`. */

@@ -7,6 +7,7 @@ import {
   type KVCacheStore,
   type LayerControls,
   type LayerObservation,
+  type ObservationNeeds,
   type ReadSelector,
 } from '@lethe/kv-cache';
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
@@ -344,7 +345,7 @@ export class GenerationSession {
       if (!due) continue;
       const observation = cache.observe(
         layer,
-        policy.needs,
+        roundNeeds(policy.needs, since[layer]!),
         policy.needs.hidden ? hidden : undefined,
       );
       const decision = policy.select(observation, this.evictionRngs[b]!, state);
@@ -354,6 +355,12 @@ export class GenerationSession {
       this.onEvictionRound?.({ sequence: b, layer, step, observation, decision });
     }
   }
+}
+
+/** The needs of one round: a policy reading attention since its last round gets only those queries. */
+function roundNeeds(needs: ObservationNeeds, sinceLastRound: number): ObservationNeeds {
+  if (!needs.attentionSinceLastRound) return needs;
+  return { ...needs, attentionWindow: Math.min(needs.attentionWindow, sinceLastRound) };
 }
 
 function sumOf(values: Int32Array): number {

@@ -135,6 +135,9 @@ export class NammPolicy implements EvictionPolicy<NammState> {
     this.prefillChunk = options.updateInterval;
     this.needs = Object.freeze({
       attentionWindow: options.updateInterval,
+      // Each query's attention folds into the spectrograms once: rounds between the scheduled
+      // ones (a head over its capacity) need only the queries since the last.
+      attentionSinceLastRound: true,
       accumulatedAttention: false,
       keys: false,
       values: false,
