@@ -44,7 +44,6 @@ const o = new Command()
 
 await runMain(async () => {
   await initBackend('wasm');
-  const settings = { ...o };
   const { model, task } = await loadTaskModel(o.model);
   if (task.kind !== 'generation') {
     model.dispose();
@@ -56,19 +55,23 @@ await runMain(async () => {
   }
   const spec = { name: task.name, options: task.options as Record<string, unknown> };
   await mkdir(o.out, { recursive: true });
+  // The sweeps run on the model loaded here (their configs still name its directory).
+  const models = { load: () => model };
   const progress = (label: string) => (p: SweepProgress) =>
     console.error(`${label}: ${p.index + 1}/${p.total} cells (${p.key.policy} at ${p.key.budget})`);
   try {
-    const namm = await runSweep(nammSweep(settings, spec), {
+    const namm = await runSweep(nammSweep(o, spec), {
       resultsPath: join(o.out, 'namm.json'),
+      models,
       onProgress: progress('full cache and NAMM'),
     });
-    const budgets = matchedBudgets(settings, namm);
-    const matched = await runSweep(matchedSweep(settings, spec, budgets), {
+    const budgets = matchedBudgets(o, namm);
+    const matched = await runSweep(matchedSweep(o, spec, budgets), {
       resultsPath: join(o.out, 'matched.json'),
+      models,
       onProgress: progress('H2O and L2 at NAMM’s size'),
     });
-    const study = matchedStudy(settings, namm, matched);
+    const study = matchedStudy(o, namm, matched);
     const store = nodePolicyStore();
     const prepared = await createDefaultRegistry().prepare('namm', {
       directory: await store.open(o.policy),
