@@ -17,6 +17,7 @@ export {
 } from './cache/options';
 export { CACHE_FORMAT_VERSION } from './cache/serialization';
 export type { Anchors, CacheGeometry } from './geometry';
+export type { AttentionGate } from './policy/attention-gate';
 export { entriesAfterRound } from './policy/budget-ceiling';
 export { checkObservation } from './policy/check-observation';
 export type { ComputePolicy, LayerControls, StepObservation } from './policy/compute-policy';

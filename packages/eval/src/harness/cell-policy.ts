@@ -15,7 +15,7 @@ export interface CellPolicy {
    * e.g. with the characters of a prompt conditioning); absent: the task's.
    */
   readonly tokenizer?: Tokenizer;
-  /** Frees a model loaded for the policy (nothing for the task's own model). */
+  /** Frees what the policy loaded: its parameters' device resources and a model loaded for it (not the task's own model). */
   release(): void;
 }
 
@@ -57,13 +57,19 @@ export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Pro
   const directory = spec.dir === null ? undefined : await store!.open(spec.dir);
   const prepared = await env.registry.prepare(spec.name, { options: spec.options, directory });
   if (prepared.model === undefined || spec.dir === null) {
-    return { prepared, model: env.model, release: () => {} };
+    return { prepared, model: env.model, release: () => prepared.release() };
   }
-  const { model, tokenizer } = await store!.loadModel(spec.dir, prepared.model);
+  const { model, tokenizer } = await store!.loadModel(spec.dir, prepared.model).catch((error) => {
+    prepared.release();
+    throw error;
+  });
   return {
     prepared,
     model,
     ...(tokenizer === undefined ? {} : { tokenizer }),
-    release: () => model.dispose(),
+    release: () => {
+      prepared.release();
+      model.dispose();
+    },
   };
 }

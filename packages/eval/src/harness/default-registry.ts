@@ -1,4 +1,5 @@
 import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
+import { gsaProvider } from '@lethe/policies-gsa';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { nammProvider } from '@lethe/policies-namm';
 import { ngcProvider } from '@lethe/policies-ngc';
@@ -7,7 +8,7 @@ import type { KnownNames } from './sweep-config';
 
 /**
  * The providers of every installed Lethe policy package: the full cache, the heuristics of
- * `@lethe/policies-heuristic`, NGC and NAMM. The CLI, sweeps and the main job use this list; a new
+ * `@lethe/policies-heuristic`, NGC, NAMM and GSA. The CLI, sweeps and the main job use this list; a new
  * policy package joins them by adding its providers here.
  */
 export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
@@ -15,6 +16,7 @@ export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
   ...HEURISTIC_PROVIDERS,
   ngcProvider,
   nammProvider,
+  gsaProvider,
 ]);
 
 /**

@@ -62,9 +62,9 @@ function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
 }
 
 describe('the default registry', () => {
-  it('holds full, every heuristic and NGC, in that order', () => {
+  it('holds full, every heuristic, NGC, NAMM and GSA, in that order', () => {
     const registry = createDefaultRegistry();
-    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm']);
+    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm', 'gsa']);
     expect(HEURISTIC_NAMES).toHaveLength(8);
     expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
     expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);
@@ -187,6 +187,33 @@ describe('the default registry', () => {
     expect(prepared.build({ capacity: 12 }, context)).toEqual({ eviction: keepAll });
     expect(seen).toEqual([12]);
     expect(createDefaultRegistry().has('never')).toBe(false);
+  });
+
+  it('releases a learned provider’s parameters once, through PreparedPolicy.release', async () => {
+    const released: string[] = [];
+    const learned: AnyPolicyProvider = {
+      ...userProvider('learned-keep-all'),
+      learned: {
+        load: async (directory) => `weights of ${directory.files.location}`,
+        release: (parameters: string) => released.push(parameters),
+      },
+    };
+    const registry = createDefaultRegistry([learned]);
+    const directory = {
+      files: {
+        location: 'memory:x',
+        readText: async () => '',
+        readBytes: async () => new Uint8Array(),
+      },
+      manifest: { format: 'lethe-policy', version: 1, provider: 'learned-keep-all', options: {} },
+    } as const;
+    const prepared = await registry.prepare('learned-keep-all', { directory });
+    prepared.release();
+    prepared.release();
+    expect(released).toEqual(['weights of memory:x']);
+    // A heuristic has nothing to release; its release is a no-op.
+    const h2o = await createDefaultRegistry().prepare('h2o');
+    expect(h2o.release()).toBeUndefined();
   });
 
   it('rejects name clashes and malformed providers', () => {

@@ -6,11 +6,13 @@ import {
   type PolicyBudget,
   type PolicyDirectory,
   type PolicyManifest,
+  type PolicyModelShape,
   PolicyRegistry,
   type PreparedPolicy,
   type RateBudget,
   shareRoundedUp,
 } from '@lethe/kv-cache';
+import { encodeGsaParameters, initGateParameters } from '@lethe/policies-gsa';
 import {
   encodeNammParameters,
   identityNormalization,
@@ -116,12 +118,29 @@ function nammFixture(): LearnedFixture {
 }
 
 /**
- * The trained options (and files) of each learned provider's test directory. A learned provider
- * without one fails the matrix (it must not be skipped silently).
+ * A per-KV-head GSA gate for `shape` with random weights and biases around g ≈ ½ (so the gates
+ * differ between tokens and heads), one sink and a window of 2 (the loops' capacities are 8–12).
  */
-export const LEARNED_FIXTURES: Readonly<Record<string, LearnedFixture>> = {
-  ngc: { manifest: { options: { blockSize: 2, window: 2 }, model: '.' } },
-  namm: nammFixture(),
+function gsaFixture(shape: PolicyModelShape): LearnedFixture {
+  const gate = initGateParameters(shape, 'head', { seed: 9, scale: 0.8 });
+  const encoded = encodeGsaParameters(gate);
+  return {
+    manifest: { options: { sinks: 1, window: 2 }, parameters: { ...encoded.parameters } },
+    files: { [encoded.parameters.tensors]: encoded.tensors },
+  };
+}
+
+/**
+ * The trained options (and files) of each learned provider's test directory, for the model shape
+ * a loop runs (a gate is sized by it). A learned provider without one fails the matrix (it must
+ * not be skipped silently).
+ */
+export const LEARNED_FIXTURES: Readonly<
+  Record<string, (shape: PolicyModelShape) => LearnedFixture>
+> = {
+  ngc: () => ({ manifest: { options: { blockSize: 2, window: 2 }, model: '.' } }),
+  namm: () => nammFixture(),
+  gsa: gsaFixture,
 };
 
 /** The providers the matrix covers: every registered one but the full cache. */
@@ -167,13 +186,14 @@ function memoryDirectory(provider: string, fixture: LearnedFixture): PolicyDirec
 const registry = new PolicyRegistry(MATRIX_PROVIDERS);
 
 /**
- * Prepares `provider` in `mode` (a learned one from its fixture directory).
+ * Prepares `provider` in `mode` for a model of `shape` (a learned one from its fixture directory).
  *
  * @throws Error when a learned provider has no fixture in {@link LEARNED_FIXTURES}.
  */
 export async function prepareCase(
   provider: AnyPolicyProvider,
   mode: MatrixMode,
+  shape: PolicyModelShape,
 ): Promise<PreparedPolicy> {
   let directory: PolicyDirectory | undefined;
   if (provider.learned !== undefined) {
@@ -181,7 +201,7 @@ export async function prepareCase(
     if (fixture === undefined) {
       throw new Error(`learned provider "${provider.name}" has no fixture in LEARNED_FIXTURES`);
     }
-    directory = memoryDirectory(provider.name, fixture);
+    directory = memoryDirectory(provider.name, fixture(shape));
   }
   return registry.prepare(provider.name, { options: mode.options, directory });
 }

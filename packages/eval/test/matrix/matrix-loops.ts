@@ -102,7 +102,7 @@ function expectAnchorsKept(cache: KVCacheStore, layer: number, policy: EvictionP
 /**
  * The KVCache loop: the sequences run interleaved token by token — each with its own cache,
  * random stream and policy state, all sharing one policy object — over `steps` tokens of random
- * keys, values and queries, with the policy's rounds after every token. Checks the budget after
+ * keys, values and queries (and gates, for a gated policy), with the policy's rounds after every token. Checks the budget after
  * every append, the decision's indices and the anchors after every round.
  */
 export function kvCacheLoop(
@@ -119,6 +119,7 @@ export function kvCacheLoop(
       anchors: policy.anchors,
       queryWindow: policy.needs.attentionWindow,
       trackAttention: policy.needs.accumulatedAttention,
+      storeGates: policy.gate !== undefined,
     }),
     data: new Rng(seed),
     choices: new Rng(seed).fork('policy'),
@@ -135,6 +136,10 @@ export function kvCacheLoop(
           data.normal(KV_HEADS * HEAD_DIM),
           data.normal(KV_HEADS * HEAD_DIM),
           positions,
+          // A gated policy (GSA) ranks by the gate the model would have stored: random in (0, 1).
+          policy.gate === undefined
+            ? undefined
+            : data.uniform(KV_HEADS).map((u) => 0.01 + 0.98 * u),
         );
         cache.recordQueries(layer, data.normal(QUERY_HEADS * HEAD_DIM), positions);
       }

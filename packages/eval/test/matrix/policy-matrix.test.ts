@@ -1,4 +1,4 @@
-import type { DecoderModel } from '@lethe/model';
+import { type DecoderModel, policyContextOf } from '@lethe/model';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModel, toyTokenizer } from '../harness/toy';
@@ -47,7 +47,7 @@ describe('the policy matrix', () => {
 
 describe.each(cases.map((c) => [label(c), c] as const))('%s', (_, { provider, mode }) => {
   it('KVCache loop: within budget, anchors kept, valid indices, seeded, sequences isolated', async () => {
-    const prepared = await prepareCase(provider, mode);
+    const prepared = await prepareCase(provider, mode, loopContext(1).model);
     const build = (sequences: number) =>
       prepared.build(modeBudget(mode, LOOP_CAPACITY), loopContext(sequences)).eviction!;
     const batch = kvCacheLoop(build(2), [11, 12], 60, LOOP_CAPACITY, mode);
@@ -59,10 +59,11 @@ describe.each(cases.map((c) => [label(c), c] as const))('%s', (_, { provider, mo
     for (const heads of batch[0]!) {
       for (const live of heads) expect(live.length).toBeLessThan(60);
     }
+    prepared.release();
   });
 
   it('generate(): within budget, anchors kept, valid indices, seeded, no leak, sequences isolated', async () => {
-    const prepared = await prepareCase(provider, mode);
+    const prepared = await prepareCase(provider, mode, policyContextOf(model, 1).model);
     const encode = (text: string) => toyTokenizer.encode(text, { addBos: true });
     const prompts = [encode('abcabcdefgh.'), encode('hgfedcba')];
     const batch = await generateLoop(prepared, model, prompts, [0, 1], GENERATE_CAPACITY, mode);
@@ -81,5 +82,6 @@ describe.each(cases.map((c) => [label(c), c] as const))('%s', (_, { provider, mo
       expect(alone.tokens[0]).toEqual(batch.tokens[b]);
       expect(alone.positions[0]).toEqual(batch.positions[b]);
     }
+    prepared.release();
   });
 });

@@ -1,4 +1,5 @@
 import type { Anchors } from '../geometry';
+import type { AttentionGate } from './attention-gate';
 import type { LayerObservation, ObservationNeeds } from './observation';
 import type { RandomSource } from './random-source';
 
@@ -50,6 +51,15 @@ export interface EvictionPolicy<S = unknown> {
    * queries than `needs.attentionWindow`. Absent: prefill chunks are the runtime's choice.
    */
   readonly prefillChunk?: number;
+  /**
+   * For a policy that ranks entries by a learned gate (GSA): the gate network the model must run
+   * on every token it writes. A runtime given such a policy creates caches that store gates
+   * (`storeGates`), runs the gate in every layer of prefill and decode, adds `log g` to the
+   * attention logits, and the policy reads the stored gates from `observation.gates`. The gate
+   * belongs to the policy because what it scores and what the cache keeps are one learned object:
+   * every runtime that takes an eviction policy runs GSA without another seam.
+   */
+  readonly gate?: AttentionGate;
   /**
    * A fresh per-sequence state (optional): called once per sequence before its first token.
    * Stateless policies omit it and get `undefined` as `state`.

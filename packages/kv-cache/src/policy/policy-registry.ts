@@ -37,6 +37,12 @@ export interface PreparedPolicy {
    *   budget form it does not support).
    */
   build(budget: PolicyBudget, context: PolicyContext): PolicySet;
+  /**
+   * Frees the loaded parameters' resources outside the JS heap (a learned gate's weight tensors);
+   * policies built earlier must not run afterwards. Nothing to do for most providers; a second
+   * call does nothing.
+   */
+  release(): void;
 }
 
 /**
@@ -160,6 +166,7 @@ export class PolicyRegistry {
     }) as Readonly<Record<string, unknown>>;
     const parameters =
       directory === undefined ? undefined : await provider.learned!.load(directory);
+    let released = false;
     return Object.freeze({
       name,
       options,
@@ -171,6 +178,11 @@ export class PolicyRegistry {
           context,
           parameters,
         });
+      },
+      release(): void {
+        if (released || directory === undefined) return;
+        released = true;
+        provider.learned!.release?.(parameters);
       },
     });
   }

@@ -103,6 +103,11 @@ export interface LearnedParameters<P> {
    *   bad field.
    */
   load(directory: PolicyDirectory): Promise<P>;
+  /**
+   * Frees what {@link LearnedParameters.load} holds outside the JS heap (e.g. a gate's weights on
+   * the tensor backend), once the parameters are no longer used. Absent: nothing to free.
+   */
+  release?(parameters: P): void;
 }
 
 /**

@@ -39,6 +39,7 @@ export function parallelForward(
     const causal = tf.tensor4d(causalVisibility(length), [1, 1, length, length]);
     const attention: tf.Tensor4D[] = [];
     const keys: tf.Tensor4D[] = [];
+    const attentionInputs: tf.Tensor3D[] = [];
     let x = tf.gather(weights.embedding, inputIds);
     weights.layers.forEach((layer, l) => {
       const attend: AttendFunction = (heads, normed) => {
@@ -51,6 +52,7 @@ export function parallelForward(
         const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
         if (capture.attention) attention.push(attended.probabilities as tf.Tensor4D);
         if (capture.keys) keys.push(heads.keys as tf.Tensor4D);
+        if (capture.attentionInputs) attentionInputs.push(normed as tf.Tensor3D);
         return attended.output;
       };
       x = decoderLayer(x, layer, config, rope, attend, rowControls(options.controls?.[l], batch));
@@ -62,6 +64,7 @@ export function parallelForward(
       ...(capture.attention ? { attention } : {}),
       ...(capture.hidden ? { hidden } : {}),
       ...(capture.keys ? { keys } : {}),
+      ...(capture.attentionInputs ? { attentionInputs } : {}),
     };
   });
 }

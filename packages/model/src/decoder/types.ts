@@ -21,6 +21,8 @@ export interface ForwardCapture {
   readonly hidden?: boolean;
   /** Per-layer keys after RoPE `[B, Hkv, T, headDim]`. */
   readonly keys?: boolean;
+  /** Per-layer attention inputs (after `input_layernorm`, what a gate reads) `[B, T, D]`. */
+  readonly attentionInputs?: boolean;
 }
 
 /** Options of the parallel forward (training, prefill-style scoring, replay). */
@@ -56,6 +58,8 @@ export interface ForwardResult {
   readonly hidden?: tf.Tensor3D;
   /** Per-layer keys after RoPE `[B, Hkv, T, headDim]` when captured. */
   readonly keys?: tf.Tensor4D[];
+  /** Per-layer attention inputs `[B, T, D]` when captured. */
+  readonly attentionInputs?: tf.Tensor3D[];
 }
 
 /** Per-sequence, per-layer controls of a cached step: `controls[b][layer]`. */

@@ -5,8 +5,8 @@ import type { SessionOptions } from './session';
 /**
  * Validates what {@link GenerationSession} takes from its options before it keeps any of them:
  * an options object; a model (an object with a `config` and `prefill` / `decodeStep` methods);
- * policies that implement their interfaces (`eviction`: `shouldEvict`, `select` and a `needs`
- * object; `compute`: `controls`); callbacks that are functions; `streamIds` as an array of
+ * policies that implement their interfaces (`eviction`: `shouldEvict`, `select`, a `needs`
+ * object and, when given, a `gate` with `logGates`; `compute`: `controls`); callbacks that are functions; `streamIds` as an array of
  * non-negative safe integers. `readSelector`, `pageSize` and `prefillChunk` are checked by the
  * session itself.
  *
@@ -22,6 +22,8 @@ export function checkSessionOptions(options: SessionOptions): void {
     checkObject(options.eviction.needs, 'eviction.needs', 'an ObservationNeeds object');
     const chunk = options.eviction.prefillChunk;
     if (chunk !== undefined) assertInteger(chunk, 'eviction.prefillChunk', 1);
+    const gate = options.eviction.gate as unknown;
+    if (gate !== undefined) checkMethods(gate, ['logGates'], 'eviction.gate', 'an AttentionGate');
   }
   if (options.compute !== undefined) {
     checkMethods(options.compute, ['controls'], 'compute', 'a ComputePolicy');

@@ -1,4 +1,5 @@
 import {
+  type AttentionGate,
   type ComputePolicy,
   type EvictionPolicy,
   type KeepDecision,
@@ -11,7 +12,7 @@ import {
   type ReadSelector,
 } from '@lethe/kv-cache';
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
-import type { DecoderModel } from '../decoder/index';
+import type { DecoderModel, KeyBiasHook } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
 import { prefillChunkEnd } from './prefill-chunks';
 import { type Prompt, promptIds } from './prompts';
@@ -21,7 +22,11 @@ import { checkSessionOptions } from './session-checks';
 export interface SessionOptions {
   /** The model to run. */
   readonly model: DecoderModel;
-  /** Eviction policy applied after prefill and after every decode step (default: full cache). */
+  /**
+   * Eviction policy applied after prefill and after every decode step (default: full cache). A
+   * policy with a `gate` (GSA) also has the model run that gate on every token it writes: the
+   * caches store gates and every query adds `log g` of each entry it reads.
+   */
   readonly eviction?: EvictionPolicy;
   /** Compute policy giving per-step controls (attention pages, MLP keep, bits). */
   readonly compute?: ComputePolicy;
@@ -126,6 +131,8 @@ export class GenerationSession {
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
+  /** The eviction policy's gate as the model's key-bias hook, or undefined. */
+  private readonly keyBias: KeyBiasHook | undefined;
   private readonly pageSize: number;
   private readonly seed: number;
   private readonly streamIds: readonly number[] | undefined;
@@ -152,6 +159,8 @@ export class GenerationSession {
     this.model = options.model;
     this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
     this.eviction = options.eviction;
+    const gate = options.eviction?.gate as AttentionGate<tf.Tensor> | undefined;
+    this.keyBias = gate === undefined ? undefined : (layer, input) => gate.logGates(layer, input);
     this.compute = options.compute;
     this.readSelector = options.readSelector;
     if (this.readSelector !== undefined) {
@@ -214,6 +223,7 @@ export class GenerationSession {
       queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
       trackAttention:
         (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
+      storeGates: this.keyBias !== undefined,
     };
     this.caches = prompts.map(() => this.createCache(cacheOptions));
     const root = new Rng(this.seed);
@@ -233,6 +243,7 @@ export class GenerationSession {
       const out = this.model.prefill(
         sequences.map((b) => this.caches[b]!),
         pieces,
+        this.keyBias === undefined ? {} : { keyBias: this.keyBias },
       );
       const result = await this.download(out, lengths, sequences);
       sequences.forEach((b, i) => {
@@ -278,12 +289,10 @@ export class GenerationSession {
     }
     const caches = sequences.map((b) => this.caches[b]!);
     const controls = this.compute ? sequences.map((b) => this.controlsFor(b)) : undefined;
-    const out = this.model.decodeStep(
-      caches,
-      tokens,
-      controls,
-      this.readSelector !== undefined ? { readSelector: this.readSelector } : {},
-    );
+    const out = this.model.decodeStep(caches, tokens, controls, {
+      ...(this.readSelector === undefined ? {} : { readSelector: this.readSelector }),
+      ...(this.keyBias === undefined ? {} : { keyBias: this.keyBias }),
+    });
     const result = await this.download(
       out,
       sequences.map(() => 1),

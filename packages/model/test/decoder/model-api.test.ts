@@ -151,6 +151,31 @@ describe('forward', () => {
     model.dispose();
   });
 
+  it('captures each layer’s attention input: what a key-bias hook (a gate) reads', () => {
+    const config = tinyConfig();
+    const model = lively(config, 9);
+    const ids = tf.tensor2d([[1, 2, 3, 4, 5]], [1, 5], 'int32');
+    const seen: number[][] = [];
+    const out = model.forward(ids, {
+      capture: { attentionInputs: true },
+      keyBias: (_, x) => {
+        seen.push([...(x.dataSync() as Float32Array)]);
+        return undefined;
+      },
+    });
+    expect(out.attentionInputs!.map((a) => a.shape)).toEqual([
+      [1, 5, 32],
+      [1, 5, 32],
+    ]);
+    out.attentionInputs!.forEach((input, l) => {
+      expect(maxAbsDiff(input.dataSync(), seen[l]!)).toBe(0);
+    });
+    // Each layer has its own input (the hook is not handed one tensor twice).
+    expect(maxAbsDiff(out.attentionInputs![0]!.dataSync(), seen[1]!)).toBeGreaterThan(0);
+    tf.dispose([ids, out.logits, ...out.attentionInputs!]);
+    model.dispose();
+  });
+
   it('validates its inputs', () => {
     const config = tinyConfig();
     const model = lively(config, 9);
