@@ -1,15 +1,8 @@
 import type { AttentionGate } from '@lethe/kv-cache';
 import { assertInteger, LetheError, tf } from '@lethe/tensor';
+import { type GateModuleTensors, gateLogitsGraph, logGatesOfLogits } from './gate-graph';
 import { checkGateParameters, type GsaGateParameters } from './gate-parameters';
 import { type GateGranularity, gateModuleOf } from './granularity';
-
-/** One module's weights on the tensor backend. */
-interface ModuleTensors {
-  readonly w1: tf.Tensor2D;
-  readonly b1: tf.Tensor1D;
-  readonly w2: tf.Tensor2D;
-  readonly b2: tf.Tensor1D;
-}
 
 /**
  * The GSA gate on tfjs, as the {@link AttentionGate} a model runtime runs in every layer: from a
@@ -39,7 +32,7 @@ export class GsaGate implements AttentionGate<tf.Tensor> {
   readonly hiddenSize: number;
   /** KV heads it gives a gate to. */
   readonly kvHeads: number;
-  private readonly modules: readonly ModuleTensors[];
+  private readonly modules: readonly GateModuleTensors[];
   private disposed = false;
 
   /**
@@ -96,18 +89,8 @@ export class GsaGate implements AttentionGate<tf.Tensor> {
     if (dtype !== 'float32') {
       throw new LetheError('E_DTYPE', `must be float32, got ${dtype}`, 'attentionInput');
     }
-    const [batch, tokens] = shape as [number, number, number];
-    const { w1, b1, w2, b2 } = this.modules[gateModuleOf(this.granularity, layer)]!;
-    return tf.tidy(() => {
-      const x = tf.reshape(attentionInput, [batch * tokens, this.hiddenSize]);
-      // Plain matMul + add: tfjs-backend-wasm 4.22's fused matMul mis-broadcasts a 1-D bias.
-      const h = tf.add(tf.matMul(x, w1, false, true), b1);
-      const silu = tf.mul(h, tf.sigmoid(h));
-      const s = tf.add(tf.matMul(silu, w2, false, true), b2);
-      const outputs = w2.shape[0];
-      const logG = tf.transpose(tf.reshape(tf.logSigmoid(s), [batch, tokens, outputs]), [0, 2, 1]);
-      return outputs === this.kvHeads ? logG : tf.broadcastTo(logG, [batch, this.kvHeads, tokens]);
-    });
+    const module = this.modules[gateModuleOf(this.granularity, layer)]!;
+    return tf.tidy(() => logGatesOfLogits(gateLogitsGraph(attentionInput, module), this.kvHeads));
   }
 
   /** Frees the weights; later {@link GsaGate.logGates} calls throw. A second call does nothing. */
