@@ -17,21 +17,10 @@ beforeAll(async () => {
   await initBackend('wasm');
 });
 
-/**
- * Registered learned providers whose trained parameters do not exist yet, so the main job cannot
- * run them: GSA's gates come with its trainer (issue 14). The test below fails as soon as one of
- * them joins the sweep, so this list cannot go stale.
- */
-const AWAITING_TRAINED_PARAMETERS = ['gsa'];
-
 describe('the main job sweep', () => {
-  it('evaluates every registered policy (but those awaiting trained parameters)', () => {
+  it('evaluates every registered policy', () => {
     const names = sweep.policies.map((p) => p.name);
-    for (const name of AWAITING_TRAINED_PARAMETERS) {
-      expect(registry.provider(name).learned).toBeDefined();
-      expect(names).not.toContain(name);
-    }
-    expect([...names, ...AWAITING_TRAINED_PARAMETERS].sort()).toEqual([...registry.names()].sort());
+    expect([...names].sort()).toEqual([...registry.names()].sort());
   });
 
   it('runs each learned policy from a committed policy directory of its provider', () => {

@@ -66,7 +66,7 @@ async function checkPolicies(
   for (const [i, spec] of config.policies.entries()) {
     try {
       const directory = spec.dir === null ? undefined : await store.open(spec.dir);
-      await registry.prepare(spec.name, { options: spec.options, directory });
+      (await registry.prepare(spec.name, { options: spec.options, directory })).release();
     } catch (error) {
       if (error instanceof LetheError && error.argument !== undefined) {
         const field = error.argument === 'policyDir' ? 'dir' : error.argument;
@@ -147,6 +147,8 @@ export function addEvalCommand(program: Command): void {
       const registry = createDefaultRegistry();
       const store = nodePolicyStore();
       const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
+      // First: a learned provider may upload its parameters when the sweep's policies are checked.
+      await initBackend((opts.backend ?? 'wasm') as BackendName);
       const config = await sweepOf(opts.config, cellArgs, registry, store);
       const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, task.name)));
       for (const seed of [...allSeeds].filter(isTrainingSeed)) {
@@ -154,7 +156,6 @@ export function addEvalCommand(program: Command): void {
           `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
         );
       }
-      await initBackend((opts.backend ?? 'wasm') as BackendName);
       const bar = sweepBar(sweepCells(config).length);
       const interrupt = interruptController(() => {
         process.stderr.write('\nstopping after this decode step…\n');

@@ -106,6 +106,8 @@ export function addGenerateCommand(program: Command): void {
       const registry = createDefaultRegistry();
       registry.provider(flags.policy, '--policy');
       const store = nodePolicyStore();
+      // First: a learned provider may upload its parameters when it is prepared.
+      await initBackend((flags.backend ?? 'wasm') as BackendName);
       const policy = await registry.prepare(flags.policy, {
         options: parseJsonFlag(flags.policyOptions, '--policy-options'),
         directory: flags.policyDir === undefined ? undefined : await store.open(flags.policyDir),
@@ -118,7 +120,6 @@ export function addGenerateCommand(program: Command): void {
         flags.tokens === undefined ? undefined : parseIntegerFlag(flags.tokens, '--tokens', 1);
       const seed = parseIntegerFlag(flags.seed, '--seed', 0);
       const temperature = temperatureFlag(flags.temperature);
-      await initBackend((flags.backend ?? 'wasm') as BackendName);
       const modelDir =
         policy.model !== undefined && flags.policyDir !== undefined
           ? join(flags.policyDir, policy.model)
@@ -161,6 +162,7 @@ export function addGenerateCommand(program: Command): void {
         }
       } finally {
         loaded.model.dispose();
+        policy.release();
       }
     });
 }

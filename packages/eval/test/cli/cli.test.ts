@@ -1,6 +1,13 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  formatPolicyManifest,
+  POLICY_FORMAT,
+  POLICY_FORMAT_VERSION,
+  POLICY_MANIFEST,
+} from '@lethe/kv-cache';
+import { encodeGsaParameters, initGateParameters } from '@lethe/policies-gsa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CellMetrics, SweepResults } from '../../src/harness/results';
 import { emptyResults } from '../../src/harness/results-file';
@@ -166,6 +173,56 @@ describe('lethe eval', () => {
     expect(await readFile(join(dir, 'report', 'report.md'), 'utf8')).toMatch(
       /^\| arithmetic \| h2o \|/m,
     );
+  });
+});
+
+describe('a learned policy whose provider uploads tensors when prepared (GSA)', () => {
+  it('runs in lethe eval and lethe generate', async () => {
+    // A fresh gate for the micro model (hidden 16, 2 layers, 1 KV head): the policy directory the
+    // trainer writes. Preparing it uploads the gate, so the CLI must start the backend first.
+    const gate = encodeGsaParameters(
+      initGateParameters({ layers: 2, hiddenSize: 16, kvHeads: 1 }, 'head', { seed: 3 }),
+    );
+    const policyDir = join(dir, 'gsa-policy');
+    await mkdir(policyDir, { recursive: true });
+    await writeFile(join(policyDir, gate.parameters.tensors), gate.tensors);
+    await writeFile(
+      join(policyDir, POLICY_MANIFEST),
+      formatPolicyManifest({
+        format: POLICY_FORMAT,
+        version: POLICY_FORMAT_VERSION,
+        provider: 'gsa',
+        options: { sinks: 1, window: 2 },
+        parameters: { ...gate.parameters },
+      }),
+    );
+    const cell = [...CELL];
+    cell.splice(cell.indexOf('streaming-llm'), 1, 'gsa', '--policy-dir', 'gsa-policy');
+    const evaluated = await lethe(['eval', ...cell], dir);
+    expect(evaluated.stderr).not.toMatch(/lethe: /);
+    expect(evaluated.status).toBe(0);
+    expect(evaluated.stdout).toMatch(/^\| arithmetic \| gsa \| 50% \|/m);
+    const generated = await lethe(
+      [
+        'generate',
+        '--model',
+        MODEL,
+        '--policy',
+        'gsa',
+        '--policy-dir',
+        'gsa-policy',
+        '--budget',
+        '0.4',
+        '--prompt',
+        'compute: 3 +4 *2\\n',
+        '--tokens',
+        '8',
+      ],
+      dir,
+    );
+    expect(generated.stderr).toBe('');
+    expect(generated.status).toBe(0);
+    expect(generated.stdout).toMatch(/^policy gsa, budget 0\.4: \d+ entries per KV head/m);
   });
 });
 

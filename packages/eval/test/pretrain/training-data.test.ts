@@ -22,7 +22,7 @@ async function rows(batch: { inputs: tf.Tensor2D; targets: tf.Tensor2D; mask: tf
     batch.targets.array(),
     batch.mask.array(),
   ]);
-  tf.dispose([batch.inputs, batch.targets, batch.mask]);
+  tf.dispose(batch);
   return { inputs, targets, mask };
 }
 

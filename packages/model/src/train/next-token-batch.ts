@@ -21,7 +21,7 @@ export interface NextTokenBatchOptions {
   readonly length?: number;
 }
 
-/** Teacher-forcing batch; the caller owns (and disposes) the three tensors. */
+/** Teacher-forcing batch; the caller owns (and disposes) the four tensors. */
 export interface NextTokenBatch {
   /** `[B, T]` int32: the tokens fed to the model (`tokens[0..n−2]`, then `padId`). */
   readonly inputs: tf.Tensor2D;
@@ -29,6 +29,11 @@ export interface NextTokenBatch {
   readonly targets: tf.Tensor2D;
   /** `[B, T]` float32: 1 where the target is trained on, 0 for padding and prompt targets. */
   readonly mask: tf.Tensor2D;
+  /**
+   * `[B, T]` float32: 1 at every real input position (`t < n − 1`, prompt included), 0 for
+   * padding — the query rows a loss over the model's attention counts.
+   */
+  readonly inputMask: tf.Tensor2D;
   /** Number of trained targets (the sum of `mask`). */
   readonly tokens: number;
 }
@@ -36,14 +41,15 @@ export interface NextTokenBatch {
 /**
  * Turns sequences into a right-padded next-token batch: row b has
  * `inputs[b, t] = tokens[t]`, `targets[b, t] = tokens[t + 1]` for `t < n − 1`, and
- * `mask[b, t] = 1` iff `t + 1 ≥ promptLength` and `t < n − 1`.
+ * `mask[b, t] = 1` iff `t + 1 ≥ promptLength` and `t < n − 1`, and `inputMask[b, t] = 1` iff
+ * `t < n − 1`.
  *
  * @throws LetheError `E_ARG` for an empty batch, a bad id or prompt length, `E_SHAPE` for a
  * sequence shorter than 2 tokens or longer than `length + 1`.
  * @example
  * ```ts
  * const batch = nextTokenBatch([{ tokens: [1, 5, 7, 2], promptLength: 2 }], { padId: 0 });
- * // inputs [[1, 5, 7]], targets [[5, 7, 2]], mask [[0, 1, 1]], tokens 2
+ * // inputs [[1, 5, 7]], targets [[5, 7, 2]], mask [[0, 1, 1]], inputMask [[1, 1, 1]], tokens 2
  * ```
  */
 export function nextTokenBatch(
@@ -66,6 +72,7 @@ export function nextTokenBatch(
   const inputs = new Int32Array(size).fill(options.padId);
   const targets = new Int32Array(size).fill(options.padId);
   const mask = new Float32Array(size);
+  const inputMask = new Float32Array(size);
   let tokens = 0;
   examples.forEach((example, b) => {
     const ids = example.tokens;
@@ -73,6 +80,7 @@ export function nextTokenBatch(
     for (let t = 0; t < ids.length - 1; t++) {
       inputs[b * length + t] = ids[t]!;
       targets[b * length + t] = ids[t + 1]!;
+      inputMask[b * length + t] = 1;
       if (t + 1 >= promptLength) {
         mask[b * length + t] = 1;
         tokens++;
@@ -84,6 +92,7 @@ export function nextTokenBatch(
     inputs: tf.tensor2d(inputs, shape, 'int32'),
     targets: tf.tensor2d(targets, shape, 'int32'),
     mask: tf.tensor2d(mask, shape, 'float32'),
+    inputMask: tf.tensor2d(inputMask, shape, 'float32'),
     tokens,
   };
 }

@@ -9,8 +9,8 @@ beforeAll(async () => {
   await initBackend('wasm');
 });
 
-function disposeBatch(batch: { inputs: tf.Tensor; targets: tf.Tensor; mask: tf.Tensor }): void {
-  tf.dispose([batch.inputs, batch.targets, batch.mask]);
+function disposeBatch(batch: ReturnType<typeof nextTokenBatch>): void {
+  tf.dispose([batch.inputs, batch.targets, batch.mask, batch.inputMask]);
 }
 
 describe('nextTokenBatch', () => {
@@ -26,6 +26,7 @@ describe('nextTokenBatch', () => {
     expect(values(batch.inputs)).toEqual([1, 5, 7, 9, 0, 0]);
     expect(values(batch.targets)).toEqual([5, 7, 2, 8, 0, 0]);
     expect(values(batch.mask)).toEqual([0, 1, 1, 1, 0, 0]);
+    expect(values(batch.inputMask)).toEqual([1, 1, 1, 1, 0, 0]);
     expect(batch.tokens).toBe(3);
     disposeBatch(batch);
   });
@@ -46,6 +47,7 @@ describe('nextTokenBatch', () => {
         const inputs: number[] = [];
         const targets: number[] = [];
         const mask: number[] = [];
+        const inputMask: number[] = [];
         for (const { tokens, promptLength } of examples) {
           const ids = tokens as number[];
           for (let t = 0; t < length; t++) {
@@ -53,12 +55,14 @@ describe('nextTokenBatch', () => {
             inputs.push(real ? ids[t]! : 31);
             targets.push(real ? ids[t + 1]! : 31);
             mask.push(real && t + 1 >= promptLength! ? 1 : 0);
+            inputMask.push(real ? 1 : 0);
           }
         }
         expect(batch.inputs.shape).toEqual([examples.length, length]);
         expect(values(batch.inputs)).toEqual(inputs);
         expect(values(batch.targets)).toEqual(targets);
         expect(values(batch.mask)).toEqual(mask);
+        expect(values(batch.inputMask)).toEqual(inputMask);
         expect(batch.tokens).toBe(mask.reduce((a, b) => a + b, 0));
         disposeBatch(batch);
       }),

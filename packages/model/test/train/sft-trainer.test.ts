@@ -81,7 +81,7 @@ describe('SftTrainer', () => {
       tf.tidy(() => {
         const all = sampledBatches(examples, { batchSize: 32, padId: 0 })(0, new Rng(99));
         const loss = bigramLoss(m)(all);
-        tf.dispose([all.inputs, all.targets, all.mask]);
+        tf.dispose(Object.values(all));
         return loss.dataSync()[0]!;
       });
     const before = evaluate();
@@ -134,7 +134,7 @@ describe('SftTrainer', () => {
     manual.applyGradients(clipped.grads, 0.1);
     tf.dispose([value, clipped.norm, ...byName.values(), ...clipped.grads.values()]);
     const expectedTokens = batch.tokens;
-    tf.dispose([batch.inputs, batch.targets, batch.mask]);
+    tf.dispose([batch.inputs, batch.targets, batch.mask, batch.inputMask]);
     manual.dispose();
 
     const reports: TrainProgress[] = [];

@@ -30,13 +30,22 @@ export function gateLogitsGraph(x: tf.Tensor, module: GateModuleTensors): tf.Ten
 }
 
 /**
- * `log g` `[B, kvHeads, T]` from the gate's logits `[B, T, outputs]` (stable `logSigmoid`), one
+ * `log σ(s) = −softplus(−s)`, differentiable. Not `tf.logSigmoid`: in tfjs 4.22 its custom
+ * gradient reads its input without saving it, so a gradient taken after a `tf.tidy` freed that
+ * input fails (on wasm) — softplus's registered gradient keeps what it needs.
+ */
+export function logSigmoidGraph(s: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => tf.neg(tf.softplus(tf.neg(s))));
+}
+
+/**
+ * `log g` `[B, kvHeads, T]` from the gate's logits `[B, T, outputs]` ({@link logSigmoidGraph}), one
  * output broadcast to every KV head.
  */
 export function logGatesOfLogits(logits: tf.Tensor3D, kvHeads: number): tf.Tensor3D {
   return tf.tidy(() => {
     const [batch, tokens, outputs] = logits.shape;
-    const logG = tf.transpose(tf.logSigmoid(logits), [0, 2, 1]);
+    const logG = tf.transpose(logSigmoidGraph(logits), [0, 2, 1]);
     return (
       outputs === kvHeads ? logG : tf.broadcastTo(logG, [batch, kvHeads, tokens])
     ) as tf.Tensor3D;

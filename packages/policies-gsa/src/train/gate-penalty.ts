@@ -1,4 +1,5 @@
 import { assertFiniteInRange, LetheError, tf } from '@lethe/tensor';
+import { logSigmoidGraph } from '../gate/gate-graph';
 
 /**
  * The gate regulariser `L_gate` (what pushes gates to be sparse and decisive):
@@ -16,6 +17,30 @@ export interface GatePenaltyOptions {
   readonly entropyWeight?: number;
 }
 
+/** {@link GatePenaltyOptions} with defaults filled in. */
+export interface ResolvedGatePenalty {
+  readonly kind: GatePenaltyKind;
+  readonly entropyWeight: number;
+}
+
+/**
+ * Fills in the penalty's defaults and checks them.
+ *
+ * @throws LetheError `E_ARG` naming `options.kind` or `options.entropyWeight`.
+ */
+export function resolvePenalty(options: GatePenaltyOptions): ResolvedGatePenalty {
+  const kind = options.kind ?? 'reference';
+  if (kind !== 'reference' && kind !== 'entropy') {
+    throw new LetheError(
+      'E_ARG',
+      `must be "reference" or "entropy", got ${JSON.stringify(kind)}`,
+      'options.kind',
+    );
+  }
+  const entropyWeight = assertFiniteInRange(options.entropyWeight ?? 1, 'options.entropyWeight', 0);
+  return { kind, entropyWeight };
+}
+
 /**
  * `L_gate` of the gate logits `s` of every layer (each `[B, T, outputs]`, `g = σ(s)`): the
  * penalty's mean over every token and output of a layer, averaged over layers (`E_ℓ` of the
@@ -29,15 +54,7 @@ export function gatePenalty(
   options: GatePenaltyOptions = {},
   mask?: tf.Tensor2D,
 ): tf.Scalar {
-  const kind = options.kind ?? 'reference';
-  if (kind !== 'reference' && kind !== 'entropy') {
-    throw new LetheError(
-      'E_ARG',
-      `must be "reference" or "entropy", got ${JSON.stringify(kind)}`,
-      'options.kind',
-    );
-  }
-  const lambda = assertFiniteInRange(options.entropyWeight ?? 1, 'options.entropyWeight', 0);
+  const { kind, entropyWeight: lambda } = resolvePenalty(options);
   if (logits.length === 0) throw new LetheError('E_ARG', 'needs at least one layer', 'logits');
   return tf.tidy(() => {
     const perLayer = logits.map((s) => {
@@ -47,7 +64,10 @@ export function gatePenalty(
           ? tf.mul(g, tf.sub(1, g))
           : tf.mul(
               -lambda,
-              tf.add(tf.mul(g, tf.logSigmoid(s)), tf.mul(tf.sub(1, g), tf.logSigmoid(tf.neg(s)))),
+              tf.add(
+                tf.mul(g, logSigmoidGraph(s)),
+                tf.mul(tf.sub(1, g), logSigmoidGraph(tf.neg(s))),
+              ),
             );
       const value = tf.mean(tf.add(g, extra), 2);
       if (mask === undefined) return tf.mean(value);

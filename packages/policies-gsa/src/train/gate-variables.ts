@@ -40,9 +40,9 @@ export class GsaGateVariables {
     const parameters = new Map<string, tf.Variable>();
     this.modules = modules.map((module, m) => {
       const variable = (field: (typeof FIELDS)[number], shape: number[]) => {
-        const name = gateTensorName(granularity, m, field);
-        const v = tf.tidy(() => tf.variable(tf.tensor(module[field].slice(), shape), true, name));
-        parameters.set(name, v);
+        // tfjs variable names are global: leave them unique, so that gates can coexist.
+        const v = tf.tidy(() => tf.variable(tf.tensor(module[field].slice(), shape), true));
+        parameters.set(gateTensorName(granularity, m, field), v);
         return v;
       };
       const outputs = module.b2.length;

@@ -8,6 +8,28 @@
  * @packageDocumentation
  */
 export { distillationLoss } from './distillation-loss';
-export { type GatePenaltyKind, type GatePenaltyOptions, gatePenalty } from './gate-penalty';
+export {
+  type GatePenaltyKind,
+  type GatePenaltyOptions,
+  gatePenalty,
+  type ResolvedGatePenalty,
+  resolvePenalty,
+} from './gate-penalty';
+export { type GateStatistics, gateStatisticsTensor, HIGH_GATE, LOW_GATE } from './gate-statistics';
 export { GsaGateVariables } from './gate-variables';
 export { gatedAttention } from './gated-attention';
+export { type GsaProgress, GsaTrainer, type GsaTrainerOptions } from './gsa-trainer';
+export {
+  DEFAULT_ATTENTION_WEIGHT,
+  DEFAULT_GATE_WEIGHT,
+  type GsaLossWeights,
+  type ResolvedLossWeights,
+  resolveLossWeights,
+} from './loss-weights';
+export {
+  distillationTerms,
+  type GsaStage,
+  languageModelTerms,
+  type StageTerms,
+} from './stage-terms';
+export { type DistillationBatch, type TeacherCapture, withTeacher } from './teacher-batches';

@@ -1,0 +1,17 @@
+import { InvalidArgumentError } from 'commander';
+
+/** Commander parser of an integer flag value. */
+export function integer(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n))
+    throw new InvalidArgumentError('must be an integer');
+  return n;
+}
+
+/** Commander parser of a finite number. */
+export function number(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n))
+    throw new InvalidArgumentError('must be a number');
+  return n;
+}

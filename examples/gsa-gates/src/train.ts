@@ -1,0 +1,79 @@
+// Trains GSA gates on a frozen task model, e.g.
+//   npm run train -- --model ../../models/retrieval-long --out runs/retrieval-long
+// Rerunning the same command resumes from the checkpoints in <out>/distillation and
+// <out>/language-model; the policy directory lands in <out>/policy.
+
+import { runMain } from '@lethe/eval/node';
+import { GATE_GRANULARITIES } from '@lethe/policies-gsa';
+import { DEFAULT_ATTENTION_WEIGHT, DEFAULT_GATE_WEIGHT } from '@lethe/policies-gsa/train';
+import { initBackend } from '@lethe/tensor';
+import { Command, Option } from 'commander';
+import { integer, number } from './cli-values';
+import type { GateRunSettings } from './run-settings';
+import { trainGates } from './train-run';
+
+const program = new Command()
+  .name('gsa-gates-train')
+  .description('Train GSA gates (two stages) on a frozen task model; resumable.')
+  .requiredOption('--model <dir>', 'task model (a lethe pretrain directory)')
+  .requiredOption('--out <dir>', 'run directory: checkpoints, policy/ and training.json')
+  .addOption(
+    new Option('--granularity <g>', 'gate granularity')
+      .choices([...GATE_GRANULARITIES])
+      .default('head'),
+  )
+  .option('--stage1-steps <n>', 'stage 1 (distillation) updates; 0 skips stage 1', integer, 200)
+  .option('--stage2-steps <n>', 'stage 2 (LM loss through gates) updates', integer, 200)
+  .option('--batch-size <n>', 'sequences per update', integer, 4)
+  .option('--lr <x>', 'peak learning rate', number, 3e-3)
+  .option('--warmup <n>', 'warmup updates of each stage', integer, 10)
+  .option('--seed <n>', 'seed of the gate and the data', integer, 1)
+  .option('--attention-weight <x>', 'λ_attn of stage 1', number, DEFAULT_ATTENTION_WEIGHT)
+  .option('--gate-weight <x>', 'λ_gate of both stages', number, DEFAULT_GATE_WEIGHT)
+  .addOption(
+    new Option('--penalty <kind>', 'gate penalty: the reference code’s or the paper’s')
+      .choices(['reference', 'entropy'])
+      .default('reference'),
+  )
+  .option('--entropy-weight <x>', 'λ_ent of the entropy penalty', number, 1)
+  .option('--init-bias <x>', 'initial final bias of the gate (gates start near σ(bias))', number, 0)
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+
+const o = program.opts();
+
+await runMain(async () => {
+  await initBackend('wasm');
+  const settings: GateRunSettings = {
+    model: o.model,
+    granularity: o.granularity,
+    stage1Steps: o.stage1Steps,
+    stage2Steps: o.stage2Steps,
+    batchSize: o.batchSize,
+    lr: o.lr,
+    warmup: o.warmup,
+    seed: o.seed,
+    attentionWeight: o.attentionWeight,
+    gateWeight: o.gateWeight,
+    penalty: o.penalty,
+    entropyWeight: o.entropyWeight,
+    initBias: o.initBias,
+  };
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  const result = await trainGates(o.out, settings, {
+    signal: controller.signal,
+    onProgress: (p) => {
+      if (p.step % 5 !== 0 && p.step !== p.totalSteps) return;
+      const name = p.stage === 'distillation' ? 'L_attn' : 'L_LM';
+      process.stderr.write(
+        `gsa ${p.stage} ${p.step}/${p.totalSteps} | ${name} ${p.taskLoss.toExponential(3)} | L_gate ${p.gateLoss.toFixed(4)} | mean g ${p.meanGate.toFixed(3)} | g<0.1 ${p.lowFraction.toFixed(3)} | g>0.9 ${p.highFraction.toFixed(3)} | ${p.elapsedSeconds.toFixed(0)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,
+      );
+    },
+  });
+  if (result.stopped) {
+    process.stderr.write('stopped: rerun the same command to resume\n');
+    process.exitCode = 130;
+    return;
+  }
+  process.stdout.write(`${result.policyDir}\n`);
+});

@@ -1,0 +1,206 @@
+import {
+  type AdamWOptions,
+  type BatchProvider,
+  type CheckpointStore,
+  type DecoderModel,
+  type LrSchedule,
+  type NextTokenBatch,
+  SftTrainer,
+  type TrainProgress,
+  type TrainResult,
+} from '@lethe/model';
+import { LetheError, tf } from '@lethe/tensor';
+import type { GateStatistics } from './gate-statistics';
+import type { GsaGateVariables } from './gate-variables';
+import { type GsaLossWeights, type ResolvedLossWeights, resolveLossWeights } from './loss-weights';
+import { distillationTerms, type GsaStage, languageModelTerms } from './stage-terms';
+import { type DistillationBatch, withTeacher } from './teacher-batches';
+
+/** One progress report of a {@link GsaTrainer}: the trainer's, plus the loss terms and gates. */
+export interface GsaProgress extends TrainProgress, GateStatistics {
+  readonly stage: GsaStage;
+  /** `L_attn` (stage 1) or `L_LM` (stage 2) of this update's batch, unweighted. */
+  readonly taskLoss: number;
+  /** `L_gate` of this update's batch, unweighted. */
+  readonly gateLoss: number;
+}
+
+/** Configuration of a {@link GsaTrainer} (one stage). */
+export interface GsaTrainerOptions extends GsaLossWeights {
+  /** The frozen backbone (never updated). */
+  readonly model: DecoderModel;
+  /** The gate being trained (its variables are the only parameters updated). */
+  readonly gate: GsaGateVariables;
+  /** Which stage this run trains. */
+  readonly stage: GsaStage;
+  /** Token batches (e.g. `generationBatches` of `@lethe/eval`); stage 1 adds the teacher. */
+  readonly batches: BatchProvider<NextTokenBatch>;
+  /** Updates of this stage (integer ≥ 1). */
+  readonly steps: number;
+  /** Seed of the trainer's generator (as `SftTrainer`'s). */
+  readonly seed: number | bigint;
+  /** Learning rate per update. */
+  readonly schedule: LrSchedule;
+  /** AdamW hyper-parameters (the paper: β₂ = 0.95). */
+  readonly optimizer?: AdamWOptions;
+  /** Clip the gradient's global norm (the paper: 1). */
+  readonly clipNorm?: number;
+  /** Where this stage's checkpoint lives (resumable runs). */
+  readonly checkpoint?: CheckpointStore;
+  /** Also checkpoint after every this many updates. */
+  readonly checkpointEvery?: number;
+  /** Continue from the stored checkpoint when there is one (default true). */
+  readonly resume?: boolean;
+  /** Called after every update. */
+  readonly onProgress?: (progress: GsaProgress) => void;
+  /** Stops before the next update (a checkpoint is written first when configured). */
+  readonly signal?: AbortSignal;
+  /** Clock in milliseconds (default `performance.now`). */
+  readonly now?: () => number;
+}
+
+const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
+
+/**
+ * Trains a GSA gate on a frozen model, one stage per trainer (the paper's §3.3): stage 1
+ * (`'distillation'`) minimises `λ_attn · L_attn + λ_gate · L_gate`, stage 2
+ * (`'language-model'`) `L_LM + λ_gate · L_gate` with gated attention in every layer. It is
+ * `@lethe/model`'s `SftTrainer` over the gate's variables only, so the backbone stays
+ * bit-identical, and runs are resumable and reproducible the same way (batches depend only on
+ * seed and step). Run stage 2 on the gate stage 1 left (the same {@link GsaGateVariables}).
+ *
+ * @example
+ * ```ts
+ * const gate = new GsaGateVariables(initGateParameters(shape, 'head', { seed: 1 }));
+ * const stage1 = new GsaTrainer({ model, gate, stage: 'distillation', batches, steps: 200, seed: 1,
+ *   schedule: () => 1e-3, clipNorm: 1, optimizer: { beta2: 0.95 } });
+ * await stage1.train();
+ * stage1.dispose();
+ * ```
+ */
+export class GsaTrainer {
+  private readonly trainer: SftTrainer<NextTokenBatch>;
+  private readonly weights: ResolvedLossWeights;
+  /** `[L_task, L_gate, mean g, low, high]` of the update in flight, read after it. */
+  private pending: tf.Tensor1D | undefined;
+
+  /**
+   * @throws LetheError `E_ARG` naming `stage`, `attentionWeight`, `gateWeight`, the gate's
+   *   `gate.hiddenSize` / `gate.layers` / `gate.kvHeads` when it does not fit `model`, or any
+   *   option `SftTrainer` rejects.
+   */
+  constructor(options: GsaTrainerOptions) {
+    const { model, gate, stage } = options;
+    if (!STAGES.includes(stage)) {
+      throw new LetheError(
+        'E_ARG',
+        `must be one of ${STAGES.join(', ')}, got ${JSON.stringify(stage)}`,
+        'stage',
+      );
+    }
+    checkGateFits(gate, model);
+    this.weights = resolveLossWeights(options);
+    const { attentionWeight, gateWeight, penalty } = this.weights;
+    const taskWeight = stage === 'distillation' ? attentionWeight : 1;
+    const { onProgress } = options;
+    this.trainer = new SftTrainer<NextTokenBatch>({
+      model: gate,
+      batches: stage === 'distillation' ? withTeacher(model, options.batches) : options.batches,
+      loss: (batch) => {
+        const terms =
+          stage === 'distillation'
+            ? distillationTerms(gate, batch as DistillationBatch, penalty)
+            : languageModelTerms(model, gate, batch, penalty);
+        this.pending?.dispose();
+        this.pending = tf.keep(
+          tf.concat([tf.stack([terms.task, terms.penalty]), terms.statistics]) as tf.Tensor1D,
+        );
+        return tf.add(tf.mul(terms.task, taskWeight), tf.mul(terms.penalty, gateWeight));
+      },
+      steps: options.steps,
+      seed: options.seed,
+      schedule: options.schedule,
+      ...(options.optimizer === undefined ? {} : { optimizer: options.optimizer }),
+      ...(options.clipNorm === undefined ? {} : { clipNorm: options.clipNorm }),
+      ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
+      ...(options.checkpointEvery === undefined
+        ? {}
+        : { checkpointEvery: options.checkpointEvery }),
+      ...(options.resume === undefined ? {} : { resume: options.resume }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+      onProgress: (progress) => {
+        const [taskLoss, gateLoss, ...statistics] = this.takePending();
+        const [meanGate, lowFraction, highFraction] = statistics as [number, number, number];
+        onProgress?.({
+          ...progress,
+          stage,
+          taskLoss: taskLoss!,
+          gateLoss: gateLoss!,
+          meanGate,
+          lowFraction,
+          highFraction,
+        });
+      },
+    });
+  }
+
+  /** Updates completed so far (counting those before a resume). */
+  get step(): number {
+    return this.trainer.step;
+  }
+
+  /**
+   * Runs the stage's remaining updates (resuming first when a checkpoint is stored).
+   *
+   * @throws LetheError as `SftTrainer.train` (`E_STATE` on a non-finite loss, `E_CHECKPOINT`
+   *   for a checkpoint of another run).
+   */
+  async train(): Promise<TrainResult> {
+    try {
+      return await this.trainer.train();
+    } finally {
+      this.pending?.dispose();
+      this.pending = undefined;
+    }
+  }
+
+  /** Frees the optimizer state (the gate and the model are the caller's). */
+  dispose(): void {
+    this.pending?.dispose();
+    this.pending = undefined;
+    this.trainer.dispose();
+  }
+
+  private takePending(): number[] {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending === undefined) return [Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN];
+    const values = [...pending.dataSync()];
+    pending.dispose();
+    return values;
+  }
+}
+
+/**
+ * Refuses a gate sized for another model.
+ *
+ * @throws LetheError `E_ARG` naming `gate.hiddenSize`, `gate.layers` or `gate.kvHeads`.
+ */
+function checkGateFits(gate: GsaGateVariables, model: DecoderModel): void {
+  const { config } = model;
+  const expected = {
+    hiddenSize: config.hidden_size,
+    layers: config.num_hidden_layers,
+    kvHeads: config.num_key_value_heads,
+  };
+  for (const field of ['hiddenSize', 'layers', 'kvHeads'] as const) {
+    if (gate[field] !== expected[field]) {
+      throw new LetheError(
+        'E_ARG',
+        `the gate is for ${field} ${gate[field]}, but the model has ${expected[field]}`,
+        `gate.${field}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { crossEntropyLoss, type DecoderModel, type NextTokenBatch } from '@lethe/model';
+import type { tf } from '@lethe/tensor';
+import { logGatesOfLogits } from '../gate/gate-graph';
+import { distillationLoss } from './distillation-loss';
+import { type GatePenaltyOptions, gatePenalty } from './gate-penalty';
+import { gateStatisticsTensor } from './gate-statistics';
+import type { GsaGateVariables } from './gate-variables';
+import type { DistillationBatch } from './teacher-batches';
+
+/**
+ * The two stages of GSA training (the paper's §3.3):
+ *
+ * - `'distillation'` (stage 1): match the frozen model's attention, `L_attn`;
+ * - `'language-model'` (stage 2): next-token cross-entropy through gated attention, `L_LM`.
+ */
+export type GsaStage = 'distillation' | 'language-model';
+
+/**
+ * A stage's terms on one batch. The functions that compute them leave their intermediates (the
+ * gate's logits, the gated forward) to the enclosing scope, since the gradient needs them until
+ * the backward pass: call them inside `tf.variableGrads` / `tf.tidy` (as {@link GsaTrainer}
+ * does).
+ */
+export interface StageTerms {
+  /** `L_attn` (stage 1) or `L_LM` (stage 2). */
+  readonly task: tf.Scalar;
+  /** `L_gate`. */
+  readonly penalty: tf.Scalar;
+  /** `[mean g, fraction < 0.1, fraction > 0.9]` over the batch's real tokens. */
+  readonly statistics: tf.Tensor1D;
+}
+
+/**
+ * Stage 1's terms: the gate scores the teacher's attention inputs, and its gated version of the
+ * teacher's attention is compared with the teacher's over the real query rows
+ * (`distillationLoss`). The backbone does not run here: the teacher was captured with the batch.
+ */
+export function distillationTerms(
+  gate: GsaGateVariables,
+  batch: DistillationBatch,
+  penalty: GatePenaltyOptions,
+): StageTerms {
+  const logits = batch.teacher.attentionInputs.map((x, l) => gate.logits(l, x));
+  const logGates = logits.map((s) => logGatesOfLogits(s, gate.kvHeads));
+  return {
+    task: distillationLoss(batch.teacher.attention, logGates, batch.inputMask),
+    penalty: gatePenalty(logits, penalty, batch.inputMask),
+    statistics: gateStatisticsTensor(logits, batch.inputMask),
+  };
+}
+
+/**
+ * Stage 2's terms: the frozen model runs with `log g` added to every layer's attention logits
+ * (the gate reads each layer's own, already gated, attention input) and `L_LM` is the
+ * cross-entropy on the batch's trained targets; the penalty scores the same attention inputs.
+ */
+export function languageModelTerms(
+  model: DecoderModel,
+  gate: GsaGateVariables,
+  batch: NextTokenBatch,
+  penalty: GatePenaltyOptions,
+): StageTerms {
+  const result = model.forward(batch.inputs, {
+    keyBias: (l, x) => gate.logGates(l, x),
+    capture: { attentionInputs: true },
+  });
+  const logits = result.attentionInputs!.map((x, l) => gate.logits(l, x));
+  return {
+    task: crossEntropyLoss(result.logits, batch.targets, batch.mask),
+    penalty: gatePenalty(logits, penalty, batch.inputMask),
+    statistics: gateStatisticsTensor(logits, batch.inputMask),
+  };
+}
