@@ -1,11 +1,8 @@
 import {
-  type AdamWOptions,
-  type BatchProvider,
-  type CheckpointStore,
   type DecoderModel,
-  type LrSchedule,
   type NextTokenBatch,
   SftTrainer,
+  type SftTrainerOptions,
   type TrainProgress,
   type TrainResult,
 } from '@lethe/model';
@@ -25,38 +22,23 @@ export interface GsaProgress extends TrainProgress, GateStatistics {
   readonly gateLoss: number;
 }
 
-/** Configuration of a {@link GsaTrainer} (one stage). */
-export interface GsaTrainerOptions extends GsaLossWeights {
+/**
+ * Configuration of a {@link GsaTrainer} (one stage): `SftTrainer`'s options (steps, seed,
+ * schedule, optimizer — the paper: β₂ = 0.95 —, clipping — the paper: 1 —, checkpoint store,
+ * resume, signal, clock) without its model and loss, which the stage defines, plus the loss
+ * weights.
+ */
+export interface GsaTrainerOptions
+  extends Omit<SftTrainerOptions<NextTokenBatch>, 'model' | 'loss' | 'onProgress'>,
+    GsaLossWeights {
   /** The frozen backbone (never updated). */
   readonly model: DecoderModel;
   /** The gate being trained (its variables are the only parameters updated). */
   readonly gate: GsaGateVariables;
   /** Which stage this run trains. */
   readonly stage: GsaStage;
-  /** Token batches (e.g. `generationBatches` of `@lethe/eval`); stage 1 adds the teacher. */
-  readonly batches: BatchProvider<NextTokenBatch>;
-  /** Updates of this stage (integer ≥ 1). */
-  readonly steps: number;
-  /** Seed of the trainer's generator (as `SftTrainer`'s). */
-  readonly seed: number | bigint;
-  /** Learning rate per update. */
-  readonly schedule: LrSchedule;
-  /** AdamW hyper-parameters (the paper: β₂ = 0.95). */
-  readonly optimizer?: AdamWOptions;
-  /** Clip the gradient's global norm (the paper: 1). */
-  readonly clipNorm?: number;
-  /** Where this stage's checkpoint lives (resumable runs). */
-  readonly checkpoint?: CheckpointStore;
-  /** Also checkpoint after every this many updates. */
-  readonly checkpointEvery?: number;
-  /** Continue from the stored checkpoint when there is one (default true). */
-  readonly resume?: boolean;
   /** Called after every update. */
   readonly onProgress?: (progress: GsaProgress) => void;
-  /** Stops before the next update (a checkpoint is written first when configured). */
-  readonly signal?: AbortSignal;
-  /** Clock in milliseconds (default `performance.now`). */
-  readonly now?: () => number;
 }
 
 const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
@@ -102,8 +84,19 @@ export class GsaTrainer {
     this.weights = resolveLossWeights(options);
     const { attentionWeight, gateWeight, penalty } = this.weights;
     const taskWeight = stage === 'distillation' ? attentionWeight : 1;
-    const { onProgress } = options;
+    // The rest of the options are SftTrainer's own.
+    const {
+      model: _model,
+      gate: _gate,
+      stage: _stage,
+      onProgress,
+      attentionWeight: _attentionWeight,
+      gateWeight: _gateWeight,
+      penalty: _penalty,
+      ...trainer
+    } = options;
     this.trainer = new SftTrainer<NextTokenBatch>({
+      ...trainer,
       model: gate,
       batches: stage === 'distillation' ? withTeacher(model, options.batches) : options.batches,
       loss: (batch) => {
@@ -117,18 +110,6 @@ export class GsaTrainer {
         );
         return tf.add(tf.mul(terms.task, taskWeight), tf.mul(terms.penalty, gateWeight));
       },
-      steps: options.steps,
-      seed: options.seed,
-      schedule: options.schedule,
-      ...(options.optimizer === undefined ? {} : { optimizer: options.optimizer }),
-      ...(options.clipNorm === undefined ? {} : { clipNorm: options.clipNorm }),
-      ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
-      ...(options.checkpointEvery === undefined
-        ? {}
-        : { checkpointEvery: options.checkpointEvery }),
-      ...(options.resume === undefined ? {} : { resume: options.resume }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.now === undefined ? {} : { now: options.now }),
       onProgress: (progress) => {
         const [taskLoss, gateLoss, ...statistics] = this.takePending();
         const [meanGate, lowFraction, highFraction] = statistics as [number, number, number];
