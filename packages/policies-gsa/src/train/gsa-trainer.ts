@@ -9,7 +9,7 @@ import {
 import { LetheError, tf } from '@lethe/tensor';
 import type { GateStatistics } from './gate-statistics';
 import type { GsaGateVariables } from './gate-variables';
-import { type GsaLossWeights, type ResolvedLossWeights, resolveLossWeights } from './loss-weights';
+import { type GsaLossWeights, resolveLossWeights } from './loss-weights';
 import { distillationTerms, type GsaStage, languageModelTerms } from './stage-terms';
 import { type DistillationBatch, withTeacher } from './teacher-batches';
 
@@ -62,7 +62,6 @@ const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
  */
 export class GsaTrainer {
   private readonly trainer: SftTrainer<NextTokenBatch>;
-  private readonly weights: ResolvedLossWeights;
   /** `[L_task, L_gate, mean g, low, high]` of the update in flight, read after it. */
   private pending: tf.Tensor1D | undefined;
 
@@ -81,8 +80,7 @@ export class GsaTrainer {
       );
     }
     checkGateFits(gate, model);
-    this.weights = resolveLossWeights(options);
-    const { attentionWeight, gateWeight, penalty } = this.weights;
+    const { attentionWeight, gateWeight, penalty } = resolveLossWeights(options);
     const taskWeight = stage === 'distillation' ? attentionWeight : 1;
     // The rest of the options are SftTrainer's own.
     const {
