@@ -3,11 +3,9 @@
 // budgeted GSA cache keeps the highest gates, so a digit ranked below the budget is evicted.
 //   npm run needle-ranks -- --model ../../models/retrieval --policy ../../models/gsa-retrieval
 
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { encodeText, type GenerationTask } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
-import { decodeGsaParameters, GsaGate } from '@lethe/policies-gsa';
+import { loadTaskModel, nodePolicyStore, runMain } from '@lethe/eval/node';
+import { gsaProvider } from '@lethe/policies-gsa';
 import { initBackend, LetheError, tf } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, number } from './cli-values';
@@ -29,11 +27,8 @@ await runMain(async () => {
   if (task.name !== 'retrieval') {
     throw new LetheError('E_ARG', `must be a retrieval task model, got ${task.name}`, '--model');
   }
-  const manifest = JSON.parse(await readFile(join(o.policy, 'policy.json'), 'utf8'));
-  const { tensors, ...header } = manifest.parameters;
-  const gate = new GsaGate(
-    decodeGsaParameters(header, await readFile(join(o.policy, tensors)), join(o.policy, tensors)),
-  );
+  // The provider's own loader: the manifest and tensors checked, the gate uploaded once.
+  const { gate } = await gsaProvider.learned!.load(await nodePolicyStore().open(o.policy));
   const { num_hidden_layers: layers, num_key_value_heads: heads } = model.config;
   // Per (layer, head): the digits' rank percentiles, and the prompts whose digits all stay.
   const percentiles = Array.from({ length: layers * heads }, () => [] as number[]);
