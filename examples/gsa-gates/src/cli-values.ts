@@ -15,3 +15,8 @@ export function number(value: string): number {
     throw new InvalidArgumentError('must be a number');
   return n;
 }
+
+/** Commander parser of a comma-separated list of finite numbers. */
+export function numbers(value: string): number[] {
+  return value.split(',').map(number);
+}

@@ -7,8 +7,10 @@ import { LetheError } from '@lethe/tensor';
 
 /** Everything that determines a trained gate: a run directory is tied to one of these. */
 export interface GateRunSettings {
-  /** Task-model directory (the frozen backbone). */
+  /** Task-model directory (the task, and the frozen backbone unless `weights` is set). */
   readonly model: string;
+  /** A directory whose weights replace the task model's (same shape), or null. */
+  readonly weights: string | null;
   readonly granularity: GateGranularity;
   /** Updates of stage 1 (attention distillation); 0 skips it (the "no stage 1" ablation). */
   readonly stage1Steps: number;
@@ -25,6 +27,15 @@ export interface GateRunSettings {
   readonly entropyWeight: number;
   /** Initial final-layer bias of the gate (every gate starts near σ(bias)). */
   readonly initBias: number;
+  /** `λ_ret` of both stages (0: the paper's recipe, without the budget-retention term). */
+  readonly retentionWeight: number;
+  /** The cache sizes `L_ret` trains for, as fractions of each sequence. */
+  readonly retentionBudgets: readonly number[];
+  /** The sinks and window of the caches `L_ret` scores against. */
+  readonly retentionSinks: number;
+  readonly retentionWindow: number;
+  /** Prompt rows before the answer that `L_ret` scores as well. */
+  readonly retentionObservationRows: number;
 }
 
 /** The settings file a run directory records. */
@@ -49,7 +60,7 @@ export async function guardRunSettings(out: string, settings: GateRunSettings): 
     return;
   }
   for (const [key, value] of Object.entries(settings)) {
-    if (recorded[key] !== value) {
+    if (JSON.stringify(recorded[key]) !== JSON.stringify(value)) {
       throw new LetheError(
         'E_ARG',
         `holds a run with ${key} ${JSON.stringify(recorded[key])}, not ${JSON.stringify(value)}: use another --out`,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import {
   generationBatches,
   heldOutPrompts,
-  loadTaskModel,
   type TaskModel,
   textWindowBatches,
   trainingSeed,
@@ -18,6 +17,7 @@ import {
   GsaTrainer,
 } from '@lethe/policies-gsa/train';
 import { writeGsaPolicyDirectory } from '@lethe/policies-gsa/train/node';
+import { loadBackbone } from './backbone';
 import { type GateRunSettings, guardRunSettings } from './run-settings';
 
 /** The held-out prompts never trained on: the first this many of evaluation seed 0. */
@@ -76,7 +76,7 @@ export async function trainGates(
 ): Promise<TrainGatesResult> {
   await mkdir(out, { recursive: true });
   await guardRunSettings(out, settings);
-  const taskModel = await loadTaskModel(settings.model);
+  const taskModel = await loadBackbone(settings.model, settings.weights);
   const { model } = taskModel;
   const gate = new GsaGateVariables(
     initGateParameters(
@@ -116,6 +116,13 @@ export async function trainGates(
         attentionWeight: settings.attentionWeight,
         gateWeight: settings.gateWeight,
         penalty: { kind: settings.penalty, entropyWeight: settings.entropyWeight },
+        retentionWeight: settings.retentionWeight,
+        retention: {
+          budgets: settings.retentionBudgets,
+          sinks: settings.retentionSinks,
+          window: settings.retentionWindow,
+          observationRows: settings.retentionObservationRows,
+        },
         checkpoint: directoryCheckpointStore(join(out, stage)),
         checkpointEvery: options.checkpointEvery ?? 25,
         ...(options.signal === undefined ? {} : { signal: options.signal }),

@@ -4,11 +4,15 @@
 // <out>/language-model; the policy directory lands in <out>/policy.
 
 import { runMain } from '@lethe/eval/node';
-import { GATE_GRANULARITIES } from '@lethe/policies-gsa';
-import { DEFAULT_ATTENTION_WEIGHT, DEFAULT_GATE_WEIGHT } from '@lethe/policies-gsa/train';
+import { GATE_GRANULARITIES, GSA_DEFAULT_SINKS, GSA_DEFAULT_WINDOW } from '@lethe/policies-gsa';
+import {
+  DEFAULT_ATTENTION_WEIGHT,
+  DEFAULT_GATE_WEIGHT,
+  DEFAULT_RETENTION_BUDGETS,
+} from '@lethe/policies-gsa/train';
 import { initBackend } from '@lethe/tensor';
 import { Command, Option } from 'commander';
-import { integer, number } from './cli-values';
+import { integer, number, numbers } from './cli-values';
 import type { GateRunSettings } from './run-settings';
 import { trainGates } from './train-run';
 
@@ -16,6 +20,7 @@ const program = new Command()
   .name('gsa-gates-train')
   .description('Train GSA gates (two stages) on a frozen task model; resumable.')
   .requiredOption('--model <dir>', 'task model (a lethe pretrain directory)')
+  .option('--weights <dir>', 'train on these weights (same shape) instead of the task model’s')
   .requiredOption('--out <dir>', 'run directory: checkpoints, policy/ and training.json')
   .addOption(
     new Option('--granularity <g>', 'gate granularity')
@@ -37,6 +42,26 @@ const program = new Command()
   )
   .option('--entropy-weight <x>', 'λ_ent of the entropy penalty', number, 1)
   .option('--init-bias <x>', 'initial final bias of the gate (gates start near σ(bias))', number, 0)
+  .option('--retention-weight <x>', 'λ_ret of both stages (0: the paper’s recipe)', number, 0)
+  .option(
+    '--retention-budgets <list>',
+    'cache sizes L_ret trains for (fractions of each sequence)',
+    numbers,
+    [...DEFAULT_RETENTION_BUDGETS],
+  )
+  .option('--retention-sinks <n>', 'sinks of the caches L_ret scores', integer, GSA_DEFAULT_SINKS)
+  .option(
+    '--retention-window <n>',
+    'window of the caches L_ret scores',
+    integer,
+    GSA_DEFAULT_WINDOW,
+  )
+  .option(
+    '--retention-observation <n>',
+    'prompt rows before the answer that L_ret scores as well',
+    integer,
+    0,
+  )
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
@@ -45,6 +70,7 @@ await runMain(async () => {
   await initBackend('wasm');
   const settings: GateRunSettings = {
     model: o.model,
+    weights: o.weights ?? null,
     granularity: o.granularity,
     stage1Steps: o.stage1Steps,
     stage2Steps: o.stage2Steps,
@@ -57,6 +83,11 @@ await runMain(async () => {
     penalty: o.penalty,
     entropyWeight: o.entropyWeight,
     initBias: o.initBias,
+    retentionWeight: o.retentionWeight,
+    retentionBudgets: o.retentionBudgets,
+    retentionSinks: o.retentionSinks,
+    retentionWindow: o.retentionWindow,
+    retentionObservationRows: o.retentionObservation,
   };
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
@@ -65,8 +96,12 @@ await runMain(async () => {
     onProgress: (p) => {
       if (p.step % 5 !== 0 && p.step !== p.totalSteps) return;
       const name = p.stage === 'distillation' ? 'L_attn' : 'L_LM';
+      const retention =
+        p.retentionLoss === undefined
+          ? ''
+          : ` | L_ret ${p.retentionLoss.toFixed(4)} | lost ${p.lostAttention!.toFixed(3)}`;
       process.stderr.write(
-        `gsa ${p.stage} ${p.step}/${p.totalSteps} | ${name} ${p.taskLoss.toExponential(3)} | L_gate ${p.gateLoss.toFixed(4)} | mean g ${p.meanGate.toFixed(3)} | g<0.1 ${p.lowFraction.toFixed(3)} | g>0.9 ${p.highFraction.toFixed(3)} | ${p.elapsedSeconds.toFixed(0)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,
+        `gsa ${p.stage} ${p.step}/${p.totalSteps} | ${name} ${p.taskLoss.toExponential(3)} | L_gate ${p.gateLoss.toFixed(4)}${retention} | mean g ${p.meanGate.toFixed(3)} | g<0.1 ${p.lowFraction.toFixed(3)} | g>0.9 ${p.highFraction.toFixed(3)} | ${p.elapsedSeconds.toFixed(0)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,
       );
     },
   });

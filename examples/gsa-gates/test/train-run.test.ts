@@ -19,6 +19,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const settings: GateRunSettings = {
   model: MODEL,
+  weights: null,
   granularity: 'head',
   stage1Steps: 2,
   stage2Steps: 3,
@@ -31,6 +32,11 @@ const settings: GateRunSettings = {
   penalty: 'reference',
   entropyWeight: 1,
   initBias: 0,
+  retentionWeight: 1,
+  retentionBudgets: [0.5, 0.25],
+  retentionSinks: 2,
+  retentionWindow: 8,
+  retentionObservationRows: 4,
 };
 
 describe('trainGates', () => {
@@ -40,6 +46,7 @@ describe('trainGates', () => {
     expect(result.stopped).toBe(false);
     expect(result.last.distillation?.step).toBe(2);
     expect(result.last['language-model']?.step).toBe(3);
+    expect(result.last['language-model']?.lostAttention).toBeGreaterThanOrEqual(0);
     const prepared = await createDefaultRegistry().prepare('gsa', {
       directory: await nodePolicyStore().open(result.policyDir!),
     });

@@ -20,6 +20,14 @@ export interface GsaProgress extends TrainProgress, GateStatistics {
   readonly taskLoss: number;
   /** `L_gate` of this update's batch, unweighted. */
   readonly gateLoss: number;
+  /** `L_ret` of this update's batch, unweighted (only with `retentionWeight` > 0). */
+  readonly retentionLoss?: number;
+  /**
+   * The share of the teacher's attention (of a trained row and KV head, averaged over the
+   * retention budgets) that caches evicting by this gate would lose (only with `retentionWeight`
+   * > 0).
+   */
+  readonly lostAttention?: number;
 }
 
 /**
@@ -46,7 +54,9 @@ const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
 /**
  * Trains a GSA gate on a frozen model, one stage per trainer (the paper's §3.3): stage 1
  * (`'distillation'`) minimises `λ_attn · L_attn + λ_gate · L_gate`, stage 2
- * (`'language-model'`) `L_LM + λ_gate · L_gate` with gated attention in every layer. It is
+ * (`'language-model'`) `L_LM + λ_gate · L_gate` with gated attention in every layer; with
+ * `retentionWeight` > 0 either adds `λ_ret · L_ret` (`retentionLoss`, scored against the
+ * teacher's attention, which stage 2 then captures too). It is
  * `@lethe/model`'s `SftTrainer` over the gate's variables only, so the backbone stays
  * bit-identical, and runs are resumable and reproducible the same way (batches depend only on
  * seed and step). Run stage 2 on the gate stage 1 left (the same {@link GsaGateVariables}).
@@ -62,11 +72,12 @@ const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
  */
 export class GsaTrainer {
   private readonly trainer: SftTrainer<NextTokenBatch>;
-  /** `[L_task, L_gate, mean g, low, high]` of the update in flight, read after it. */
+  /** `[L_task, L_gate, mean g, low, high(, L_ret, lost)]` of the update in flight, read after it. */
   private pending: tf.Tensor1D | undefined;
 
   /**
-   * @throws LetheError `E_ARG` naming `stage`, `attentionWeight`, `gateWeight`, the gate's
+   * @throws LetheError `E_ARG` naming `stage`, `attentionWeight`, `gateWeight`,
+   *   `retentionWeight`, `retention.*`, the gate's
    *   `gate.hiddenSize` / `gate.layers` / `gate.kvHeads` when it does not fit `model`, or any
    *   option `SftTrainer` rejects.
    */
@@ -80,8 +91,10 @@ export class GsaTrainer {
       );
     }
     checkGateFits(gate, model);
-    const { attentionWeight, gateWeight, penalty } = resolveLossWeights(options);
+    const { attentionWeight, gateWeight, penalty, retentionWeight, retention } =
+      resolveLossWeights(options);
     const taskWeight = stage === 'distillation' ? attentionWeight : 1;
+    const retained = retentionWeight > 0 ? retention : undefined;
     // The rest of the options are SftTrainer's own.
     const {
       model: _model,
@@ -91,34 +104,45 @@ export class GsaTrainer {
       attentionWeight: _attentionWeight,
       gateWeight: _gateWeight,
       penalty: _penalty,
+      retentionWeight: _retentionWeight,
+      retention: _retention,
       ...trainer
     } = options;
     this.trainer = new SftTrainer<NextTokenBatch>({
       ...trainer,
       model: gate,
-      batches: stage === 'distillation' ? withTeacher(model, options.batches) : options.batches,
+      batches:
+        stage === 'distillation' || retained !== undefined
+          ? withTeacher(model, options.batches)
+          : options.batches,
       loss: (batch) => {
         const terms =
           stage === 'distillation'
-            ? distillationTerms(gate, batch as DistillationBatch, penalty)
-            : languageModelTerms(model, gate, batch, penalty);
+            ? distillationTerms(gate, batch as DistillationBatch, penalty, retained)
+            : languageModelTerms(model, gate, batch, penalty, retained);
+        const parts = [tf.stack([terms.task, terms.penalty]), terms.statistics];
+        if (terms.retention) parts.push(tf.stack([terms.retention.loss, terms.retention.lost]));
         this.pending?.dispose();
-        this.pending = tf.keep(
-          tf.concat([tf.stack([terms.task, terms.penalty]), terms.statistics]) as tf.Tensor1D,
+        this.pending = tf.keep(tf.concat(parts) as tf.Tensor1D);
+        const loss: tf.Scalar = tf.add(
+          tf.mul(terms.task, taskWeight),
+          tf.mul(terms.penalty, gateWeight),
         );
-        return tf.add(tf.mul(terms.task, taskWeight), tf.mul(terms.penalty, gateWeight));
+        if (terms.retention === undefined) return loss;
+        return tf.add(loss, tf.mul(terms.retention.loss, retentionWeight)) as tf.Scalar;
       },
       onProgress: (progress) => {
-        const [taskLoss, gateLoss, ...statistics] = this.takePending();
-        const [meanGate, lowFraction, highFraction] = statistics as [number, number, number];
+        const [taskLoss, gateLoss, meanGate, lowFraction, highFraction, retentionLoss, lost] =
+          this.takePending(retained === undefined ? 5 : 7);
         onProgress?.({
           ...progress,
           stage,
           taskLoss: taskLoss!,
           gateLoss: gateLoss!,
-          meanGate,
-          lowFraction,
-          highFraction,
+          meanGate: meanGate!,
+          lowFraction: lowFraction!,
+          highFraction: highFraction!,
+          ...(retained === undefined ? {} : { retentionLoss, lostAttention: lost }),
         });
       },
     });
@@ -151,10 +175,10 @@ export class GsaTrainer {
     this.trainer.dispose();
   }
 
-  private takePending(): number[] {
+  private takePending(count: number): number[] {
     const pending = this.pending;
     this.pending = undefined;
-    if (pending === undefined) return [Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN];
+    if (pending === undefined) return new Array<number>(count).fill(Number.NaN);
     const values = [...pending.dataSync()];
     pending.dispose();
     return values;

@@ -3,11 +3,13 @@
  * the gate as trainable variables ({@link GsaGateVariables}, a `Trainable` for `@lethe/model`'s
  * `SftTrainer`, the backbone untouched), stage 1's attention distillation
  * ({@link distillationLoss} over {@link gatedAttention}) and the gate penalty
- * ({@link gatePenalty}, the reference code's or the paper's).
+ * ({@link gatePenalty}, the reference code's or the paper's), and this project's budget-retention
+ * term ({@link retentionLoss}), which scores the gate against the caches it will be evicting.
  *
  * @packageDocumentation
  */
 export { distillationLoss } from './distillation-loss';
+export { type EvictionLayout, evictionBoundaries } from './eviction-boundaries';
 export {
   type GatePenaltyKind,
   type GatePenaltyOptions,
@@ -26,6 +28,13 @@ export {
   type ResolvedLossWeights,
   resolveLossWeights,
 } from './loss-weights';
+export { type RetentionTerms, retentionLoss } from './retention-loss';
+export {
+  DEFAULT_RETENTION_BUDGETS,
+  type ResolvedRetention,
+  type RetentionOptions,
+  resolveRetention,
+} from './retention-options';
 export {
   distillationTerms,
   type GsaStage,

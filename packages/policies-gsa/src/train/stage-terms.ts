@@ -1,10 +1,12 @@
 import { crossEntropyLoss, type DecoderModel, type NextTokenBatch } from '@lethe/model';
-import type { tf } from '@lethe/tensor';
+import { LetheError, type tf } from '@lethe/tensor';
 import { logGatesOfLogits } from '../gate/gate-graph';
 import { distillationLoss } from './distillation-loss';
 import { type GatePenaltyOptions, gatePenalty } from './gate-penalty';
 import { gateStatisticsTensor } from './gate-statistics';
 import type { GsaGateVariables } from './gate-variables';
+import { type RetentionTerms, retentionLoss } from './retention-loss';
+import type { ResolvedRetention } from './retention-options';
 import type { DistillationBatch } from './teacher-batches';
 
 /**
@@ -28,6 +30,8 @@ export interface StageTerms {
   readonly penalty: tf.Scalar;
   /** `[mean g, fraction < 0.1, fraction > 0.9]` over the batch's real tokens. */
   readonly statistics: tf.Tensor1D;
+  /** `L_ret` and the attention really lost, when the stage was given `retention`. */
+  readonly retention?: RetentionTerms;
 }
 
 /**
@@ -39,6 +43,7 @@ export function distillationTerms(
   gate: GsaGateVariables,
   batch: DistillationBatch,
   penalty: GatePenaltyOptions,
+  retention?: ResolvedRetention,
 ): StageTerms {
   const logits = batch.teacher.attentionInputs.map((x, l) => gate.logits(l, x));
   const logGates = logits.map((s) => logGatesOfLogits(s, gate.kvHeads));
@@ -46,19 +51,22 @@ export function distillationTerms(
     task: distillationLoss(batch.teacher.attention, logGates, batch.inputMask),
     penalty: gatePenalty(logits, penalty, batch.inputMask),
     statistics: gateStatisticsTensor(logits, batch.inputMask),
+    ...retentionTerms(batch, logits, retention),
   };
 }
 
 /**
  * Stage 2's terms: the frozen model runs with `log g` added to every layer's attention logits
  * (the gate reads each layer's own, already gated, attention input) and `L_LM` is the
- * cross-entropy on the batch's trained targets; the penalty scores the same attention inputs.
+ * cross-entropy on the batch's trained targets; the penalty (and `L_ret`, given `retention` and a
+ * batch that carries the teacher) scores the same attention inputs.
  */
 export function languageModelTerms(
   model: DecoderModel,
   gate: GsaGateVariables,
-  batch: NextTokenBatch,
+  batch: NextTokenBatch | DistillationBatch,
   penalty: GatePenaltyOptions,
+  retention?: ResolvedRetention,
 ): StageTerms {
   const result = model.forward(batch.inputs, {
     keyBias: (l, x) => gate.logGates(l, x),
@@ -69,5 +77,28 @@ export function languageModelTerms(
     task: crossEntropyLoss(result.logits, batch.targets, batch.mask),
     penalty: gatePenalty(logits, penalty, batch.inputMask),
     statistics: gateStatisticsTensor(logits, batch.inputMask),
+    ...retentionTerms(batch, logits, retention),
   };
+}
+
+/**
+ * `{ retention }` for a stage given `retention`, scored against the batch's teacher.
+ *
+ * @throws LetheError `E_ARG` naming `batch.teacher` when the batch carries none (`withTeacher`).
+ */
+function retentionTerms(
+  batch: NextTokenBatch | DistillationBatch,
+  logits: readonly tf.Tensor3D[],
+  retention: ResolvedRetention | undefined,
+): { retention?: RetentionTerms } {
+  if (retention === undefined) return {};
+  if (!('teacher' in batch)) {
+    throw new LetheError(
+      'E_ARG',
+      'L_ret needs the teacher’s attention: wrap the batches with withTeacher',
+      'batch.teacher',
+    );
+  }
+  const { attention } = batch.teacher;
+  return { retention: retentionLoss(attention, logits, batch.mask, batch.inputMask, retention) };
 }
