@@ -2,6 +2,7 @@ import type { PolicyBudget, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf, type Tokenizer } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import type { CellEnvironment } from './cell-environment';
+import { policyOfCell } from './policy-spec';
 import type { CellKey } from './results';
 
 /** The policy of a cell, prepared once, and the model it runs with. */
@@ -29,20 +30,21 @@ export function batchPolicies(
 }
 
 /**
- * Prepares the policy of cell `key`: finds its spec in the sweep by label, opens its policy
+ * Prepares the policy of cell `key`: finds its spec in the sweep by label and task, opens its policy
  * directory (learned policies), validates its options, and loads the model its manifest names
  * (with that model's tokenizer).
  *
- * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label,
+ * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label on
+ *   the cell's task,
  *   `policies` when a learned policy's cell has no policy store, the registry's errors (naming
  *   `policy`, `policyDir`, `options.<key>`), and the store's errors.
  */
 export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Promise<CellPolicy> {
-  const spec = env.config.policies.find((p) => p.label === key.policy);
+  const spec = policyOfCell(env.config.policies, key);
   if (spec === undefined) {
     throw new LetheError(
       'E_ARG',
-      `names no policy of the sweep (${env.config.policies.map((p) => p.label).join(', ')})`,
+      `names no policy of the sweep on task ${key.task} (${env.config.policies.map((p) => p.label).join(', ')})`,
       'key.policy',
     );
   }

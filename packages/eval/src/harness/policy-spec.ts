@@ -5,10 +5,14 @@ import { assertJson, isPlainObject, type JsonValue } from './json';
 /**
  * One policy of a sweep: a registry provider, the options it runs with, and for a learned one the
  * directory of its trained parameters. Its `label` names its cells (`CellKey.policy`), so one
- * provider can appear twice with other options.
+ * provider can appear twice with other options — or twice under one label with disjoint `tasks`
+ * (one trained directory per task).
  */
 export interface PolicySpec {
-  /** Cell label, unique in the sweep (default: the provider name). */
+  /**
+   * Cell label, unique among the policies that run on a task (default: the provider name); two
+   * entries may share it only when their `tasks` are disjoint.
+   */
   readonly label: string;
   /** Registry name of the provider. */
   readonly name: string;
@@ -104,4 +108,17 @@ export function policySpec(
     throw new LetheError('E_ARG', 'must be a non-empty array of task names', `${argument}.tasks`);
   }
   return { label, name, options: options as Record<string, JsonValue>, dir, tasks };
+}
+
+/** Whether `spec` runs on the task named `task`. */
+export function runsOnTask(spec: PolicySpec, task: string): boolean {
+  return spec.tasks === null || spec.tasks.includes(task);
+}
+
+/** The policy of a cell: the spec with the cell's label that runs on its task, if any. */
+export function policyOfCell(
+  policies: readonly PolicySpec[],
+  key: { readonly task: string; readonly policy: string },
+): PolicySpec | undefined {
+  return policies.find((p) => p.label === key.policy && runsOnTask(p, key.task));
 }

@@ -2,6 +2,7 @@ import { LetheError } from '@lethe/tensor';
 import { validateCellKey } from './cells';
 import { parseJsonFlag } from './json';
 import { parseNumberFlag } from './number-flag';
+import { policyOfCell } from './policy-spec';
 import type { CellKey } from './results';
 import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
 
@@ -131,11 +132,11 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
       'key.task',
     );
   }
-  const policy = sweep.policies.find((p) => p.label === key.policy);
+  const policy = policyOfCell(sweep.policies, key);
   if (policy === undefined) {
     throw new LetheError(
       'E_ARG',
-      `is not a policy of the sweep (${sweep.policies.map((p) => p.label).join(', ')})`,
+      `is not a policy of the sweep on task ${key.task} (${sweep.policies.map((p) => p.label).join(', ')})`,
       'key.policy',
     );
   }

@@ -3,7 +3,7 @@ import { LetheError } from '@lethe/tensor';
 import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
-import { type PolicySpec, policySpec } from './policy-spec';
+import { type PolicySpec, policySpec, runsOnTask } from './policy-spec';
 
 /** One task of a sweep: a registry name and its options (echoed into the results). */
 export interface TaskSpec {
@@ -135,7 +135,7 @@ const FIELDS = [
  *
  * @throws LetheError `E_BUDGET` naming `budgets[i]` for a budget outside (0, 1]; `E_ARG` naming
  *   the field for anything else: an unknown field, a missing or mistyped one, an empty or
- *   duplicated list entry or policy label, an unknown task or policy name (when `known` lists
+ *   duplicated list entry, a policy label shared by two policies on a common task, an unknown task or policy name (when `known` lists
  *   them), a malformed policy entry (see `policySpec`), a pass@k
  *   above `samplesPerExample`, greedy sampling with several samples, a checkpoint for a task
  *   not in the sweep; `null` where a value is needed (`null` stands for the default only where
@@ -161,9 +161,9 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
   const policies = expandPolicies(nonEmptyList(json.policies, 'policies'), known).map(
     ([entry, argument]) => policySpec(entry, argument, known.policies),
   );
-  rejectDuplicates(
-    policies.map((p) => p.label),
-    (i) => `policies[${i}].label`,
+  rejectSharedLabels(
+    policies,
+    tasks.map((t) => t.name),
   );
   policies.forEach((policy, i) => {
     policy.tasks?.forEach((task, j) => {
@@ -431,6 +431,29 @@ function positiveInteger(value: unknown, argument: string): number {
     );
   }
   return value;
+}
+
+/**
+ * Refuses two policies under one label that run on a common task (their cells would collide).
+ *
+ * @throws LetheError `E_ARG` naming `policies[i].label` of the later one.
+ */
+function rejectSharedLabels(policies: readonly PolicySpec[], tasks: readonly string[]): void {
+  policies.forEach((policy, i) => {
+    const first = policies.findIndex(
+      (other, j) =>
+        j < i &&
+        other.label === policy.label &&
+        tasks.some((task) => runsOnTask(other, task) && runsOnTask(policy, task)),
+    );
+    if (first >= 0) {
+      throw new LetheError(
+        'E_ARG',
+        `repeats entry ${first} (${JSON.stringify(policy.label)}) on a task both run on; a label may repeat only for disjoint "tasks"`,
+        `policies[${i}].label`,
+      );
+    }
+  });
 }
 
 function rejectDuplicates<T>(values: readonly T[], argument: (i: number) => string): void {

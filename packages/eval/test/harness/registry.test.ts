@@ -321,4 +321,31 @@ describe('policySpec', () => {
       'policies[1].label',
     );
   });
+
+  it('lets a label repeat only for policies on disjoint tasks', () => {
+    const sweep = (policies: unknown[]) => ({
+      tasks: ['toy', 'toy-lm'],
+      policies,
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 2,
+    });
+    const onToy = { name: 'h2o', label: 'h', tasks: ['toy'] };
+    const onLm = { name: 'h2o', label: 'h', options: { slackFraction: 0.1 }, tasks: ['toy-lm'] };
+    const config = validateSweepConfig(sweep([onToy, onLm]));
+    expect(config.policies.map((p) => [p.label, p.tasks])).toEqual([
+      ['h', ['toy']],
+      ['h', ['toy-lm']],
+    ]);
+    for (const second of [
+      { ...onLm, tasks: ['toy-lm', 'toy'] },
+      { ...onLm, tasks: undefined },
+    ]) {
+      expectLetheError(
+        () => validateSweepConfig(sweep([onToy, second])),
+        'E_ARG',
+        'policies[1].label',
+      );
+    }
+  });
 });

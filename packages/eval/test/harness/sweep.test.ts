@@ -161,6 +161,38 @@ describe('runSweep', () => {
     }
   });
 
+  it('runs one label with other options per task when their tasks are disjoint', async () => {
+    const spec = (sinks: number, task: string) => ({
+      name: 'streaming-llm',
+      label: 'sl',
+      options: { sinks },
+      tasks: [task],
+    });
+    const base = { ...config, seeds: [0], budgets: [0.5] };
+    const shared = await runSweep(
+      { ...base, policies: [spec(1, 'toy'), spec(3, 'toy-lm')] },
+      options(),
+    );
+    const alone = await runSweep(
+      { ...base, policies: [spec(1, 'toy'), { ...spec(3, 'toy-lm'), label: 'other' }] },
+      options(),
+    );
+    const ofTask = (results: typeof shared, task: string) =>
+      results.cells.find((cell) => cell.key.task === task)!;
+    for (const [task, sinks] of [
+      ['toy', 1],
+      ['toy-lm', 3],
+    ] as const) {
+      const cell = ofTask(shared, task);
+      expect(cell.key.policy).toBe('sl');
+      expect(cell.command).toContain(`{"sinks":${sinks}}`);
+      expect(cell.metrics).toEqual({
+        ...ofTask(alone, task).metrics,
+        tokensPerSecond: cell.metrics.tokensPerSecond,
+      });
+    }
+  });
+
   it('refuses a results file of another format, version or config', async () => {
     const path = join(dir, 'refuse', 'results.json');
     await runSweep(
