@@ -30,14 +30,13 @@ export function batchPolicies(
 }
 
 /**
- * Prepares the policy of cell `key`: finds its spec in the sweep by label and task, opens its policy
- * directory (learned policies), validates its options, and loads the model its manifest names
- * (with that model's tokenizer).
+ * Prepares the policy of cell `key`: finds its spec in the sweep by label and task, opens its
+ * policy directory (learned policies), validates its options, and loads the model its manifest
+ * names (with that model's tokenizer).
  *
  * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label on
- *   the cell's task,
- *   `policies` when a learned policy's cell has no policy store, the registry's errors (naming
- *   `policy`, `policyDir`, `options.<key>`), and the store's errors.
+ *   the cell's task, `policies` when a learned policy's cell has no policy store, the registry's
+ *   errors (naming `policy`, `policyDir`, `options.<key>`), and the store's errors.
  */
 export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Promise<CellPolicy> {
   const spec = policyOfCell(env.config.policies, key);

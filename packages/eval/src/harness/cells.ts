@@ -2,6 +2,7 @@ import { FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
+import { runsOnTask } from './policy-spec';
 import type { CellKey } from './results';
 import { type SweepConfig, seedsOf, validateSweepConfig } from './sweep-config';
 
@@ -20,7 +21,7 @@ export function sweepCells(config: SweepConfig): CellKey[] {
   for (const task of sweep.tasks) {
     for (const seed of seedsOf(sweep, task.name)) {
       for (const policy of sweep.policies) {
-        if (policy.tasks !== null && !policy.tasks.includes(task.name)) continue;
+        if (!runsOnTask(policy, task.name)) continue;
         const budgets = policy.name === FULL_CACHE ? [1] : sweep.budgets;
         for (const budget of budgets) {
           cells.push({ task: task.name, policy: policy.label, budget, seed });

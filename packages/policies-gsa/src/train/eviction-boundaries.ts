@@ -1,3 +1,5 @@
+import { ranksBefore } from '@lethe/kv-cache';
+
 /** The anchors and the gate-selected share of a budgeted cache, as GSA's policy keeps them. */
 export interface EvictionLayout {
   /** Entries at positions below it are always kept. */
@@ -10,12 +12,13 @@ export interface EvictionLayout {
 
 /**
  * Per query row `t` of one KV head, the boundary of a budgeted cache that has evicted by
- * `scores` since the start: the position of the `selected`-th highest score among the evictable
- * entries `[sinks, t − window]` (the lowest-scoring entry still held), or −1 while they all fit
+ * `scores` since the start: the position of the `selected`-th entry among the evictable entries
+ * `[sinks, t − window]` in the order every Lethe selection uses (`ranksBefore`: higher score
+ * first, ties to the older entry), i.e. the last entry still held, or −1 while they all fit
  * (nothing evicted yet). Since a token's gate never changes and the evictable set only grows, the
- * entries a GSA cache holds at row `t` are exactly those scoring at least the boundary's score
- * (ties aside), whatever the order of its eviction rounds — which lets training see the cache of
- * every row at once.
+ * entries a GSA cache holds at row `t` are exactly the boundary and those ranking before it,
+ * whatever the order of its eviction rounds — which lets training see the cache of every row at
+ * once.
  *
  * `scores` holds the head's gate scores of the sequence's `length` real tokens (from `offset`);
  * O(length · log selected) with a min-heap of the best `selected` entries.
@@ -28,29 +31,29 @@ export function evictionBoundaries(
 ): Int32Array {
   const { sinks, window, selected } = layout;
   const boundaries = new Int32Array(length).fill(-1);
-  const heap = new MinHeap(selected, (j) => scores[offset + j]!);
+  const heap = new WorstFirstHeap(selected, (a, b) => ranksBefore(scores, offset + a, offset + b));
   for (let t = 0; t < length; t++) {
     const entering = t - window;
     if (entering < sinks) continue;
     heap.offer(entering);
-    if (entering - sinks + 1 > selected) boundaries[t] = heap.least();
+    if (entering - sinks + 1 > selected) boundaries[t] = heap.worst();
   }
   return boundaries;
 }
 
-/** The `capacity` entries of highest score offered so far, the lowest on top. */
-class MinHeap {
+/** The best `capacity` entries offered so far (by `before`), the worst of them on top. */
+class WorstFirstHeap {
   private readonly items: Int32Array;
   private size = 0;
 
   constructor(
     capacity: number,
-    private readonly score: (item: number) => number,
+    private readonly before: (a: number, b: number) => boolean,
   ) {
     this.items = new Int32Array(capacity);
   }
 
-  least(): number {
+  worst(): number {
     return this.items[0]!;
   }
 
@@ -58,14 +61,15 @@ class MinHeap {
     if (this.size < this.items.length) {
       this.items[this.size] = item;
       this.siftUp(this.size++);
-    } else if (this.score(item) > this.score(this.items[0]!)) {
+    } else if (this.before(item, this.items[0]!)) {
       this.items[0] = item;
       this.siftDown();
     }
   }
 
+  /** Whether the item at heap slot `a` ranks after the one at slot `b`. */
   private below(a: number, b: number): boolean {
-    return this.score(this.items[a]!) < this.score(this.items[b]!);
+    return this.before(this.items[b]!, this.items[a]!);
   }
 
   private siftUp(index: number): void {

@@ -64,33 +64,28 @@ export function retentionLoss(
   return tf.tidy(() => {
     if (scored.length === 0) return { loss: tf.scalar(0), lost: tf.scalar(0) };
     const count = scored.length;
+    const queryHeads = teacher[0]!.shape[1];
+    // Row (b, t) of query head h is row (b·Hq + h)·T + t of the attention seen as [B·Hq·T, T]:
+    // gathering those copies only the scored rows, never the whole T×T matrices.
     const rowIndex = tf.tensor1d(
-      scored.map(({ b, t }) => b * length + t),
+      scored.flatMap(({ b, t }) =>
+        Array.from({ length: queryHeads }, (_, h) => (b * queryHeads + h) * length + t),
+      ),
       'int32',
     );
     const batchIndex = tf.tensor1d(
       scored.map(({ b }) => b),
       'int32',
     );
+    const candidates = evictable(scored, length, retention);
     const soft: tf.Scalar[] = [];
     const hard: tf.Scalar[] = [];
     logits.forEach((s, l) => {
-      const attention = teacher[l]!;
-      const [, queryHeads] = attention.shape;
       const outputs = s.shape[2];
-      // [B, Hq, T, T] → the scored rows [R, Hq, T] → their group means [R, outputs, T].
-      const flat = tf.reshape(tf.transpose(attention, [0, 2, 1, 3]), [
-        batch * length,
-        queryHeads,
-        length,
-      ]);
-      const grouped = tf.reshape(tf.gather(flat, rowIndex), [
-        count,
-        outputs,
-        queryHeads / outputs,
-        length,
-      ]);
-      const attended = tf.mul(tf.mean(grouped, 2), evictable(scored, length, retention));
+      // The scored rows [R, Hq, T] as their group means [R, outputs, T].
+      const rows = tf.gather(tf.reshape(teacher[l]!, [-1, length]), rowIndex);
+      const grouped = tf.reshape(rows, [count, outputs, queryHeads / outputs, length]);
+      const attended = tf.mul(tf.mean(grouped, 2), candidates);
       const byHead = tf.transpose(s, [0, 2, 1]);
       const scores = tf.gather(byHead, batchIndex) as tf.Tensor3D;
       const values = byHead.dataSync() as Float32Array;

@@ -1,5 +1,6 @@
+import { ranksBefore } from '@lethe/kv-cache';
 import { type SftExample, sampledBatches } from '@lethe/model';
-import { initBackend, tf } from '@lethe/tensor';
+import { initBackend, Rng, tf } from '@lethe/tensor';
 import { expectClose, expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +19,8 @@ afterAll(() => model.dispose());
 
 /**
  * A GSA cache run token by token: write the token, then while more than `selected` evictable
- * entries (past the sinks, out of the window) are held, drop the one of lowest score. Returns the
- * entries held at each row.
+ * entries (past the sinks, out of the window) are held, drop the one of lowest score (of equal
+ * scores the younger, as every Lethe selection does). Returns the entries held at each row.
  */
 function simulateCache(scores: number[], sinks: number, window: number, selected: number) {
   const held: number[] = [];
@@ -28,7 +29,7 @@ function simulateCache(scores: number[], sinks: number, window: number, selected
     for (;;) {
       const evictable = held.filter((j) => j >= sinks && j <= t - window);
       if (evictable.length <= selected) break;
-      const lowest = evictable.reduce((a, b) => (scores[b]! < scores[a]! ? b : a));
+      const lowest = evictable.reduce((a, b) => (scores[b]! <= scores[a]! ? b : a));
       held.splice(held.indexOf(lowest), 1);
     }
     return new Set(held);
@@ -64,6 +65,39 @@ describe('evictionBoundaries', () => {
                   j < sinks || j > t - window || boundary < 0 || scores[j]! >= scores[boundary]!,
               );
             if (boundary >= 0) expect(held.has(boundary)).toBe(true);
+            expect(kept).toEqual([...held].sort((a, b) => a - b));
+          });
+        },
+      ),
+    );
+  });
+
+  it('with tied scores, holds the boundary and what ranks before it (ties to the older)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 40 }),
+        fc.nat(4),
+        fc.nat(6),
+        fc.integer({ min: 1, max: 8 }),
+        (scores, sinks, window, selected) => {
+          const boundaries = evictionBoundaries(new Float32Array(scores), scores.length, {
+            sinks,
+            window,
+            selected,
+          });
+          simulateCache(scores, sinks, window, selected).forEach((held, t) => {
+            const boundary = boundaries[t]!;
+            const kept = scores
+              .map((_, j) => j)
+              .filter(
+                (j) =>
+                  j <= t &&
+                  (j < sinks ||
+                    j > t - window ||
+                    boundary < 0 ||
+                    j === boundary ||
+                    ranksBefore(scores, j, boundary)),
+              );
             expect(kept).toEqual([...held].sort((a, b) => a - b));
           });
         },
@@ -142,6 +176,54 @@ describe('retentionLoss', () => {
     gradient.dispose();
     expect(tf.memory().numTensors).toBe(before);
     tf.dispose([teacher, logits, rows, real]);
+  });
+
+  it('on a batch, is the row-weighted mean of its sequences’ values', () => {
+    const rng = new Rng(9);
+    const length = 12;
+    const sequence = (trained: number[], realLength: number) => {
+      const raw = tf.tensor4d(rng.normal(4 * length * length), [1, 4, length, length]);
+      const causal = tf.linalg.bandPart(tf.ones([length, length]), -1, 0);
+      const teacher = tf.tidy(() =>
+        tf.div(tf.mul(tf.exp(raw), causal), tf.sum(tf.mul(tf.exp(raw), causal), 3, true)),
+      ) as tf.Tensor4D;
+      raw.dispose();
+      causal.dispose();
+      const logits = tf.tensor3d(rng.normal(length * 2), [1, length, 2]);
+      const mask = Array.from({ length }, (_, t) => (trained.includes(t) ? 1 : 0));
+      const rows = tf.tensor2d([mask]);
+      const real = tf.tensor2d([Array.from({ length }, (_, t) => (t < realLength ? 1 : 0))]);
+      return { teacher, logits, rows, real, count: trained.length };
+    };
+    const options = resolveRetention({ budgets: [0.5, 0.25], sinks: 1, window: 2 });
+    const x = sequence([9, 10, 11], 12);
+    const y = sequence([8, 9], 10);
+    const value = (parts: (typeof x)[]) => {
+      const cat = <T extends tf.Tensor>(pick: (p: typeof x) => T) => tf.concat(parts.map(pick));
+      const inputs = [
+        cat((p) => p.teacher),
+        cat((p) => p.logits),
+        cat((p) => p.rows),
+        cat((p) => p.real),
+      ];
+      const terms = retentionLoss(
+        [inputs[0] as tf.Tensor4D],
+        [inputs[1] as tf.Tensor3D],
+        inputs[2] as tf.Tensor2D,
+        inputs[3] as tf.Tensor2D,
+        options,
+      );
+      const result = [terms.loss.dataSync()[0]!, terms.lost.dataSync()[0]!];
+      tf.dispose([...inputs, terms.loss, terms.lost]);
+      return result;
+    };
+    const [xs, ys, both] = [value([x]), value([y]), value([x, y])];
+    expectClose(
+      both,
+      [0, 1].map((i) => (3 * xs[i]! + 2 * ys[i]!) / 5),
+      1e-5,
+    );
+    for (const p of [x, y]) tf.dispose([p.teacher, p.logits, p.rows, p.real]);
   });
 
   it('scores the observation rows before the first trained row too', () => {
