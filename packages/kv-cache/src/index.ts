@@ -1,12 +1,13 @@
 /**
  * `@lethe/kv-cache`: a paged host-memory KV cache with ragged per-head live sets, provenance,
- * exact accounting and visibility traces (replay masks), plus the policy API that every
- * eviction policy, compute policy and read selector of Lethe implements.
+ * exact accounting, visibility traces (replay masks) and Quest's page key bounds; the policy API
+ * that every eviction policy, compute policy and read selector of Lethe implements; and the
+ * sparse-read functions (Quest's bound, SOL's κ read, entry ranges) runtimes share.
  *
  * @packageDocumentation
  */
 export type { CacheStats } from './cache/accounting';
-export type { KVCacheStore } from './cache/cache-contract';
+export type { GatherTarget, KVCacheStore } from './cache/cache-contract';
 export { KVCache } from './cache/kv-cache';
 export type { LayerView } from './cache/layer-view';
 export {
@@ -20,10 +21,20 @@ export type { Anchors, CacheGeometry } from './geometry';
 export type { AttentionGate } from './policy/attention-gate';
 export { entriesAfterRound } from './policy/budget-ceiling';
 export { checkObservation } from './policy/check-observation';
-export type { ComputePolicy, LayerControls, StepObservation } from './policy/compute-policy';
+export type {
+  ComputeNeeds,
+  ComputePolicy,
+  LayerControls,
+  StepObservation,
+} from './policy/compute-policy';
 export type { EvictionPolicy, KeepDecision, TriggerContext } from './policy/eviction-policy';
 export { FULL_CACHE, fullCacheProvider } from './policy/full-cache-provider';
-export { type LayerObservation, NO_NEEDS, type ObservationNeeds } from './policy/observation';
+export {
+  type LayerObservation,
+  NO_NEEDS,
+  type ObservationNeeds,
+  type ObservedPageBounds,
+} from './policy/observation';
 export {
   isRateBudget,
   requireCapacityBudget,
@@ -74,4 +85,19 @@ export {
   type RowsToKeep,
   rowSelector,
 } from './policy/row-selector';
+export {
+  checkRanges,
+  intersectRanges,
+  pageRanges,
+  rangeLength,
+} from './read/entry-ranges';
+export { type PageKeyBounds, pageKeyBounds } from './read/page-key-bounds';
+export { pageUpperBounds, type QuestGroupReduce, questPageScores } from './read/quest-bound';
+export { DEFAULT_READ_ANCHORS, type ReadAnchors, resolveReadAnchors } from './read/read-anchors';
+export {
+  type TokenKeepRead,
+  tokenKeepBudget,
+  tokenKeepPageCount,
+  tokenKeepRead,
+} from './read/token-keep';
 export * from './selection/index';

@@ -97,7 +97,9 @@ function checkStats(cache: KVCache, model: ReferenceModel, config: Config): void
   expect(stats.liveTotal).toBe(model.liveTotal());
   expect(stats.peakTotal).toBe(model.peakTotal);
   expect(stats.pagesAllocated).toBe(pages);
-  expect(stats.bytesAllocated).toBe(pages * config.pageSize * slotBytes(config));
+  expect(stats.bytesAllocated).toBe(
+    pages * (config.pageSize * slotBytes(config) + 2 * 4 * config.headDim),
+  );
   expect(stats.bytesLive).toBe(model.liveTotal() * slotBytes(config));
 }
 

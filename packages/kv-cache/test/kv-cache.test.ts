@@ -79,7 +79,8 @@ describe('KVCache basics', () => {
     const cache = smallCache({ layers: 1, storeValues: false });
     cache.append(0, new Float32Array(2 * 3), new Float32Array(0), new Int32Array([0]));
     expect(cache.view(0).values).toBeUndefined();
-    expect(cache.stats().bytesAllocated).toBe(2 * 4 * (3 * 4 + 8));
+    // 2 heads × one page of 4 slots (key, position, stamp) + the page's key bounds (2 × 3 floats)
+    expect(cache.stats().bytesAllocated).toBe(2 * (4 * (3 * 4 + 8) + 2 * 3 * 4));
   });
 
   it('advances layers independently and treats an empty append as a no-op', () => {

@@ -31,7 +31,8 @@ describe('paged storage and compaction', () => {
       ]
         .filter((array) => array !== undefined)
         .reduce((sum, array) => sum + array.byteLength, 0);
-      expect(pageByteLength(layout)).toBe(held);
+      const bounds = 2 * layout.headDim * 4; // the page's key min and max, kept by PageBounds
+      expect(pageByteLength(layout)).toBe(held + bounds);
     },
   );
 
@@ -44,7 +45,8 @@ describe('paged storage and compaction', () => {
       queryHeads: kvHeads,
     });
     for (let t = 0; t < 200; t++) appendTokens(cache, 0, t, 1);
-    const pageBytes = pageSize * (2 * 4 * headDim + 8); // keys + values + position + stamp
+    const slotBytes = 2 * 4 * headDim + 8; // key + value + position + stamp
+    const pageBytes = pageSize * slotBytes + 2 * 4 * headDim; // + the page's key bounds
     const before = cache.stats();
     expect(before.pagesAllocated).toBe(kvHeads * Math.ceil(200 / pageSize));
     expect(before.bytesAllocated).toBe(before.pagesAllocated * pageBytes);
@@ -55,7 +57,7 @@ describe('paged storage and compaction', () => {
     expect(after.pagesAllocated).toBe(kvHeads * 1);
     expect(after.bytesAllocated).toBe(kvHeads * pageBytes);
     expect(after.bytesAllocated).toBeLessThan(before.bytesAllocated / 10);
-    expect(after.bytesLive).toBe((kvHeads * 10 * pageBytes) / pageSize);
+    expect(after.bytesLive).toBe(kvHeads * 10 * slotBytes);
     expect(after.peakPerLayer[0]).toBe(kvHeads * 200);
 
     const view = cache.view(0);

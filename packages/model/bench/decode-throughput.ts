@@ -1,7 +1,8 @@
 // Decode throughput and KV memory: full cache vs StreamingLLM and H2O (eviction) and Quest
-// (read-time page selection, evicts nothing) at a 25% budget on a 2,048-token generation, and
-// batched vs one-at-a-time decoding for a GRPO-sized group of 16. Every figure is a ratio
-// measured in this one run.
+// (read-time page selection, evicts nothing; its pages are gathered from the cache) at a 25%
+// budget on a 2,048-token generation, and batched vs one-at-a-time decoding for a GRPO-sized
+// group of 16. Every figure is a ratio measured in this one run. `read-sparsity.ts` compares
+// reading a quarter of the cache with holding a quarter at fixed 2,048- and 8,192-token contexts.
 //
 //   pnpm --filter @lethe/model bench
 import type { EvictionPolicy, ReadSelector } from '@lethe/kv-cache';

@@ -3,14 +3,13 @@ import {
   type LayerObservation,
   NO_NEEDS,
   type ObservationNeeds,
+  type PageKeyBounds,
+  type QuestGroupReduce,
+  questPageScores,
   type ReadSelector,
   selectTopKRequired,
 } from '@lethe/kv-cache';
-import { groupSize, requireField } from './observation-fields';
-import { pageKeyBounds, pageUpperBounds } from './quest-pages';
-
-/** How the page scores of the query heads sharing one KV head combine. */
-export type QuestGroupReduce = 'max' | 'sum';
+import { groupSize } from './observation-fields';
 
 /** Options of {@link QuestSelector}. */
 export interface QuestOptions {
@@ -33,20 +32,21 @@ export interface QuestOptions {
 
 /**
  * Quest (Tang et al. 2024) query-aware page selection: per KV head and page of `pageSize` live
- * entries it uses the channel-wise min and max of the keys ({@link pageKeyBounds}), scores each
- * page by the upper bound `Σ_c max(q_c·max_c, q_c·min_c)` for the current query
- * ({@link pageUpperBounds}), and reads `max(minPages, floor(tokenBudget / pageSize))` pages:
- * the newest page always (its metadata is still filling up; Quest's page budget includes it),
- * plus the best-scoring others (ties to the older page). Layers below `denseLayers` read densely,
- * and so does a layer where every head has no more pages than the page budget (`undefined`).
+ * entries it reads the channel-wise min and max of the keys that the cache maintains
+ * (`observation.pageKeyBounds`, asked for by its `needs`; the keys themselves are not copied),
+ * scores each page by the upper bound `Σ_c max(q_c·max_c, q_c·min_c)` for the current query
+ * (`questPageScores` of `@lethe/kv-cache`, the same bound `@lethe/model`'s `tokenKeep` reads
+ * use), and reads `max(minPages, floor(tokenBudget / pageSize))` pages: the newest page always
+ * (its metadata is still filling up; Quest's page budget includes it), plus the best-scoring
+ * others (ties to the older page). Layers below `denseLayers` read densely, and so does a layer
+ * where every head has no more pages than the page budget (`undefined`).
  *
- * Page bounds are recomputed from `observation.keys` on each call: eviction may compact the
- * pages, so per-page metadata kept across steps would go stale; a runtime that never evicts may
- * cache them.
+ * The bounds are exact whatever was evicted before: a `KVCache` recomputes the bounds of the
+ * pages an eviction rewrote.
  */
 export class QuestSelector implements ReadSelector {
   readonly name = 'quest';
-  readonly needs: ObservationNeeds = Object.freeze({ ...NO_NEEDS, keys: true });
+  readonly needs: ObservationNeeds = Object.freeze({ ...NO_NEEDS, pageKeyBounds: true });
   /** Tokens read per head. */
   readonly tokenBudget: number;
   /** Live entries per page. */
@@ -91,30 +91,18 @@ export class QuestSelector implements ReadSelector {
    * head of the group, reduced by `groupReduce`.
    *
    * @returns `[pages]`.
+   * @throws LetheError `E_ARG` naming `observation.pageKeyBounds` when it is missing or its
+   *   `pageSize` is not this selector's, `E_SHAPE` naming it or `query` for a wrong length,
+   *   `E_ARG` naming `query` for a NaN.
    */
   pageScores(observation: LayerObservation, query: Float32Array, head: number): Float32Array {
-    const { kvHeads, maxLive, headDim, liveCounts, queryHeads } = observation;
-    const keys = requireField(observation, 'keys', kvHeads * maxLive * headDim);
+    const { queryHeads, headDim } = observation;
     assertLength(query, queryHeads * headDim, 'query');
     assertNoNaN(query, 'query');
     const group = groupSize(observation);
-    const start = head * maxLive * headDim;
-    const bounds = pageKeyBounds(
-      keys.subarray(start, start + liveCounts[head] * headDim),
-      headDim,
-      this.pageSize,
-    );
-    const scores = new Float32Array(bounds.pages).fill(
-      this.groupReduce === 'max' ? Number.NEGATIVE_INFINITY : 0,
-    );
-    for (let q = head * group; q < (head + 1) * group; q++) {
-      const upper = pageUpperBounds(bounds, query.subarray(q * headDim, (q + 1) * headDim));
-      for (let p = 0; p < bounds.pages; p++) {
-        scores[p] =
-          this.groupReduce === 'max' ? Math.max(scores[p], upper[p]) : scores[p] + upper[p];
-      }
-    }
-    return scores;
+    const bounds = this.headBounds(observation, head);
+    const queries = query.subarray(head * group * headDim, (head + 1) * group * headDim);
+    return questPageScores(bounds, queries, group, this.groupReduce);
   }
 
   /** Pages to read per KV head, or `undefined` for a dense read (see the class description). */
@@ -135,5 +123,32 @@ export class QuestSelector implements ReadSelector {
       newest[pages - 1] = 1;
       return selectTopKRequired(scores, newest, budget);
     });
+  }
+
+  /** Head `head`'s page bounds out of the observation, checked. */
+  private headBounds(observation: LayerObservation, head: number): PageKeyBounds {
+    const observed = observation.pageKeyBounds;
+    const argument = 'observation.pageKeyBounds';
+    if (observed === undefined) {
+      throw new LetheError('E_ARG', 'missing; the selector needs it (see `needs`)', argument);
+    }
+    if (observed.pageSize !== this.pageSize) {
+      throw new LetheError(
+        'E_ARG',
+        `describes pages of ${observed.pageSize} entries, the selector's are ${this.pageSize}`,
+        argument,
+      );
+    }
+    const { kvHeads, headDim, liveCounts } = observation;
+    const { maxPages } = observed;
+    assertLength(observed.min, kvHeads * maxPages * headDim, `${argument}.min`);
+    assertLength(observed.max, kvHeads * maxPages * headDim, `${argument}.max`);
+    const pages = Math.ceil(liveCounts[head] / this.pageSize);
+    const start = head * maxPages * headDim;
+    return {
+      pages,
+      min: observed.min.subarray(start, start + pages * headDim),
+      max: observed.max.subarray(start, start + pages * headDim),
+    };
   }
 }

@@ -1,7 +1,14 @@
 import { Rng } from '@lethe/core';
 import { type EvictionPolicy, KVCache, PolicyRegistry } from '@lethe/kv-cache';
 import { describe, expect, it } from 'vitest';
-import { HEURISTIC_NAMES, HEURISTIC_PROVIDERS, QuestSelector } from '../src/index';
+import {
+  HEURISTIC_NAMES,
+  HEURISTIC_PROVIDERS,
+  pageKeyBounds,
+  pageUpperBounds,
+  QuestSelector,
+} from '../src/index';
+import { range } from './observation';
 
 const GEOMETRY = { layers: 1, kvHeads: 2, headDim: 8, pageSize: 16 };
 const QUERY_HEADS = 4;
@@ -86,5 +93,46 @@ describe('heuristics driving a KVCache', () => {
     );
     expect(pages?.map((p) => p.length)).toEqual([3, 3]);
     for (const p of pages ?? []) expect(p[p.length - 1]).toBe(6);
+  });
+
+  it("Quest's bounds follow evictions: scores equal the bound recomputed from the live keys", () => {
+    const cache = new KVCache({ geometry: GEOMETRY, queryHeads: QUERY_HEADS });
+    const rng = new Rng(10);
+    const width = GEOMETRY.kvHeads * GEOMETRY.headDim;
+    const quest = new QuestSelector({ tokenBudget: 48, denseLayers: 0 });
+    const group = QUERY_HEADS / GEOMETRY.kvHeads;
+    for (let t = 0; t < 120; t++) {
+      cache.append(0, rng.normal(width), rng.normal(width), Int32Array.of(t));
+      if (t % 17 === 16) {
+        // evict every third live entry of head 0 and every other of head 1: pages reshuffle
+        const live = cache.liveCounts(0);
+        cache.keep(0, {
+          granularity: 'head',
+          keep: [0, 1].map((h) =>
+            Int32Array.from({ length: live[h] }, (_, i) => i).filter((i) => i % (h + 2) !== 0),
+          ),
+        });
+      }
+      const query = rng.normal(QUERY_HEADS * GEOMETRY.headDim);
+      const observation = cache.observe(0, { ...quest.needs, keys: true });
+      for (let h = 0; h < GEOMETRY.kvHeads; h++) {
+        const { headDim, maxLive } = observation;
+        const keys = observation.keys!.subarray(
+          h * maxLive * headDim,
+          (h * maxLive + observation.liveCounts[h]) * headDim,
+        );
+        const bounds = pageKeyBounds(keys, headDim, quest.pageSize);
+        const perHead = range(group).map((g) =>
+          pageUpperBounds(
+            bounds,
+            query.subarray((h * group + g) * headDim, (h * group + g + 1) * headDim),
+          ),
+        );
+        const expected = Float32Array.from({ length: bounds.pages }, (_, p) =>
+          Math.max(...perHead.map((scores) => scores[p])),
+        );
+        expect(quest.pageScores(observation, query, h)).toEqual(expected);
+      }
+    }
   });
 });

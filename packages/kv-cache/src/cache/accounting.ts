@@ -13,9 +13,12 @@ export interface CacheStats {
   readonly liveTotal: number;
   /** Largest `liveTotal` ever observed, measured after every append. */
   readonly peakTotal: number;
-  /** Bytes of the pages held (keys, values, gates, positions, creation stamps, attention). */
+  /**
+   * Bytes of the pages held (keys, values, gates, positions, creation stamps, attention, and each
+   * page's key bounds: `2 · headDim` floats).
+   */
   readonly bytesAllocated: number;
-  /** Bytes of the live slots (`liveTotal` × bytes per slot); ≤ `bytesAllocated`. */
+  /** Bytes of the live slots (`liveTotal` × bytes per slot, page bounds not included); ≤ `bytesAllocated`. */
   readonly bytesLive: number;
   /** Pages held, over all layers and heads. */
   readonly pagesAllocated: number;
@@ -85,8 +88,8 @@ export class Accounting {
     this.peak = peakTotal;
   }
 
-  /** A {@link CacheStats} snapshot (fresh arrays) given the pages held and the page layout. */
-  snapshot(pagesAllocated: number, pageBytes: number, pageSize: number): CacheStats {
+  /** A {@link CacheStats} snapshot (fresh arrays) given the pages held and the bytes of a page and a slot. */
+  snapshot(pagesAllocated: number, pageBytes: number, slotBytes: number): CacheStats {
     const livePerLayer = new Int32Array(this.layers);
     for (let l = 0; l < this.layers; l++) livePerLayer[l] = this.liveOfLayer(l);
     return {
@@ -96,7 +99,7 @@ export class Accounting {
       liveTotal: this.total,
       peakTotal: this.peak,
       bytesAllocated: pagesAllocated * pageBytes,
-      bytesLive: (this.total * pageBytes) / pageSize,
+      bytesLive: this.total * slotBytes,
       pagesAllocated,
       evictionRounds: this.evictionRounds.slice(),
     };

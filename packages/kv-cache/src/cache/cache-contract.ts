@@ -1,8 +1,23 @@
 import type { Anchors, CacheGeometry } from '../geometry';
 import type { KeepDecision } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
+import type { PageKeyBounds } from '../read/page-key-bounds';
 import type { CacheStats } from './accounting';
 import type { LayerView } from './layer-view';
+
+/**
+ * Where {@link KVCacheStore.gather} copies entries: the `j`-th entry copied lands at
+ * `keys[(offset + j)·headDim …]`, `values[(offset + j)·headDim …]` and `gates[offset + j]`.
+ * Each array is written only where given.
+ */
+export interface GatherTarget {
+  /** Keys after RoPE, `[≥ offset + count, headDim]`. */
+  readonly keys: Float32Array;
+  /** Values, `[≥ offset + count, headDim]`; requires a cache that stores values. */
+  readonly values?: Float32Array;
+  /** Gates, `[≥ offset + count]`; requires a cache that stores gates. */
+  readonly gates?: Float32Array;
+}
 
 /**
  * The contract of a KV cache during inference: everything a runtime (`@lethe/model`'s decoder
@@ -107,14 +122,51 @@ export interface KVCacheStore {
   view(layer: number): LayerView;
 
   /**
+   * Copies the keys (and values, gates, as `target` asks) of some live entries of one KV head
+   * straight into the caller's buffers — the read of a sparse attention, which touches only the
+   * entries it reads (no packed view of the layer first). Entries are copied in live order.
+   *
+   * @param ranges entry ranges: `[start₀, end₀, start₁, end₁, …]`, half-open live-index ranges,
+   *   sorted and disjoint, inside `[0, live)`; `[0, live]` is the whole head.
+   * @param offset the first entry slot of `target` written (a non-negative integer).
+   * @returns the number of entries copied (the sum of the ranges' lengths).
+   * @throws `E_ARG` naming `layer`, `head` or `offset` when out of range, `ranges` for a range
+   *   that is reversed, unsorted, overlapping or past the live entries; `E_DTYPE` naming `ranges`
+   *   (not an `Int32Array`) or the `target` field that is not a `Float32Array`; `E_SHAPE` naming
+   *   `ranges` (odd length) or the `target` field too short for what is copied; `E_STATE` naming
+   *   `target.values` / `target.gates` when the cache stores none. Nothing is written then.
+   */
+  gather(
+    layer: number,
+    head: number,
+    ranges: Int32Array,
+    target: GatherTarget,
+    offset: number,
+  ): number;
+
+  /**
+   * Quest's page metadata of one KV head, maintained by the cache as entries are appended and
+   * evicted: for each page `p` of `geometry.pageSize` live entries (entries
+   * `[p·pageSize, (p+1)·pageSize)`, the last one possibly partial), the channel-wise minimum and
+   * maximum of its keys, `[pages, headDim]` with `pages = ceil(live / pageSize)`. Exactly the
+   * min / max of the live keys at the time of the call (an eviction that moves entries between
+   * pages updates them). The arrays may be views of the cache's own storage: a caller reads them
+   * before the next mutation of the layer and never writes to them.
+   *
+   * @throws `E_ARG` naming `layer` or `head` when out of range.
+   */
+  pageKeyBounds(layer: number, head: number): PageKeyBounds;
+
+  /**
    * Observation of one layer for a policy ({@link LayerObservation}; every array fresh, the
    * policy may keep it): `step = length(layer)`, live counts, positions and ages always; gates
    * when stored; `keys` / `values` when `needs` asks; when `needs.attentionWindow > 0`, the
    * newest `window = min(attentionWindow, queries recorded)` queries (oldest first) and their
    * causal attention over the current live entries, `[window, queryHeads, maxLive]` (both empty
    * when no query was recorded); with `needs.accumulatedAttention`, the attention accumulated
-   * by {@link KVCacheStore.recordQueries} and the counts, as float32; `hidden` as given (the
-   * same array).
+   * by {@link KVCacheStore.recordQueries} and the counts, as float32; with `needs.pageKeyBounds`,
+   * every head's {@link KVCacheStore.pageKeyBounds} packed into `pageKeyBounds`; `hidden` as
+   * given (the same array).
    *
    * @throws `E_STATE` naming the need the cache cannot serve (`needs.attentionWindow` above
    *   `queryWindow`, `needs.accumulatedAttention` without `trackAttention`, `needs.values`
@@ -137,6 +189,31 @@ export interface KVCacheStore {
    *   different live sets. Nothing is evicted when it throws.
    */
   keep(layer: number, decision: KeepDecision): void;
+
+  /**
+   * Forgets, in every layer, the tokens appended after the first `length`, as if they had never
+   * been appended: every entry of theirs (live or evicted) in every KV head, and the recorded
+   * queries at their positions. `length(layer)` becomes `length` in every layer, so the next
+   * append continues from there (a runtime whose positions are append indices, like
+   * `@lethe/model`'s, gives the next token position `length`; it removes exactly the entries at
+   * positions ≥ `length`). Everything about the kept tokens stays as it was: their live entries
+   * (keys, values, gates, positions, ages), evictions already made, and {@link
+   * KVCacheStore.pageKeyBounds}, which equal the min / max of the remaining live keys. Of
+   * {@link KVCacheStore.stats}, the live counts (and bytes) fall accordingly while the peaks and
+   * `evictionRounds` stay as they were (they are history). The query window drops the queries
+   * at forgotten positions (older ones it had already discarded do not come back), and queries
+   * of re-appended tokens may be recorded again. `@lethe/model`'s `GenerationSession` uses it to
+   * recompute the last tokens' entries densely (SOL's KV refresh, `ComputePolicy.refreshEvery`).
+   *
+   * @throws `E_STATE` naming `truncate` when the cache cannot forget honestly — it tracks
+   *   attention (`trackAttention`: the accumulated sums include what the forgotten queries paid)
+   *   or keeps other history of the forgotten tokens (`KVCache`'s visibility trace), when one
+   *   of the last `anchors.window` tokens before `length` was evicted (they would become the
+   *   recent-window anchors, which {@link KVCacheStore.keep} guarantees live), or when the
+   *   implementation cannot truncate at all; `E_ARG` naming `length` unless it is an integer in
+   *   `[0, length(layer)]` for every layer. Nothing changes when it throws.
+   */
+  truncate(length: number): void;
 
   /**
    * Occupancy snapshot with fresh arrays ({@link CacheStats}). Entry counts are exact and the

@@ -44,6 +44,11 @@ export class GrowableInt32Array {
     this.size += values.length;
   }
 
+  /** Drops every element from `length` on (unchecked: `0 ≤ length ≤ this.length`); capacity is kept. */
+  truncate(length: number): void {
+    this.size = length;
+  }
+
   /** A read-only window on the elements (valid until the next push). */
   view(): Int32Array {
     return this.data.subarray(0, this.size);

@@ -1,4 +1,6 @@
+import type { PageKeyBounds } from '../read/page-key-bounds';
 import { copySlot, Page, type SlotLayout } from './page';
+import { PageBounds } from './page-bounds';
 
 /** A field of a page, or a packed copy of one, as a typed array. */
 type FieldArray = Float32Array | Int32Array | Float64Array;
@@ -21,17 +23,29 @@ export interface HeadColumns {
   readonly attentionCounts: Int32Array | undefined;
 }
 
+/** Where {@link HeadStore.gather} copies entries: `[entries, headDim]` vectors, `[entries]` gates. */
+export interface GatherBuffers {
+  readonly keys: Float32Array;
+  readonly values: Float32Array | undefined;
+  readonly gates: Float32Array | undefined;
+}
+
 /**
  * The ragged live set of one (layer, KV head): entries `0 .. live - 1` in increasing token
  * position, packed densely into pages (entry `i` sits in page `floor(i / pageSize)`, slot
  * `i % pageSize`). Eviction compacts the survivors to the front and drops the pages left
- * empty, so the pages held are always `ceil(live / pageSize)`.
+ * empty, so the pages held are always `ceil(live / pageSize)`. Each page's channel-wise key
+ * bounds (Quest's metadata) are maintained alongside: widened on every push, recomputed for the
+ * pages a compaction rewrote.
  */
 export class HeadStore {
   private pages: Page[] = [];
   private count = 0;
+  private bounds: PageBounds;
 
-  constructor(private readonly layout: SlotLayout) {}
+  constructor(private readonly layout: SlotLayout) {
+    this.bounds = new PageBounds(layout.headDim);
+  }
 
   /** Number of live entries. */
   get live(): number {
@@ -65,6 +79,8 @@ export class HeadStore {
     if (slot === 0) this.pages.push(new Page(this.layout));
     const page = this.pages[this.pages.length - 1];
     page.keys.set(keys.subarray(vectorOffset, vectorOffset + headDim), slot * headDim);
+    if (slot === 0) this.bounds.open(keys, vectorOffset);
+    else this.bounds.widen(keys, vectorOffset);
     if (page.values)
       page.values.set(values!.subarray(vectorOffset, vectorOffset + headDim), slot * headDim);
     if (page.gates) page.gates[slot] = gate;
@@ -75,6 +91,36 @@ export class HeadStore {
       page.attentionCounts![slot] = 0;
     }
     this.count++;
+  }
+
+  /** The channel-wise key bounds of every page, `[pages, headDim]` views (valid until the next change). */
+  pageKeyBounds(): PageKeyBounds {
+    return this.bounds.view();
+  }
+
+  /**
+   * Copies the keys (values, gates where `out` has them) of the entries in `ranges` (checked
+   * entry ranges) into `out` from entry `offset` on, one `TypedArray.set` per page run.
+   *
+   * @returns the number of entries copied.
+   */
+  gather(ranges: Int32Array, out: GatherBuffers, offset: number): number {
+    const { pageSize, headDim } = this.layout;
+    let at = offset;
+    for (let r = 0; r < ranges.length; r += 2) {
+      const end = ranges[r + 1];
+      for (let i = ranges[r]; i < end; ) {
+        const page = this.pages[Math.floor(i / pageSize)];
+        const slot = i % pageSize;
+        const n = Math.min(end - i, pageSize - slot);
+        out.keys.set(page.keys.subarray(slot * headDim, (slot + n) * headDim), at * headDim);
+        out.values?.set(page.values!.subarray(slot * headDim, (slot + n) * headDim), at * headDim);
+        out.gates?.set(page.gates!.subarray(slot, slot + n), at);
+        at += n;
+        i += n;
+      }
+    }
+    return at - offset;
   }
 
   /** Token position of live entry `index`. */
@@ -163,8 +209,12 @@ export class HeadStore {
   retain(keep: Uint8Array): void {
     const { pageSize, headDim } = this.layout;
     let kept = 0;
+    let firstDropped = this.count;
     for (let i = 0; i < this.count; i++) {
-      if (keep[i] === 0) continue;
+      if (keep[i] === 0) {
+        firstDropped = Math.min(firstDropped, i);
+        continue;
+      }
       if (i !== kept) {
         copySlot(
           this.pages[Math.floor(i / pageSize)],
@@ -178,6 +228,31 @@ export class HeadStore {
     }
     this.count = kept;
     this.pages.length = Math.ceil(kept / pageSize);
+    this.bounds.rebuild(
+      this.pages.length,
+      Math.floor(firstDropped / pageSize),
+      (p) => this.pages[p].keys,
+      (p) => Math.min(pageSize, kept - p * pageSize),
+    );
+  }
+
+  /**
+   * Drops the live entries whose token position is ≥ `position` (a suffix: positions increase),
+   * releases the pages left empty and recomputes the bounds of the page cut through, if any.
+   * Nothing before the cut moves, so the other pages' bounds stay exact.
+   */
+  truncateFrom(position: number): void {
+    const { pageSize } = this.layout;
+    const kept = this.visibleTo(position - 1);
+    if (kept === this.count) return;
+    this.count = kept;
+    this.pages.length = Math.ceil(kept / pageSize);
+    this.bounds.rebuild(
+      this.pages.length,
+      Math.floor(kept / pageSize),
+      (p) => this.pages[p].keys,
+      (p) => Math.min(pageSize, kept - p * pageSize),
+    );
   }
 
   /** Every field of the live entries as dense arrays. */
@@ -241,6 +316,7 @@ export class HeadStore {
     const copy = new HeadStore(this.layout);
     copy.pages = this.pages.map((page) => page.clone(this.layout));
     copy.count = this.count;
+    copy.bounds = this.bounds.clone();
     return copy;
   }
 }

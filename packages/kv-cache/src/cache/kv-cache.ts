@@ -2,10 +2,12 @@ import { assertInteger, LetheError } from '@lethe/core';
 import type { Anchors, CacheGeometry } from '../geometry';
 import type { KeepDecision } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
+import type { PageKeyBounds } from '../read/page-key-bounds';
 import { Accounting, type CacheStats } from './accounting';
 import { type AttentionShape, accumulateAttention } from './attention';
-import type { KVCacheStore } from './cache-contract';
+import type { GatherTarget, KVCacheStore } from './cache-contract';
 import { type CacheState, slotLayoutOf } from './cache-state';
+import { checkGather } from './gather-checks';
 import {
   checkFinite,
   checkFloat32,
@@ -18,7 +20,7 @@ import { LayerState } from './layer-state';
 import type { LayerView } from './layer-view';
 import { buildObservation } from './observation-builder';
 import { type KVCacheOptions, type ResolvedCacheOptions, resolveCacheOptions } from './options';
-import { pageByteLength, type SlotLayout } from './page';
+import { pageByteLength, type SlotLayout, slotByteLength } from './page';
 import { decodeCacheState, encodeCacheState } from './serialization';
 
 /**
@@ -189,6 +191,44 @@ export class KVCache implements KVCacheStore {
   }
 
   /**
+   * Copies the keys (values, gates where `target` has them) of the live entries of one KV head
+   * in `ranges` (sorted, disjoint `[start, end)` live-index pairs) into `target` from entry
+   * `offset` on, one `TypedArray.set` per page run; see {@link KVCacheStore.gather}.
+   *
+   * @returns the number of entries copied.
+   * @throws `E_ARG` (`layer`, `head`, `offset`, `ranges`), `E_DTYPE`, `E_SHAPE` (`ranges`, a
+   *   `target` field too short), `E_STATE` (`target.values` / `target.gates` not stored).
+   */
+  gather(
+    layer: number,
+    head: number,
+    ranges: Int32Array,
+    target: GatherTarget,
+    offset: number,
+  ): number {
+    const state = this.layerState(layer);
+    const store = state.heads[checkIndex(head, this.geometry.kvHeads, 'head')];
+    checkGather(ranges, target, offset, store.live, this);
+    return store.gather(
+      ranges,
+      { keys: target.keys, values: target.values, gates: target.gates },
+      offset,
+    );
+  }
+
+  /**
+   * Channel-wise min and max of the keys of every page of one KV head, `[pages, headDim]`,
+   * maintained on append (the last page widens) and recomputed for the pages an eviction
+   * rewrote. Views of the cache's storage: valid until the next mutation of the layer.
+   *
+   * @throws `E_ARG` naming `layer` or `head` when out of range.
+   */
+  pageKeyBounds(layer: number, head: number): PageKeyBounds {
+    const state = this.layerState(layer);
+    return state.heads[checkIndex(head, this.geometry.kvHeads, 'head')].pageKeyBounds();
+  }
+
+  /**
    * Observation of one layer for an eviction policy: positions and ages always; gates when
    * stored; keys, values, the last `needs.attentionWindow` queries and their attention over the
    * current live entries, accumulated attention, and `hidden` as `needs` asks. Arrays are fresh.
@@ -256,11 +296,76 @@ export class KVCache implements KVCacheStore {
     this.applyKeep(layer, state, masks);
   }
 
+  /**
+   * Forgets the tokens appended after the first `length` of every layer, as if they had never
+   * been appended: their entries in every KV head (live ones; evicted ones are gone already),
+   * their positions, and the recorded queries at their positions. `length(layer)` becomes
+   * `length`, so the next append continues from there (with positions from 0, the next token gets
+   * position `length`). Entries of the kept tokens stay exactly as they are — evicted ones stay
+   * evicted — and the page key bounds stay exact (the page cut through is recomputed). Live counts
+   * and bytes fall accordingly; the peaks and `evictionRounds` are history and stay as they were.
+   * A query-window slot the ring buffer overwrote before the truncation does not come back, so
+   * the window may then hold fewer queries than a cache that never saw the forgotten tokens.
+   * See {@link KVCacheStore.truncate}.
+   *
+   * @throws `E_STATE` naming `truncate` when the cache tracks attention (`trackAttention`: the
+   *   accumulated sums include what the forgotten queries paid), keeps a visibility trace
+   *   (`trace`: it records evictions made while the forgotten tokens were in), or evicted one of
+   *   the `anchors.window` tokens before `length` (they would become the recent window, which is
+   *   always live); `E_ARG` naming `length` unless it is an integer in `[0, length(layer)]` for
+   *   every layer. Nothing changes then.
+   */
+  truncate(length: number): void {
+    if (this.trackAttention) {
+      throw new LetheError(
+        'E_STATE',
+        'the cache tracks attention: the accumulated sums include the forgotten queries',
+        'truncate',
+      );
+    }
+    if (this.trace) {
+      throw new LetheError(
+        'E_STATE',
+        'the cache keeps a visibility trace (create it with trace = false to truncate)',
+        'truncate',
+      );
+    }
+    const shortest = Math.min(...this.layers.map((state) => state.length));
+    if (!(Number.isInteger(length) && length >= 0 && length <= shortest)) {
+      throw new LetheError(
+        'E_ARG',
+        `must be an integer in [0, ${shortest}], got ${length}`,
+        'length',
+      );
+    }
+    const broken = this.layers.findIndex(
+      (state) => !state.keepsWindowAfterTruncate(length, this.anchors.window),
+    );
+    if (broken >= 0) {
+      throw new LetheError(
+        'E_STATE',
+        `layer ${broken} evicted one of the last ${this.anchors.window} tokens before ${length}: ` +
+          'they would be the recent-window anchors, which are always live',
+        'truncate',
+      );
+    }
+    this.layers.forEach((state, layer) => {
+      state.truncate(length);
+      state.heads.forEach((store, h) => {
+        this.accounting.setLive(layer, h, store.live);
+      });
+    });
+  }
+
   /** Occupancy snapshot (fresh arrays); see {@link CacheStats} for the exact semantics. */
   stats(): CacheStats {
     let pages = 0;
     for (const state of this.layers) for (const store of state.heads) pages += store.pageCount;
-    return this.accounting.snapshot(pages, pageByteLength(this.layout), this.geometry.pageSize);
+    return this.accounting.snapshot(
+      pages,
+      pageByteLength(this.layout),
+      slotByteLength(this.layout),
+    );
   }
 
   /**

@@ -49,6 +49,39 @@ export class LayerState {
     return n === 0 ? -1 : this.positionLog.get(n - 1);
   }
 
+  /**
+   * Forgets every token appended from append index `length` on (`0 ≤ length ≤ this.length`,
+   * checked by the caller; the caller also refuses a traced layer): their live entries in every
+   * head, their positions in the log, and the recorded queries at their positions. The newest
+   * recorded query position falls back to at most the new last position, so their queries can
+   * be recorded again once they are appended again.
+   */
+  truncate(length: number): void {
+    if (length >= this.length) return;
+    const cut = this.positionLog.get(length);
+    for (const store of this.heads) store.truncateFrom(cut);
+    this.positionLog.truncate(length);
+    this.queries?.dropFrom(cut);
+    this.lastQueryPosition = Math.min(this.lastQueryPosition, this.lastPosition);
+  }
+
+  /**
+   * Whether every head would still hold the last `window` tokens (the recent-window anchors)
+   * after {@link LayerState.truncate}`(length)`: false when one of them was evicted while later
+   * tokens were the window.
+   */
+  keepsWindowAfterTruncate(length: number, window: number): boolean {
+    const needed = Math.min(window, length);
+    if (length >= this.length || needed === 0) return true;
+    const cut = this.positionLog.get(length);
+    return this.heads.every((store) => {
+      const kept = store.visibleTo(cut - 1);
+      // creation stamps increase strictly, so `needed` kept entries stamped up to `length` are
+      // the last `needed` tokens exactly when the first of them is stamped `length − needed + 1`
+      return kept >= needed && store.createdAtOf(kept - needed) === length - needed + 1;
+    });
+  }
+
   /** A deep copy (with fresh scratch buffers). */
   clone(): LayerState {
     return new LayerState(

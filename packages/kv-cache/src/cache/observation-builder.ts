@@ -1,5 +1,5 @@
 import { assertInteger, LetheError } from '@lethe/core';
-import type { LayerObservation, ObservationNeeds } from '../policy/observation';
+import type { LayerObservation, ObservationNeeds, ObservedPageBounds } from '../policy/observation';
 import { type AttentionShape, windowAttention } from './attention';
 import type { HeadStore } from './head-store';
 import type { LayerState } from './layer-state';
@@ -54,9 +54,28 @@ function packed<A extends Float32Array | Int32Array>(
   return out;
 }
 
+/** Every head's page key bounds packed into fresh `[kvHeads, maxPages, headDim]` arrays. */
+function observedPageBounds(
+  heads: readonly HeadStore[],
+  maxLive: number,
+  pageSize: number,
+  headDim: number,
+): ObservedPageBounds {
+  const maxPages = Math.ceil(maxLive / pageSize);
+  const min = new Float32Array(heads.length * maxPages * headDim);
+  const max = new Float32Array(heads.length * maxPages * headDim);
+  heads.forEach((store, h) => {
+    const bounds = store.pageKeyBounds();
+    min.set(bounds.min, h * maxPages * headDim);
+    max.set(bounds.max, h * maxPages * headDim);
+  });
+  return { pageSize, maxPages, min, max };
+}
+
 /**
  * Builds the observation of one layer for a policy: positions and ages always; keys, values,
- * gates, query-window attention, accumulated attention and the hidden state as `needs` asks.
+ * gates, query-window attention, accumulated attention, page key bounds and the hidden state as
+ * `needs` asks.
  * Every array is freshly allocated (the policy may keep it).
  */
 export function buildObservation(
@@ -140,6 +159,9 @@ export function buildObservation(
             (page) => page.attentionCounts!,
           ),
         }
+      : {}),
+    ...(needs.pageKeyBounds
+      ? { pageKeyBounds: observedPageBounds(heads, maxLive, pageSize, headDim) }
       : {}),
     ...(hidden !== undefined ? { hidden } : {}),
   };

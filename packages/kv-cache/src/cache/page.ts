@@ -57,15 +57,24 @@ export class Page {
   }
 }
 
-/** Bytes held by the typed arrays of one page with this layout. */
-export function pageByteLength(layout: SlotLayout): number {
-  const vector = layout.pageSize * layout.headDim * Float32Array.BYTES_PER_ELEMENT;
-  const scalar = layout.pageSize * 4;
-  let bytes = vector + 2 * scalar; // keys, positions, createdAt
+/** Bytes one slot of a page holds with this layout (all its fields). */
+export function slotByteLength(layout: SlotLayout): number {
+  const vector = layout.headDim * Float32Array.BYTES_PER_ELEMENT;
+  let bytes = vector + 2 * 4; // key, position, createdAt
   if (layout.storeValues) bytes += vector;
-  if (layout.storeGates) bytes += scalar;
-  if (layout.trackAttention) bytes += layout.pageSize * Float64Array.BYTES_PER_ELEMENT + scalar;
+  if (layout.storeGates) bytes += 4;
+  if (layout.trackAttention) bytes += Float64Array.BYTES_PER_ELEMENT + 4;
   return bytes;
+}
+
+/**
+ * Bytes one page holds with this layout: its slots, plus its key bounds (the channel-wise min
+ * and max of its keys, `2 · headDim` floats, kept by the head's `PageBounds`).
+ */
+export function pageByteLength(layout: SlotLayout): number {
+  return (
+    layout.pageSize * slotByteLength(layout) + 2 * layout.headDim * Float32Array.BYTES_PER_ELEMENT
+  );
 }
 
 /** Copies slot `from` of page `source` into slot `to` of page `target` (all fields). */

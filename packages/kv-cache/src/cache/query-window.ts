@@ -40,6 +40,20 @@ export class QueryWindow {
     }
   }
 
+  /**
+   * Forgets the recorded queries at positions ≥ `position` (the newest ones: positions increase
+   * in the window). The older queries the ring buffer already overwrote do not come back, so the
+   * window may then hold fewer than `capacity` queries although more were recorded before them.
+   */
+  dropFrom(position: number): void {
+    while (
+      this.count > 0 &&
+      this.tokenPositions[(this.start + this.count - 1) % this.capacity] >= position
+    ) {
+      this.count--;
+    }
+  }
+
   /** Copies of the newest `n` (≤ size) queries `[n, queryHeads, headDim]` and positions, oldest first. */
   latest(n: number): { queries: Float32Array; positions: Int32Array } {
     const queries = new Float32Array(n * this.stride);

@@ -17,7 +17,7 @@ function expectLength(values: ArrayLike<number> | undefined, length: number, arg
 
 /**
  * Checks an observation a runtime filled itself before a policy reads it: integer sizes, arrays
- * of the documented lengths, live counts within `maxLive`, per head positions strictly
+ * of the documented lengths (page key bounds included, with `maxPages = ceil(maxLive / pageSize)`), live counts within `maxLive`, per head positions strictly
  * increasing and ages strictly decreasing (older entries first) within `[0, step)`, and `step`
  * — the tokens the layer has processed — an integer at least every live count. A missing or
  * wrong `step` is refused, not used: policies date entries by it (ages, windows, triggers).
@@ -87,5 +87,20 @@ export function checkObservation(observation: LayerObservation): LayerObservatio
   expectLength(observation.attention, window * queryHeads * maxLive, 'attention');
   expectLength(observation.accumulatedAttention, kvHeads * maxLive, 'accumulatedAttention');
   expectLength(observation.attentionCounts, kvHeads * maxLive, 'attentionCounts');
+  const bounds = observation.pageKeyBounds;
+  if (bounds !== undefined) {
+    const { pageSize, maxPages } = bounds;
+    if (!(Number.isInteger(pageSize) && pageSize >= 1)) {
+      fail(`must be an integer ≥ 1, got ${String(pageSize)}`, 'observation.pageKeyBounds.pageSize');
+    }
+    if (maxPages !== Math.ceil(maxLive / pageSize)) {
+      fail(
+        `must be ceil(maxLive / pageSize) = ${Math.ceil(maxLive / pageSize)}, got ${String(maxPages)}`,
+        'observation.pageKeyBounds.maxPages',
+      );
+    }
+    expectLength(bounds.min, kvHeads * maxPages * headDim, 'pageKeyBounds.min');
+    expectLength(bounds.max, kvHeads * maxPages * headDim, 'pageKeyBounds.max');
+  }
   return observation;
 }

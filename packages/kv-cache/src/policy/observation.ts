@@ -44,8 +44,27 @@ export interface LayerObservation {
   readonly accumulatedAttention?: Float32Array;
   /** Number of queries that saw each entry (for mean observed attention), `[kvHeads, maxLive]`. */
   readonly attentionCounts?: Float32Array;
+  /** Channel-wise key bounds of every page of every head (Quest's metadata), when asked for. */
+  readonly pageKeyBounds?: ObservedPageBounds;
   /** Final hidden state of the newest token, `[hiddenSize]`. */
   readonly hidden?: Float32Array;
+}
+
+/**
+ * The page key bounds of every KV head of a layer: page `p` of head `h` = its live entries
+ * `[p·pageSize, (p+1)·pageSize)`; head `h` has `ceil(liveCounts[h] / pageSize)` pages.
+ * Per-page arrays are laid out `[kvHeads, maxPages, headDim]` (head `h` at offset
+ * `h · maxPages · headDim`), pages past a head's own count are zero padding.
+ */
+export interface ObservedPageBounds {
+  /** Live entries per page (the cache geometry's `pageSize`). */
+  readonly pageSize: number;
+  /** Row stride in pages: `ceil(maxLive / pageSize)`. */
+  readonly maxPages: number;
+  /** Channel-wise minimum of each page's keys, `[kvHeads, maxPages, headDim]`. */
+  readonly min: Float32Array;
+  /** Channel-wise maximum of each page's keys, `[kvHeads, maxPages, headDim]`. */
+  readonly max: Float32Array;
 }
 
 /** Which optional observation fields a policy reads; the runtime computes only these. */
@@ -67,6 +86,8 @@ export interface ObservationNeeds {
   readonly values: boolean;
   /** Provide `hidden`. */
   readonly hidden: boolean;
+  /** Provide `pageKeyBounds` (default false): the page key bounds a cache maintains, not the keys. */
+  readonly pageKeyBounds?: boolean;
 }
 
 /** Needs of a policy that reads only positions and ages. */

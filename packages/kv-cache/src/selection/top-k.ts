@@ -74,6 +74,62 @@ export function selectTopKRequired(
 }
 
 /**
+ * Indices of the `k` highest scores (ties to the lower index, the order of {@link ranksBefore}),
+ * ascending: {@link selectTopKRequired} with nothing required, in O(n) on average — the `k`-th
+ * largest score by quickselect on a copy, then one pass — the form a per-step read
+ * (`tokenKeepRead`) uses.
+ *
+ * @param scores One score per entry, no NaN (not checked: a hot path).
+ * @param k Number of indices, an integer in `[0, scores.length]` (not checked).
+ */
+export function topKIndices(scores: Float32Array, k: number): Int32Array {
+  const out = new Int32Array(k);
+  if (k === 0) return out;
+  const threshold = kthLargest(scores, k);
+  let above = 0;
+  for (let i = 0; i < scores.length; i++) if (scores[i] > threshold) above += 1;
+  let ties = k - above;
+  let at = 0;
+  for (let i = 0; i < scores.length && at < k; i++) {
+    const score = scores[i];
+    if (score > threshold) out[at++] = i;
+    else if (score === threshold && ties > 0) {
+      out[at++] = i;
+      ties -= 1;
+    }
+  }
+  return out;
+}
+
+/** The `k`-th largest of `scores` (1 ≤ k ≤ length), by quickselect (Hoare partition) on a copy. */
+function kthLargest(scores: Float32Array, k: number): number {
+  const work = Float64Array.from(scores);
+  const target = k - 1; // its index in descending order
+  let lo = 0;
+  let hi = work.length - 1;
+  while (lo < hi) {
+    const pivot = work[(lo + hi) >>> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (work[i] > pivot) i += 1;
+      while (work[j] < pivot) j -= 1;
+      if (i <= j) {
+        const swap = work[i];
+        work[i] = work[j];
+        work[j] = swap;
+        i += 1;
+        j -= 1;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return work[target];
+  }
+  return work[target];
+}
+
+/**
  * Top-k with anchors for one KV head: keeps the anchored entries (token position below
  * `anchors.sinks`, or among the `anchors.window` most recent) and fills up to `k` with the
  * highest-scoring other entries, ties to the lower index. Returns sorted live-entry indices, of

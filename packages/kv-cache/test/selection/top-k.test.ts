@@ -1,7 +1,7 @@
 import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { anchorMask, selectTopK, selectTopKRequired } from '../../src/selection/index';
+import { anchorMask, selectTopK, selectTopKRequired, topKIndices } from '../../src/selection/index';
 import { anchorsArbitrary, bruteRank, isAnchored, rowArbitrary } from './helpers';
 
 /** Brute force: anchors, then the best others by a full sort, up to k in total. */
@@ -99,6 +99,28 @@ describe('selectTopK', () => {
       () => selectTopK(scores, positions, { sinks: -1, window: 0 }, 1),
       'E_ARG',
       'anchors.sinks',
+    );
+  });
+});
+
+describe('topKIndices', () => {
+  it('equals selectTopKRequired with nothing required, ties (and ±0) to the lower index', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(-1, -0, 0, 0.5, 2, 7), { maxLength: 30 }),
+        fc.array(fc.float({ noNaN: true }), { maxLength: 30 }),
+        fc.nat(),
+        (tied, spread, pick) => {
+          for (const values of [tied, spread]) {
+            const scores = Float32Array.from(values);
+            const k = pick % (scores.length + 1);
+            expect(topKIndices(scores, k)).toEqual(
+              selectTopKRequired(scores, new Uint8Array(scores.length), k),
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

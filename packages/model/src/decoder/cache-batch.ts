@@ -1,46 +1,45 @@
-import type { KVCacheStore, LayerControls, LayerView } from '@lethe/kv-cache';
+import type { KVCacheStore, LayerControls } from '@lethe/kv-cache';
 import { assertNoNaN, LetheError, tf } from '@lethe/tensor';
 import { HIDDEN_LOGIT } from './masks';
-import { checkReadPages, openPages } from './read-pages';
+import type { SequenceRead } from './read-plan';
 
-/** The cached entries of one layer for a batch of sequences, padded to the longest live set `S`. */
+/** The cached entries one layer's new tokens read, for a batch, padded to the longest read `S`. */
 export interface CachedLayerBatch {
-  /** Keys after RoPE `[B, Hkv, S, headDim]`, zero padding. */
+  /** Keys after RoPE `[B, Hkv, S, headDim]`: only the entries read, zero padding. */
   readonly keys: tf.Tensor;
-  /** Values `[B, Hkv, S, headDim]`, zero padding. */
+  /** Values `[B, Hkv, S, headDim]`: only the entries read, zero padding. */
   readonly values: tf.Tensor;
   /**
-   * Additive logit bias `[B, Hkv, S]`: {@link HIDDEN_LOGIT} for padding and for entries outside
-   * the pages read (`readPages`, a read selector's pages), plus `attentionBias`, plus `log(gate)` when gates are used.
+   * Additive logit bias `[B, Hkv, S]`: {@link HIDDEN_LOGIT} for padding, plus `attentionBias`,
+   * plus `log(gate)` when gates are used.
    */
   readonly logitBias: tf.Tensor;
 }
 
 /**
- * Packs the live entries of `layer` of every cache into batch tensors, one host copy per
- * (sequence, KV head) row, and applies each sequence's attention controls:
- * `readPages` (page `p` of head `h` = live entries `[p·pageSize, (p+1)·pageSize)`) restricts
- * what the new tokens read; `attentionBias` `[Hkv, maxLive]` (the layout of this view) is added
- * to the logits of every query head of the group. Pages chosen by a read selector restrict the
- * read the same way; with both, only pages in both lists are read (the intersection).
+ * Builds the batch tensors of one layer's cached reads: for each (sequence, KV head) row, only
+ * the entries `reads` lists, copied straight from the cache's storage (`KVCacheStore.gather`,
+ * one copy per page run; no packed view of the layer), in live order, then padding up to the
+ * longest read of the batch. A restricted read therefore costs attention work in proportion to
+ * what it reads. `attentionBias` `[Hkv, maxLive]` (over the live entries before the step,
+ * `maxLive = max(liveCounts)`) follows the entries it belongs to.
  *
- * Must run before the caches are mutated (the views are scratch buffers).
+ * Must run before the caches are mutated.
  *
+ * @param reads what each sequence reads ({@link planLayerReads}).
  * @param controls this layer's controls per sequence (entries may be undefined).
  * @param useGates add `log(gate)` of each stored entry.
- * @param selected pages per sequence from a read selector (undefined entries: no restriction).
- * @returns undefined when every cache is empty at this layer.
- * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` naming the bad control or `readSelector`.
+ * @returns undefined when no sequence reads any cached entry.
+ * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` naming `controls[b][layer].attentionBias`.
  */
 export function batchCachedLayer(
   caches: readonly KVCacheStore[],
   layer: number,
+  reads: readonly SequenceRead[],
   controls: readonly (LayerControls | undefined)[] | undefined,
   useGates: boolean,
-  selected?: readonly (readonly Int32Array[] | undefined)[],
 ): CachedLayerBatch | undefined {
-  const views = caches.map((cache) => cache.view(layer));
-  const width = Math.max(...views.map((view) => view.maxLive));
+  const width = Math.max(...reads.map((read) => Math.max(0, ...read.counts)));
   if (width === 0) return undefined;
   const batch = caches.length;
   const { kvHeads, headDim } = caches[0]!.geometry;
@@ -52,29 +51,25 @@ export function batchCachedLayer(
     ? new Float32Array(rows * width)
     : undefined;
   const gates = useGates ? new Float32Array(rows * width).fill(1) : undefined;
-  views.forEach((view, b) => {
-    const control = controls?.[b];
-    const bias = control?.attentionBias;
-    if (bias !== undefined) checkAttentionBias(bias, view, b);
-    const pageSize = caches[b]!.geometry.pageSize;
-    const pageLists = pageRestrictions(control?.readPages, selected?.[b], view, pageSize, b);
+  reads.forEach(({ live, ranges }, b) => {
+    const cache = caches[b]!;
+    const bias = controls?.[b]?.attentionBias;
+    const maxLive = Math.max(0, ...live);
+    if (bias !== undefined) checkAttentionBias(bias, kvHeads, maxLive, `controls[${b}][${layer}]`);
     for (let h = 0; h < kvHeads; h++) {
-      const live = view.liveCounts[h]!;
-      const from = h * view.maxLive;
+      const read = ranges[h] ?? Int32Array.of(0, live[h]!);
       const to = (b * kvHeads + h) * width;
-      keys.set(view.keys.subarray(from * headDim, (from + live) * headDim), to * headDim);
-      values.set(view.values!.subarray(from * headDim, (from + live) * headDim), to * headDim);
-      if (pageLists.length === 0) visible.fill(0, to, to + live);
-      else
-        openPages(
-          visible,
-          to,
-          live,
-          pageLists.map((pages) => pages[h]!),
-          pageSize,
-        );
-      if (bias !== undefined) extra!.set(bias.subarray(from, from + live), to);
-      if (gates !== undefined) gates.set(view.gates!.subarray(from, from + live), to);
+      const count = cache.gather(layer, h, read, { keys, values, ...(gates ? { gates } : {}) }, to);
+      visible.fill(0, to, to + count);
+      if (bias !== undefined) {
+        let at = to;
+        for (let r = 0; r < read.length; r += 2) {
+          const start = h * maxLive + read[r]!;
+          const end = h * maxLive + read[r + 1]!;
+          extra!.set(bias.subarray(start, end), at);
+          at += end - start;
+        }
+      }
     }
   });
   return tf.tidy(() => {
@@ -92,36 +87,21 @@ export function batchCachedLayer(
   });
 }
 
-function checkAttentionBias(bias: Float32Array, view: LayerView, b: number): void {
-  const argument = `controls[${b}][${view.layer}].attentionBias`;
+function checkAttentionBias(
+  bias: Float32Array,
+  kvHeads: number,
+  maxLive: number,
+  owner: string,
+): void {
+  const argument = `${owner}.attentionBias`;
   if (!(bias instanceof Float32Array))
     throw new LetheError('E_DTYPE', 'must be a Float32Array', argument);
-  if (bias.length !== view.kvHeads * view.maxLive) {
+  if (bias.length !== kvHeads * maxLive) {
     throw new LetheError(
       'E_SHAPE',
-      `expected [kvHeads, maxLive] = ${view.kvHeads * view.maxLive} entries, got ${bias.length}`,
+      `expected [kvHeads, maxLive] = ${kvHeads * maxLive} entries, got ${bias.length}`,
       argument,
     );
   }
   assertNoNaN(bias, argument);
-}
-
-/** The checked page restrictions of one sequence: its `readPages` control and its selected pages. */
-function pageRestrictions(
-  readPages: readonly Int32Array[] | undefined,
-  selected: readonly Int32Array[] | undefined,
-  view: LayerView,
-  pageSize: number,
-  b: number,
-): (readonly Int32Array[])[] {
-  const lists: (readonly Int32Array[])[] = [];
-  if (readPages !== undefined) {
-    checkReadPages(readPages, view, pageSize, `controls[${b}][${view.layer}].readPages`);
-    lists.push(readPages);
-  }
-  if (selected !== undefined) {
-    checkReadPages(selected, view, pageSize, `readSelector.selectPages[${b}][${view.layer}]`);
-    lists.push(selected);
-  }
-  return lists;
 }

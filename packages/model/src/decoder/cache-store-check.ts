@@ -13,8 +13,11 @@ const METHODS = Object.keys({
   append: true,
   recordQueries: true,
   view: true,
+  gather: true,
+  pageKeyBounds: true,
   observe: true,
   keep: true,
+  truncate: true,
   stats: true,
 } satisfies Record<MethodNames<KVCacheStore>, true>);
 

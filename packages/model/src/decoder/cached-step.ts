@@ -1,4 +1,10 @@
-import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
+import {
+  DEFAULT_READ_ANCHORS,
+  type KVCacheStore,
+  type LayerControls,
+  type ReadAnchors,
+  type ReadSelector,
+} from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
@@ -8,10 +14,11 @@ import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkKeyBias } from './forward-checks';
 import { linear } from './linear';
 import { paddedCausalVisibility, visibilityToLogitBias } from './masks';
+import { planLayerReads } from './read-plan';
 import { selectReadPages } from './read-selection';
 import { rmsNorm } from './rms-norm';
 import { ropeInverseFrequencies, ropeTables } from './rope';
-import type { BatchControls, KeyBiasHook, StepResult } from './types';
+import type { BatchControls, KeyBiasHook, StepReads, StepResult } from './types';
 import type { DecoderWeights } from './weights';
 
 /** Inputs of {@link cachedStep}; validated by the caller (`checkStepInputs`). */
@@ -26,22 +33,26 @@ export interface CachedStepRequest {
   readonly keyBias?: KeyBiasHook;
   /** Read-time page selector, asked per sequence and layer; decode only (chunks of one token). */
   readonly readSelector?: ReadSelector;
+  /** Entries a `tokenKeep` read never skips (default {@link DEFAULT_READ_ANCHORS}). */
+  readonly readAnchors?: ReadAnchors;
 }
 
 /**
  * Runs a chunk of new tokens per sequence against each sequence's cache, batched: the chunks
  * are right-padded to the longest, and in each layer the new tokens attend to the cached live
- * entries (restricted and biased by the controls) and causally to the chunk itself. Then the
+ * entries they read (every live entry, or only those the `readPages` / `tokenKeep` controls and
+ * the read selector leave, gathered from the cache: see {@link planLayerReads} and
+ * {@link batchCachedLayer}), biased by the controls, and causally to the chunk itself. Then the
  * new keys, values (and gates) are appended to every layer of every cache, and the queries are
  * recorded where the cache keeps a query window or tracks attention — only once every one of
  * them is known to be finite, so a step that fails changes no cache (a cache honouring the
  * `KVCacheStore` contract refuses nothing else the step can produce) and frees its tensors.
- * One device read-back per
- * call, plus, with a read selector, one read-back of the new queries per layer (the selector
- * needs them before that layer's attention). Prefill is a chunk per prompt on empty caches;
- * decode is a chunk of one token.
+ * One device read-back per call, plus, with a read selector or a `tokenKeep` κ < 1 in a layer's
+ * controls, one read-back of the new queries in that layer (page selection needs them before
+ * the layer's attention). Prefill is a chunk per prompt on empty caches; decode is a chunk of
+ * one token.
  *
- * @returns logits and final hidden state of the last token of every chunk.
+ * @returns logits and final hidden state of the last token of every chunk, and the entries read.
  * @throws LetheError `E_STATE` naming `model` when a new key, value, gate or recorded query is
  *   not finite; errors of the hooks, controls and read selector, each naming its argument.
  */
@@ -51,6 +62,7 @@ export function cachedStep(
   request: CachedStepRequest,
 ): StepResult {
   const { caches, chunks, controls, keyBias, readSelector } = request;
+  const anchors = request.readAnchors ?? DEFAULT_READ_ANCHORS;
   const batch = caches.length;
   const lengths = Int32Array.from(chunks, (chunk) => chunk.length);
   const width = Math.max(...lengths);
@@ -70,7 +82,11 @@ export function cachedStep(
   });
   const recordQueries = caches.map((cache) => cache.queryWindow > 0 || cache.trackAttention);
   const anyRecord = recordQueries.includes(true);
-  const { num_key_value_heads: kvHeads, rms_norm_eps: eps } = config;
+  const { num_key_value_heads: kvHeads, rms_norm_eps: eps, num_hidden_layers: layers } = config;
+  const reads: StepReads = {
+    entries: new Int32Array(batch * layers * kvHeads),
+    live: new Int32Array(batch * layers * kvHeads),
+  };
 
   const { logits, hidden, outgoing } = tf.tidy(() => {
     const inverseFrequencies = tf.tensor1d(
@@ -102,11 +118,25 @@ export function cachedStep(
           const gates = tf.exp(tf.broadcastTo(newKeyBias, [batch, kvHeads, width]));
           downloads.push(tf.transpose(gates, [0, 2, 1]));
         }
+        const queries =
+          readSelector !== undefined || sparseTokenKeep(layerControls)
+            ? (heads.queries.dataSync() as Float32Array)
+            : undefined;
         const selected =
           readSelector === undefined
             ? undefined
-            : selectReadPages(caches, l, readSelector, heads.queries.dataSync() as Float32Array);
-        const cached = batchCachedLayer(caches, l, layerControls, keyBias !== undefined, selected);
+            : selectReadPages(caches, l, readSelector, queries!);
+        const planned = planLayerReads(caches, l, {
+          controls: layerControls,
+          selected,
+          queries,
+          anchors,
+        });
+        planned.forEach((read, b) => {
+          reads.entries.set(read.counts, (b * layers + l) * kvHeads);
+          reads.live.set(read.live, (b * layers + l) * kvHeads);
+        });
+        const cached = batchCachedLayer(caches, l, planned, layerControls, keyBias !== undefined);
         if (cached === undefined) {
           return groupedQueryAttention(heads.queries, heads.keys, heads.values, ownBias).output;
         }
@@ -148,7 +178,12 @@ export function cachedStep(
     tf.dispose([logits, hidden]);
     throw error;
   }
-  return { logits, hidden };
+  return { logits, hidden, reads };
+}
+
+/** Whether some sequence's controls ask this layer for a sparse `tokenKeep` read (κ < 1). */
+function sparseTokenKeep(controls: readonly (LayerControls | undefined)[] | undefined): boolean {
+  return controls?.some((c) => c?.tokenKeep !== undefined && c.tokenKeep < 1) ?? false;
 }
 
 /** Cached-entry bias `[B, Hkv, S]` and chunk bias `[B, Hkv|1, T, T]` → `[B, Hkv, T, S + T]`. */

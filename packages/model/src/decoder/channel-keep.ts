@@ -8,13 +8,15 @@ import { withoutGradient } from './gradient-rules';
 export type ChannelKeep = Uint8Array | number;
 
 /**
- * 0/1 keep mask over the MLP intermediate channels (the `down_proj` input), one spec per batch
- * row (SOL MLP pruning). A rate keeps, for every token, the `⌈k·I⌉` channels with the largest
- * `|activation|`; channels tied with the `⌈k·I⌉`-th largest magnitude are all kept.
+ * 0/1 keep mask over the channels of MLP activations, one spec per batch row (SOL's structured
+ * pruning: the intermediate channels of `mlpKeep`, the input channels of `mlpInputKeep`). A rate
+ * keeps, for every token, the `⌈k·C⌉` of its `C` channels with the largest `|activation|`;
+ * channels tied with the `⌈k·C⌉`-th largest magnitude are all kept.
  *
- * @param activations `[B, T, I]` down-projection inputs `silu(gate)·up`.
+ * @param activations `[B, T, C]`, e.g. the down-projection inputs `silu(gate)·up`.
  * @param keep one spec per batch row (undefined keeps every channel of that row).
- * @returns `[B, T, I]` float 0/1 mask (a constant for gradients), or undefined when no row
+ * @param argument the control named in errors.
+ * @returns `[B, T, C]` float 0/1 mask (a constant for gradients), or undefined when no row
  *   restricts anything.
  * @throws LetheError `E_SHAPE` for a mask of the wrong length, `E_ARG` for a mask entry not 0/1,
  *   `E_BUDGET` for a rate outside (0, 1].
@@ -22,10 +24,11 @@ export type ChannelKeep = Uint8Array | number;
 export function channelKeepMask(
   activations: tf.Tensor,
   keep: readonly (ChannelKeep | undefined)[],
+  argument = 'mlpKeep',
 ): tf.Tensor | undefined {
   const [batch, , channels] = activations.shape as [number, number, number];
   if (keep.length !== batch) {
-    throw new LetheError('E_SHAPE', `expected ${batch} entries, got ${keep.length}`, 'mlpKeep');
+    throw new LetheError('E_SHAPE', `expected ${batch} entries, got ${keep.length}`, argument);
   }
   const fixed = new Float32Array(batch * channels).fill(1);
   const counts = new Int32Array(batch);
@@ -34,15 +37,15 @@ export function channelKeepMask(
   keep.forEach((spec, b) => {
     if (spec === undefined) return;
     if (typeof spec === 'number') {
-      assertFraction(spec, 'mlpKeep');
+      assertFraction(spec, argument);
       counts[b] = Math.ceil(spec * channels);
       maxCount = Math.max(maxCount, counts[b]!);
       return;
     }
     if (!(spec instanceof Uint8Array)) {
-      throw new LetheError('E_ARG', 'must be a Uint8Array mask or a keep rate', 'mlpKeep');
+      throw new LetheError('E_ARG', 'must be a Uint8Array mask or a keep rate', argument);
     }
-    validateMask(spec, channels);
+    validateMask(spec, channels, argument);
     fixed.set(spec, b * channels);
     anyFixed = true;
   });
@@ -77,16 +80,16 @@ function topChannelMask(activations: tf.Tensor, counts: Int32Array, maxCount: nu
   });
 }
 
-function validateMask(mask: Uint8Array, channels: number): void {
+function validateMask(mask: Uint8Array, channels: number, argument: string): void {
   if (mask.length !== channels) {
-    throw new LetheError('E_SHAPE', `expected length ${channels}, got ${mask.length}`, 'mlpKeep');
+    throw new LetheError('E_SHAPE', `expected length ${channels}, got ${mask.length}`, argument);
   }
   for (let i = 0; i < channels; i++) {
     if (mask[i]! > 1) {
       throw new LetheError(
         'E_ARG',
         `mask entries must be 0 or 1, got ${mask[i]} at ${i}`,
-        'mlpKeep',
+        argument,
       );
     }
   }

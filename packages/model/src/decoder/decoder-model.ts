@@ -1,4 +1,4 @@
-import type { KVCacheStore } from '@lethe/kv-cache';
+import { type KVCacheStore, resolveReadAnchors } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import { checkFiniteWeights } from '../io/finite-weights';
 import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/index';
@@ -148,8 +148,10 @@ export class DecoderModel {
    * @param caches one cache per prompt (any `KVCacheStore`), geometry matching the model.
    * @param prompts non-empty token ids per sequence.
    * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
-   *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`.
-   * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token.
+   *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`, and so is a
+   *   `tokenKeep` below 1 in a chunk of more than one token.
+   * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, and the
+   *   entries read (`reads`).
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (`E_SHAPE` naming
    *   `prompts` when the attention would not fit the backend's tensor memory); `E_STATE` naming
    *   `model` when the step computes a non-finite key, value or query (NaN or infinite weights).
@@ -177,15 +179,20 @@ export class DecoderModel {
    *
    * @param controls `controls[b][layer]`: `attentionBias` `[Hkv, maxLive]` over the cache view
    *   before this step (the new token's own key gets no bias), `readPages` (pages of `pageSize`
-   *   live entries per KV head; the new token always sees itself), `mlpKeep`, `activationBits`.
-   * @param options the gate hook, and `readSelector`: per sequence and layer, pages chosen from
+   *   live entries per KV head; the new token always sees itself), `tokenKeep` κ (SOL's token
+   *   sparsity: the read anchors plus the top pages by Quest's bound, see
+   *   {@link DecodeStepOptions.readAnchors}), `mlpInputKeep`, `mlpKeep`, `activationBits`.
+   *   Restricted reads are intersected and gathered: attention runs over the entries read only.
+   * @param options the gate hook; `readSelector`: per sequence and layer, pages chosen from
    *   the cache and the new token's query, intersected with any `readPages` (see
-   *   {@link DecodeStepOptions.readSelector}).
-   * @returns logits `[B, V]` and final hidden `[B, D]`.
+   *   {@link DecodeStepOptions.readSelector}); `readAnchors` of `tokenKeep` reads.
+   * @returns logits `[B, V]`, final hidden `[B, D]`, and the entries each token read (`reads`).
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (a bad page list
-   *   from the selector names `readSelector.selectPages[b][layer]`); `E_STATE` naming `model`
-   *   when the step computes a non-finite key, value or query (NaN or infinite weights). A step
-   *   that throws modifies no cache and leaves no tensor behind.
+   *   from the selector names `readSelector.selectPages[b][layer]`; a `tokenKeep` that is not a
+   *   number `E_ARG`, one outside (0, 1] or NaN `E_BUDGET`, naming `controls[b][layer].tokenKeep`;
+   *   bad `readAnchors` `E_ARG` naming `readAnchors.sinks` / `readAnchors.window`); `E_STATE`
+   *   naming `model` when the step computes a non-finite key, value or query (NaN or infinite
+   *   weights). A step that throws modifies no cache and leaves no tensor behind.
    */
   decodeStep(
     caches: readonly KVCacheStore[],
@@ -198,6 +205,26 @@ export class DecoderModel {
     checkObject(options, 'options');
     const chunks = Array.from(tokens, (token) => Int32Array.of(token));
     return this.step(caches, chunks, controls, options, 'tokens');
+  }
+
+  /**
+   * The input embeddings of `ids` on the host, `[ids.length, hidden_size]` row-major — what a
+   * compute policy reading the token it steers (SOL) observes. One device read per call.
+   *
+   * @throws LetheError `E_ARG` naming `ids` unless an `Int32Array` of ids in `[0, vocab_size)`;
+   *   `E_STATE` naming `model` after {@link dispose}.
+   */
+  embeddingRows(ids: Int32Array): Float32Array {
+    this.checkLive();
+    if (!(ids instanceof Int32Array)) throw new LetheError('E_ARG', 'must be an Int32Array', 'ids');
+    for (const id of ids) {
+      if (id < 0 || id >= this.config.vocab_size) {
+        throw new LetheError('E_ARG', `id ${id} is outside [0, ${this.config.vocab_size})`, 'ids');
+      }
+    }
+    return tf.tidy(() =>
+      tf.gather(this.weights.embedding, tf.tensor1d(ids, 'int32')).dataSync(),
+    ) as Float32Array;
   }
 
   /** Releases the parameters. The model cannot be used afterwards. */
@@ -230,6 +257,7 @@ export class DecoderModel {
       ...(controls !== undefined ? { controls } : {}),
       ...(options.keyBias !== undefined ? { keyBias: options.keyBias } : {}),
       ...(options.readSelector !== undefined ? { readSelector: options.readSelector } : {}),
+      readAnchors: resolveReadAnchors(options.readAnchors),
     });
   }
 

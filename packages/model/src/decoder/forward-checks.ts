@@ -106,10 +106,14 @@ export function checkForwardInputs(
   if (options.controls !== undefined) {
     checkPerLayer(options.controls, layers, 'controls');
     options.controls.forEach((c: LayerControls | undefined, l: number) => {
-      if (c?.attentionBias !== undefined || c?.readPages !== undefined) {
+      if (
+        c?.attentionBias !== undefined ||
+        c?.readPages !== undefined ||
+        c?.tokenKeep !== undefined
+      ) {
         throw new LetheError(
           'E_ARG',
-          'attentionBias / readPages need a cache; use masks or keyBias in forward',
+          'attentionBias / readPages / tokenKeep need a cache; use masks or keyBias in forward',
           `controls[${l}]`,
         );
       }

@@ -21,6 +21,7 @@ export type {
   ForwardResult,
   KeyBiasHook,
   StepOptions,
+  StepReads,
   StepResult,
 } from './types';
 export {

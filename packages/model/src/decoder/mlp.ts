@@ -1,7 +1,7 @@
 import type { LayerControls } from '@lethe/kv-cache';
-import { tf } from '@lethe/tensor';
+import { LetheError, tf } from '@lethe/tensor';
 import { channelKeepMask } from './channel-keep';
-import { fakeQuantizeRows, quantizationLevels } from './fake-quant';
+import { ACTIVATION_BITS_RANGE, fakeQuantizeRows, quantizationLevels } from './fake-quant';
 import { linear } from './linear';
 
 /** Weights of a SwiGLU MLP, PyTorch layout (`[out, in]`). */
@@ -16,13 +16,19 @@ export interface MlpWeights {
 
 /**
  * The SwiGLU MLP of Llama / Qwen2, `down(silu(gate(x)) · up(x))`, with the SOL compute controls
- * of each batch row applied to all of that row's tokens:
- * `mlpKeep` zeroes intermediate channels (see {@link channelKeepMask}), `activationBits`
- * fake-quantises each token's MLP output (see {@link fakeQuantizeRows}).
+ * of each batch row applied to all of that row's tokens (App. E):
+ * `mlpInputKeep` ρ zeroes all but each token's `⌈ρ·D⌉` input channels of largest `|x|` (E.2),
+ * `mlpKeep` zeroes intermediate channels (see {@link channelKeepMask}), `activationBits` q < 16
+ * fake-quantises each token's MLP output (E.3, see {@link fakeQuantizeRows}; q = 16 leaves it
+ * unchanged). Input channels are chosen per token, so a multi-token call (prefill, the parallel
+ * forward) equals the same tokens decoded one by one.
  *
  * @param x `[B, T, D]` (after `post_attention_layernorm`).
  * @param controls per batch row (length B), or undefined for a dense, full-precision MLP.
  * @returns `[B, T, D]`.
+ * @throws LetheError `E_BUDGET` naming `mlpInputKeep` / `mlpKeep` for a rate outside (0, 1],
+ *   `E_ARG` naming `mlpInputKeep` for something other than a number, `E_ARG` naming
+ *   `activationBits` for a width outside [2, 16]; see {@link channelKeepMask} for masks.
  */
 export function swiGluMlp(
   x: tf.Tensor,
@@ -30,8 +36,9 @@ export function swiGluMlp(
   controls?: readonly (LayerControls | undefined)[],
 ): tf.Tensor {
   return tf.tidy(() => {
-    const gate = linear(x, weights.gate);
-    let activations = tf.mul(tf.mul(gate, tf.sigmoid(gate)), linear(x, weights.up));
+    const input = controls === undefined ? x : pruneInputChannels(x, controls);
+    const gate = linear(input, weights.gate);
+    let activations = tf.mul(tf.mul(gate, tf.sigmoid(gate)), linear(input, weights.up));
     if (controls !== undefined) {
       const keep = channelKeepMask(
         activations,
@@ -44,7 +51,23 @@ export function swiGluMlp(
   });
 }
 
-/** Fake-quantises the rows of batch entries whose controls set `activationBits`. */
+/** Zeroes, per token, the input channels outside the top `⌈ρ·D⌉` of rows that set `mlpInputKeep`. */
+function pruneInputChannels(
+  x: tf.Tensor,
+  controls: readonly (LayerControls | undefined)[],
+): tf.Tensor {
+  const rates = controls.map((c) => {
+    const rate = c?.mlpInputKeep;
+    if (rate !== undefined && typeof rate !== 'number') {
+      throw new LetheError('E_ARG', 'must be a keep rate in (0, 1]', 'mlpInputKeep');
+    }
+    return rate;
+  });
+  const keep = channelKeepMask(x, rates, 'mlpInputKeep');
+  return keep === undefined ? x : tf.mul(x, keep);
+}
+
+/** Fake-quantises the rows of batch entries whose controls set `activationBits` below 16. */
 function quantizeRows(
   output: tf.Tensor,
   controls: readonly (LayerControls | undefined)[],
@@ -54,7 +77,9 @@ function quantizeRows(
   const quantized = new Float32Array(batch);
   controls.forEach((c, b) => {
     if (c?.activationBits === undefined) return;
-    levels[b] = quantizationLevels(c.activationBits);
+    const rowLevels = quantizationLevels(c.activationBits);
+    if (c.activationBits >= ACTIVATION_BITS_RANGE.max) return; // App. E.3: q ≥ 16 is the dense path
+    levels[b] = rowLevels;
     quantized[b] = 1;
   });
   if (!quantized.includes(1)) return output;

@@ -1,5 +1,5 @@
-import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
+import type { KVCacheStore, LayerControls, ReadSelector } from '@lethe/kv-cache';
+import { assertFraction, LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkAttentionMemory } from './attention-memory';
 import { checkCacheStore } from './cache-store-check';
@@ -12,7 +12,8 @@ import type { BatchControls } from './types';
  * the model's geometry, storing values, all layers at the same length, gates stored
  * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache,
  * within the model's context, whose attention fits the backend's memory (see
- * {@link checkAttentionMemory}); controls with one list of per-layer entries per cache; a read
+ * {@link checkAttentionMemory}); controls with one list of per-layer entries per cache, each
+ * `tokenKeep` a rate in (0, 1] (below 1 only in decode steps, one token per sequence); a read
  * selector (see {@link checkReadSelector}) whose `pageSize` equals every cache's and whose
  * `needs` every cache can serve.
  *
@@ -80,8 +81,11 @@ export function checkStepInputs(
       );
     }
     controls.forEach((perLayer, b) => {
-      if (perLayer !== undefined)
-        checkPerLayer(perLayer, config.num_hidden_layers, `controls[${b}]`);
+      if (perLayer === undefined) return;
+      checkPerLayer(perLayer, config.num_hidden_layers, `controls[${b}]`);
+      perLayer.forEach((control: LayerControls | undefined, l: number) => {
+        checkTokenKeep(control?.tokenKeep, width, `controls[${b}][${l}].tokenKeep`);
+      });
     });
   }
   if (readSelector !== undefined) {
@@ -89,6 +93,28 @@ export function checkStepInputs(
     caches.forEach((cache, b) => {
       checkSelectorFits(readSelector, cache, `caches[${b}]`);
     });
+  }
+}
+
+/**
+ * Checks a `tokenKeep` control: undefined, or a number in (0, 1]; below 1 (a sparse read) only
+ * in a decode step (`width` 1), since page selection is per query token.
+ *
+ * @throws LetheError `E_ARG` naming `argument` for a non-number or a sparse read in a multi-token
+ *   chunk, `E_BUDGET` for a rate outside (0, 1] or NaN.
+ */
+function checkTokenKeep(keepRate: unknown, width: number, argument: string): void {
+  if (keepRate === undefined) return;
+  if (typeof keepRate !== 'number') {
+    throw new LetheError('E_ARG', 'must be a keep rate in (0, 1]', argument);
+  }
+  assertFraction(keepRate, argument);
+  if (keepRate < 1 && width > 1) {
+    throw new LetheError(
+      'E_ARG',
+      'a sparse read (below 1) applies to decode steps (one token per sequence) only; prefill reads densely',
+      argument,
+    );
   }
 }
 

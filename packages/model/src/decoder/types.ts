@@ -1,4 +1,4 @@
-import type { LayerControls, ReadSelector } from '@lethe/kv-cache';
+import type { LayerControls, ReadAnchors, ReadSelector } from '@lethe/kv-cache';
 import type { tf } from '@lethe/tensor';
 
 /**
@@ -40,8 +40,9 @@ export interface ForwardOptions {
    */
   readonly keyBias?: readonly (tf.Tensor | undefined)[] | KeyBiasHook;
   /**
-   * Per-layer MLP controls applied to every token (`mlpKeep`, `activationBits`); attention
-   * controls have no meaning without a cache (use `masks` / `keyBias`) and are rejected.
+   * Per-layer MLP controls applied to every token (`mlpInputKeep`, `mlpKeep`,
+   * `activationBits`); attention controls (`attentionBias`, `readPages`, `tokenKeep`) have no
+   * meaning without a cache (use `masks` / `keyBias`) and are rejected.
    */
   readonly controls?: readonly (LayerControls | undefined)[];
   /** Extra outputs to return. */
@@ -88,6 +89,26 @@ export interface DecodeStepOptions extends StepOptions {
    * ask for. Costs one device read-back of the queries per layer; prefill always reads densely.
    */
   readonly readSelector?: ReadSelector;
+  /**
+   * Entries a `tokenKeep` read (`LayerControls.tokenKeep` κ < 1) never skips, per KV head: the
+   * first `sinks` and the last `window` live entries. Default `{ sinks: 4, window: 2 }` (SOL §4,
+   * `DEFAULT_READ_ANCHORS`); a missing field takes its default. They count against the read's
+   * budget `b = ⌈κ·K⌉`: the token reads them plus the top `⌈max(0, b − sinks − window) /
+   * pageSize⌉` pages of the rest by Quest's bound (see `tokenKeepRead` of `@lethe/kv-cache`).
+   */
+  readonly readAnchors?: Partial<ReadAnchors>;
+}
+
+/**
+ * What the new tokens of a cached step read of each cache, per sequence, layer and KV head
+ * (`[B, layers, kvHeads]`, row `(b·layers + l)·kvHeads + h`). `entries / live` is the realised
+ * read fraction of a `tokenKeep` or page-restricted read; a dense read has `entries = live`.
+ */
+export interface StepReads {
+  /** Cached entries read (the tokens' own keys not included). */
+  readonly entries: Int32Array;
+  /** Live entries the cache held before the step. */
+  readonly live: Int32Array;
 }
 
 /** Result of a cached step: the newest token of every sequence. The caller owns the tensors. */
@@ -96,4 +117,6 @@ export interface StepResult {
   readonly logits: tf.Tensor2D;
   /** Final hidden state (after the final RMSNorm) `[B, D]`. */
   readonly hidden: tf.Tensor2D;
+  /** Entries read from each cache (host arrays). */
+  readonly reads: StepReads;
 }

@@ -195,13 +195,19 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     logProbs: logProbs.map((l) => Float32Array.from(l)),
     finishReasons: finish.map((f) => f ?? 'length'),
     caches: session.caches,
-    stats: collectStats(session.caches, {
-      promptTokens: prompts.reduce((s, p) => s + p.length, 0),
-      generatedTokens: generated,
-      decodedTokens: fed,
-      prefillMs: t1 - t0,
-      decodeMs: t2 - t1,
-    }),
+    stats: collectStats(
+      session.caches,
+      {
+        promptTokens: prompts.reduce((s, p) => s + p.length, 0),
+        generatedTokens: generated,
+        decodedTokens: fed,
+        prefillMs: t1 - t0,
+        decodeMs: t2 - t1,
+      },
+      session.decodeReads,
+      session.computeUsage,
+      session.refreshes,
+    ),
   };
 }
 

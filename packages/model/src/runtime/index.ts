@@ -1,3 +1,4 @@
+export type { ComputeUsage } from './compute-usage';
 export {
   type ForceTokenEvent,
   type GenerateOptions,
@@ -6,7 +7,7 @@ export {
   type StepEvent,
   type TokenEvent,
 } from './generate';
-export { collectStats, type GenerationStats } from './generation-stats';
+export { collectStats, type DecodeReads, type GenerationStats } from './generation-stats';
 export { policyContextOf } from './policy-context';
 export type { Prompt } from './prompts';
 export {

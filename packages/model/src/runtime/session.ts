@@ -9,11 +9,15 @@ import {
   type LayerControls,
   type LayerObservation,
   type ObservationNeeds,
+  type ReadAnchors,
   type ReadSelector,
+  resolveReadAnchors,
 } from '@lethe/kv-cache';
 import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
-import type { DecoderModel, KeyBiasHook } from '../decoder/index';
+import type { DecoderModel, KeyBiasHook, StepReads } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
+import { type ComputeUsage, ComputeUsageAccumulator } from './compute-usage';
+import type { DecodeReads } from './generation-stats';
 import { prefillChunkEnd } from './prefill-chunks';
 import { type Prompt, promptIds } from './prompts';
 import { checkSessionOptions } from './session-checks';
@@ -28,8 +32,34 @@ export interface SessionOptions {
    * caches store gates and every query adds `log g` of each entry it reads.
    */
   readonly eviction?: EvictionPolicy;
-  /** Compute policy giving per-step controls (attention pages, MLP keep, bits). */
+  /**
+   * Compute policy giving per-step controls (attention pages, token keep κ, MLP keep, bits). It
+   * is asked before every decode step of every sequence with that sequence's own state
+   * (`createState`, made once per sequence at prefill), the token the step feeds and, when its
+   * `needs.embedding` is set, that token's input embedding; the session records the realised
+   * per-axis averages ({@link GenerationSession.computeUsage}).
+   *
+   * With `compute.refreshEvery = T` (SOL's periodic KV refresh, §4) the session also keeps, per
+   * sequence, the tokens its decode steps fed since the last refresh; after the step that brings
+   * them to `T` (its outputs downloaded and returned as usual, computed from the cache before the
+   * refresh) it truncates the sequence's cache to `length − T` and prefills those `T` tokens again
+   * densely — no controls, no read selector, the gate hook if the session has one — discarding the
+   * logits. Tokens are never resampled; the refreshed final hidden state is what the compute
+   * policy observes as `hidden` before the next step. Sequences reaching their boundary on the
+   * same step are refreshed by one batched prefill. The per-sequence compute state and random
+   * streams are left as they are (the policy sees the step count and can start its own episodes).
+   * Caches are then made with `trace: false` (a `KVCache` with a visibility trace cannot truncate)
+   * and each must accept `truncate` ({@link KVCacheStore.truncate}). Refresh passes count in
+   * {@link GenerationSession.refreshes}, not in `computeUsage` or `decodeReads`. `refreshEvery`
+   * cannot be combined with `eviction` or `readSelector` (see the constructor).
+   */
   readonly compute?: ComputePolicy;
+  /**
+   * Entries a `tokenKeep` read of the compute policy never skips: the first `sinks` and last
+   * `window` live entries per KV head (default `{ sinks: 4, window: 2 }`, SOL's; see
+   * `DecodeStepOptions.readAnchors`).
+   */
+  readonly readAnchors?: Partial<ReadAnchors>;
   /**
    * Read-time page selector (e.g. `QuestSelector`) asked in every layer of every decode step,
    * per sequence, which pages the new token reads (intersected with the compute policy's
@@ -131,6 +161,7 @@ export class GenerationSession {
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
+  private readonly readAnchors: ReadAnchors;
   /** The eviction policy's gate as the model's key-bias hook, or undefined. */
   private readonly keyBias: KeyBiasHook | undefined;
   private readonly pageSize: number;
@@ -143,16 +174,30 @@ export class GenerationSession {
   /** Each sequence's own eviction-policy state (`EvictionPolicy.createState`), or undefined. */
   private evictionStates: unknown[] = [];
   private computeRngs: Rng[] = [];
+  /** Each sequence's own compute-policy state (`ComputePolicy.createState`), or undefined. */
+  private computeStates: unknown[] = [];
+  private computeUsages: ComputeUsageAccumulator[] = [];
   private sinceRound: Int32Array[] = [];
   private lastHidden: Float32Array[] = [];
+  private readEntries: number[] = [];
+  private readLive: number[] = [];
+  /** `compute.refreshEvery` (`T`), or undefined: no refresh. */
+  private readonly refreshEvery: number | undefined;
+  /** Per sequence, the tokens its decode steps fed since its last refresh (at most `T − 1` between steps). */
+  private sinceRefresh: number[][] = [];
+  /** Per sequence, the refreshes run so far. */
+  private refreshCounts: number[] = [];
 
   /**
    * @throws LetheError `E_ARG` naming `options` when it is not an object, `model`, `eviction` or
    *   `compute` when it does not implement its interface, `readSelector` (or its field) for a bad
-   *   read selector, `readSelector.pageSize` when it differs from `pageSize`, `prefillChunk` when
-   *   it is not a positive integer, `createCache`, `onPrefillChunk` or `onEvictionRound` when
-   *   given and not a function, or `streamIds` (`streamIds[b]`) when not an array of
-   *   non-negative integers.
+   *   read selector, `readSelector.pageSize` when it differs from `pageSize`, `readAnchors.sinks`
+   *   / `readAnchors.window` unless non-negative integers, `prefillChunk` when it is not a
+   *   positive integer, `createCache`, `onPrefillChunk` or `onEvictionRound` when
+   *   given and not a function, `streamIds` (`streamIds[b]`) when not an array of
+   *   non-negative integers, or `compute.refreshEvery` when it is not a positive integer or is
+   *   combined with an eviction policy or a read selector (the refresh re-prefills tokens an
+   *   eviction round may have evicted and cannot rebuild what the policy or selector tracked).
    */
   constructor(options: SessionOptions) {
     checkSessionOptions(options);
@@ -174,17 +219,44 @@ export class GenerationSession {
       }
     }
     this.pageSize = options.pageSize ?? this.readSelector?.pageSize ?? 16;
+    this.readAnchors = resolveReadAnchors(options.readAnchors);
     this.seed = options.seed ?? 0;
     this.streamIds = options.streamIds;
     if (options.prefillChunk !== undefined) assertInteger(options.prefillChunk, 'prefillChunk', 1);
     this.prefillChunk = options.prefillChunk;
     this.onPrefillChunk = options.onPrefillChunk;
     this.onEvictionRound = options.onEvictionRound;
+    this.refreshEvery = options.compute?.refreshEvery;
   }
 
   /** Number of sequences. */
   get batchSize(): number {
     return this.caches.length;
+  }
+
+  /**
+   * What each sequence's decode steps have read of its cache so far, summed over steps, layers
+   * and KV heads (`entries / live`: the realised read fraction).
+   */
+  get decodeReads(): DecodeReads[] {
+    return this.readEntries.map((entries, b) => ({ entries, live: this.readLive[b]! }));
+  }
+
+  /**
+   * The compute each sequence's decode steps asked of the model so far: the compute policy's
+   * controls averaged over steps and layers (κ, ρ and q / 16; dense layers count as 1).
+   */
+  get computeUsage(): ComputeUsage[] {
+    return this.computeUsages.map((usage) => usage.usage());
+  }
+
+  /**
+   * How many KV refreshes ({@link SessionOptions.compute}'s `refreshEvery`) each sequence has run
+   * since its prefill: one per `refreshEvery` decode steps (all 0 without `refreshEvery`). A fresh
+   * array.
+   */
+  get refreshes(): number[] {
+    return [...this.refreshCounts];
   }
 
   /**
@@ -196,7 +268,9 @@ export class GenerationSession {
    *
    * @param batch token ids per sequence: `Int32Array`s or plain arrays of integers.
    * @throws LetheError `E_ARG` naming `prompts` or `prompts[b]` (see {@link promptIds}),
-   *   `E_SHAPE` naming `streamIds` when it does not hold one id per prompt.
+   *   `E_SHAPE` naming `streamIds` when it does not hold one id per prompt; with `refreshEvery`,
+   *   `E_STATE` naming `truncate` when a cache from `createCache` cannot truncate (each new cache
+   *   is asked to `truncate(0)` before anything runs).
    */
   async prefill(batch: readonly Prompt[]): Promise<StepOutput> {
     const prompts = promptIds(batch, this.model.config);
@@ -224,13 +298,24 @@ export class GenerationSession {
       trackAttention:
         (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
       storeGates: this.keyBias !== undefined,
+      // A refresh truncates the cache, which a visibility trace cannot follow.
+      ...(this.refreshEvery === undefined ? {} : { trace: false }),
     };
-    this.caches = prompts.map(() => this.createCache(cacheOptions));
+    const caches = prompts.map(() => this.createCache(cacheOptions));
+    // A cache that cannot truncate is refused now, not after the first episode's steps.
+    if (this.refreshEvery !== undefined) for (const cache of caches) cache.truncate(0);
+    this.caches = caches;
     const root = new Rng(this.seed);
     this.evictionRngs = ids.map((id) => root.fork(`evict-${id}`));
     this.evictionStates = prompts.map(() => this.eviction?.createState?.());
     this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
+    this.computeStates = prompts.map(() => this.compute?.createState?.());
+    this.computeUsages = prompts.map(() => new ComputeUsageAccumulator());
     this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
+    this.readEntries = prompts.map(() => 0);
+    this.readLive = prompts.map(() => 0);
+    this.sinceRefresh = prompts.map(() => []);
+    this.refreshCounts = prompts.map(() => 0);
     const longest = Math.max(...prompts.map((p) => p.length));
     const logits: Float32Array[] = [];
     const hidden: Float32Array[] = [];
@@ -257,8 +342,12 @@ export class GenerationSession {
 
   /**
    * Decodes one token for each sequence in `sequences` (indices into the batch), then runs the
-   * eviction checks for those sequences. A step that fails changes no cache (see
-   * `DecoderModel.decodeStep`).
+   * eviction checks for those sequences, then, with the compute policy's `refreshEvery = T`, the
+   * KV refresh of every stepped sequence whose `T`-th decode step since its last refresh this was
+   * (one batched dense prefill of their last `T` tokens; see {@link SessionOptions.compute}). The
+   * returned outputs are the step's own, computed before the refresh. A step that fails changes
+   * no cache (see `DecoderModel.decodeStep`); a refresh that fails (the model computing non-finite entries)
+   * leaves the refreshed sequences' caches truncated by `T` tokens and rethrows.
    *
    * @throws LetheError `E_ARG` naming `sequences` or `tokens` when they are not an array of
    *   indices in the batch and an `Int32Array`, `E_SHAPE` naming `tokens` when their lengths
@@ -288,11 +377,13 @@ export class GenerationSession {
       }
     }
     const caches = sequences.map((b) => this.caches[b]!);
-    const controls = this.compute ? sequences.map((b) => this.controlsFor(b)) : undefined;
+    const controls = this.compute ? this.controlsFor(sequences, tokens) : undefined;
     const out = this.model.decodeStep(caches, tokens, controls, {
       ...(this.readSelector === undefined ? {} : { readSelector: this.readSelector }),
       ...(this.keyBias === undefined ? {} : { keyBias: this.keyBias }),
+      readAnchors: this.readAnchors,
     });
+    this.countReads(sequences, out.reads);
     const result = await this.download(
       out,
       sequences.map(() => 1),
@@ -300,19 +391,94 @@ export class GenerationSession {
     );
     sequences.forEach((b, i) => {
       this.lastHidden[b] = result.hidden[i]!;
+      if (controls !== undefined) this.computeUsages[b]!.add(controls[i]!);
     });
+    if (this.refreshEvery !== undefined) await this.refreshDue(sequences, tokens);
     return result;
   }
 
-  private controlsFor(b: number): readonly (LayerControls | undefined)[] {
-    const cache = this.caches[b]!;
-    const layers = this.model.config.num_hidden_layers;
-    const livePerLayer = new Int32Array(layers);
-    for (let l = 0; l < layers; l++) livePerLayer[l] = sumOf(cache.liveCounts(l));
-    return this.compute!.controls(
-      { step: cache.length(0), hidden: this.lastHidden[b]!, livePerLayer },
-      this.computeRngs[b]!,
+  /**
+   * SOL's KV refresh: records the tokens this step fed and, for every sequence whose count
+   * reaches `refreshEvery`, truncates its cache by those tokens and prefills them again densely
+   * (one batched prefill for all such sequences), keeping only the refreshed final hidden state.
+   */
+  private async refreshDue(sequences: readonly number[], tokens: Int32Array): Promise<void> {
+    const every = this.refreshEvery!;
+    const due: number[] = [];
+    sequences.forEach((b, i) => {
+      const fed = this.sinceRefresh[b]!;
+      fed.push(tokens[i]!);
+      if (fed.length === every) due.push(b);
+    });
+    if (due.length === 0) return;
+    const caches = due.map((b) => this.caches[b]!);
+    const replay = due.map((b) => Int32Array.from(this.sinceRefresh[b]!));
+    for (const b of due) this.sinceRefresh[b] = [];
+    for (const cache of caches) cache.truncate(cache.length(0) - every);
+    const out = this.model.prefill(
+      caches,
+      replay,
+      this.keyBias === undefined ? {} : { keyBias: this.keyBias },
     );
+    out.logits.dispose();
+    try {
+      const hidden = (await out.hidden.data()) as Float32Array;
+      const width = out.hidden.shape[1];
+      due.forEach((b, i) => {
+        this.lastHidden[b] = hidden.slice(i * width, (i + 1) * width);
+        this.refreshCounts[b]! += 1;
+      });
+    } finally {
+      out.hidden.dispose();
+    }
+  }
+
+  /** Adds a decode step's reads to each stepped sequence's totals. */
+  private countReads(sequences: readonly number[], reads: StepReads): void {
+    const perSequence = reads.entries.length / sequences.length;
+    sequences.forEach((b, i) => {
+      for (let k = i * perSequence; k < (i + 1) * perSequence; k++) {
+        this.readEntries[b]! += reads.entries[k]!;
+        this.readLive[b]! += reads.live[k]!;
+      }
+    });
+  }
+
+  /** Asks the compute policy for each sequence's controls of the step feeding `tokens`. */
+  private controlsFor(
+    sequences: readonly number[],
+    tokens: Int32Array,
+  ): (readonly (LayerControls | undefined)[])[] {
+    const compute = this.compute!;
+    const width = this.model.config.hidden_size;
+    const embeddings = compute.needs?.embedding ? this.embeddingsOf(tokens) : undefined;
+    const layers = this.model.config.num_hidden_layers;
+    return sequences.map((b, i) => {
+      const cache = this.caches[b]!;
+      const livePerLayer = new Int32Array(layers);
+      for (let l = 0; l < layers; l++) livePerLayer[l] = sumOf(cache.liveCounts(l));
+      const observation = {
+        step: cache.length(0),
+        token: tokens[i]!,
+        hidden: this.lastHidden[b]!,
+        livePerLayer,
+        ...(embeddings === undefined
+          ? {}
+          : { embedding: embeddings.subarray(i * width, (i + 1) * width) }),
+      };
+      return compute.controls(observation, this.computeRngs[b]!, this.computeStates[b]);
+    });
+  }
+
+  /** The input embeddings of the step's tokens; `E_ARG` naming `tokens` for an id outside the vocabulary. */
+  private embeddingsOf(tokens: Int32Array): Float32Array {
+    const vocab = this.model.config.vocab_size;
+    tokens.forEach((token, i) => {
+      if (!(token >= 0 && token < vocab)) {
+        throw new LetheError('E_ARG', `token ${token} at ${i} is outside [0, ${vocab})`, 'tokens');
+      }
+    });
+    return this.model.embeddingRows(tokens);
   }
 
   /** Reads the step outputs to the host, frees them, and runs eviction rounds where due. */

@@ -32,6 +32,7 @@ const ALL_NEEDS: ObservationNeeds = {
   keys: true,
   values: true,
   hidden: false,
+  pageKeyBounds: true,
 };
 
 describe('the model takes any KVCacheStore', () => {
@@ -45,8 +46,11 @@ describe('the model takes any KVCacheStore', () => {
       'append',
       'recordQueries',
       'view',
+      'gather',
+      'pageKeyBounds',
       'observe',
       'keep',
+      'truncate',
       'stats',
       'geometry',
       'queryHeads',
@@ -107,7 +111,10 @@ describe('the model takes any KVCacheStore', () => {
     const rng = new Rng(9);
     for (let step = 0; step < 8; step++) {
       const tokens = Int32Array.of((5 * step + 1) % 37, (3 * step + 2) % 37);
-      expectSame(batches.map((caches) => takeLogits(model.decodeStep(caches, tokens))));
+      // every other step a sparse κ read, from the bounds each cache keeps (or recomputes)
+      const sparse = [{ tokenKeep: 0.4 }, { tokenKeep: 0.6 }];
+      const controls = step % 2 === 0 ? undefined : [sparse, [...sparse].reverse()];
+      expectSame(batches.map((caches) => takeLogits(model.decodeStep(caches, tokens, controls))));
       for (let b = 0; b < 2; b++) {
         const caches = batches.map((batch) => batch[b]!);
         for (let layer = 0; layer < config.num_hidden_layers; layer++) {

@@ -36,11 +36,15 @@ describe('generate with a compute policy', () => {
 
   it('neutral controls (dense, keep all channels) reproduce the policy-free run exactly', async () => {
     const plain = await generate(base);
-    for (const controls of [undefined, { mlpKeep: 1 }, { activationBits: 16 }]) {
+    for (const controls of [
+      undefined,
+      { mlpKeep: 1 },
+      { mlpInputKeep: 1 },
+      { activationBits: 16 },
+    ]) {
       const r = await generate({ ...base, compute: new FixedControls(controls) });
       expect(Array.from(r.tokens[0]!)).toEqual(Array.from(plain.tokens[0]!));
-      if (controls?.activationBits === undefined)
-        expect(Array.from(r.logProbs[0]!)).toEqual(Array.from(plain.logProbs[0]!));
+      expect(Array.from(r.logProbs[0]!)).toEqual(Array.from(plain.logProbs[0]!));
     }
   });
 
@@ -64,5 +68,70 @@ describe('generate with a compute policy', () => {
     expect(Array.from(policy.seen[1]!.hidden)).toEqual(Array.from(second.hidden[0]!));
     const liveFirst = config.num_key_value_heads * prompt.length;
     expect(Array.from(policy.seen[0]!.livePerLayer)).toEqual([liveFirst, liveFirst]);
+    expect(policy.seen.map((o) => o.token)).toEqual([4, 6]);
+    expect(policy.seen[0]!.embedding).toBeUndefined();
+  });
+
+  it('gives each sequence its own state and the token embedding when asked', async () => {
+    const embedding = model.parameters.get('model.embed_tokens.weight')!.arraySync() as number[][];
+    const seen: { sequence: number; token: number; embedding: number[]; calls: number }[] = [];
+    const stateful: ComputePolicy<{ id: number; calls: number }> = {
+      name: 'stateful-test',
+      needs: { embedding: true },
+      createState: (() => {
+        let next = 0;
+        return () => ({ id: next++, calls: 0 });
+      })(),
+      controls(observation, _rng, state) {
+        state!.calls += 1;
+        seen.push({
+          sequence: state!.id,
+          token: observation.token,
+          embedding: Array.from(observation.embedding!),
+          calls: state!.calls,
+        });
+        return [undefined, undefined];
+      },
+    };
+    const session = new GenerationSession({ model, compute: stateful });
+    await session.prefill([prompt, prompt.subarray(0, 3)]);
+    await session.step([0, 1], Int32Array.of(4, 11));
+    await session.step([1], Int32Array.of(2));
+    expect(seen.map(({ sequence, token, calls }) => [sequence, token, calls])).toEqual([
+      [0, 4, 1],
+      [1, 11, 1],
+      [1, 2, 2],
+    ]);
+    seen.forEach(({ token, embedding: row }) => {
+      expect(row).toEqual(Array.from(Float32Array.from(embedding[token]!)));
+    });
+    await expect(session.step([0], Int32Array.of(23))).rejects.toThrow(/E_ARG.*tokens/);
+  });
+
+  it('records the realised per-axis averages of the controls', async () => {
+    let step = 0;
+    const alternating: ComputePolicy = {
+      name: 'alternating-test',
+      controls() {
+        step += 1;
+        return step % 2 === 1
+          ? [{ tokenKeep: 0.5, mlpInputKeep: 0.25, activationBits: 8 }, undefined]
+          : [undefined, undefined];
+      },
+    };
+    const r = await generate({ ...base, maxNewTokens: 5, compute: alternating });
+    // 4 decode steps (the first token comes from prefill): two with layer 0 compressed
+    const usage = r.stats.compute[0]!;
+    expect(usage.steps).toBe(4);
+    expect(usage.tokenKeep).toBeCloseTo((2 * 0.75 + 2 * 1) / 4, 12);
+    expect(usage.mlpInputKeep).toBeCloseTo((2 * 0.625 + 2 * 1) / 4, 12);
+    expect(usage.precision).toBeCloseTo((2 * 0.75 + 2 * 1) / 4, 12);
+    const plain = await generate({ ...base, maxNewTokens: 3 });
+    expect(plain.stats.compute[0]).toEqual({
+      steps: 0,
+      tokenKeep: 1,
+      mlpInputKeep: 1,
+      precision: 1,
+    });
   });
 });

@@ -3,12 +3,14 @@ import {
   type CacheGeometry,
   type CacheStats,
   cacheGeometry,
+  type GatherTarget,
   type KeepDecision,
   type KVCacheOptions,
   type KVCacheStore,
   type LayerObservation,
   type LayerView,
   type ObservationNeeds,
+  type PageKeyBounds,
 } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import { causalAttention } from './causal-attention';
@@ -84,9 +86,11 @@ function keepMask(indices: unknown, live: number): boolean[] {
  * A second, deliberately different implementation of the `KVCacheStore` contract, written from
  * its documentation for the model's tests: every (layer, KV head) is a plain array of entry
  * objects (each with its own key / value copies), rebuilt by filtering on every keep; `view()`
- * and `observe()` pack fresh arrays; the query window is a list of copies; attention for
+ * and `observe()` pack fresh arrays; `gather()` copies entry by entry; page key bounds are
+ * recomputed from the entries on every call (nothing maintained); the query window is a list of copies; attention for
  * observations and accumulation is computed here ({@link causalAttention}). It keeps no
- * visibility trace (the contract has no replay masks) and ignores `options.trace`.
+ * visibility trace (the contract has no replay masks) and ignores `options.trace`, so it truncates
+ * whenever it does not track attention.
  */
 export class UnpagedCache implements KVCacheStore {
   readonly geometry: CacheGeometry;
@@ -252,6 +256,69 @@ export class UnpagedCache implements KVCacheStore {
     };
   }
 
+  gather(
+    layer: number,
+    head: number,
+    ranges: Int32Array,
+    target: GatherTarget,
+    offset: number,
+  ): number {
+    const entries = this.headEntries(layer, head);
+    if (!(ranges instanceof Int32Array))
+      throw new LetheError('E_DTYPE', 'not Int32Array', 'ranges');
+    if (ranges.length % 2 !== 0) throw new LetheError('E_SHAPE', 'odd length', 'ranges');
+    if (!(Number.isInteger(offset) && offset >= 0)) {
+      throw new LetheError('E_ARG', 'must be a non-negative integer', 'offset');
+    }
+    const picked: Entry[] = [];
+    let previous = 0;
+    for (let r = 0; r < ranges.length; r += 2) {
+      const [start, end] = [ranges[r]!, ranges[r + 1]!];
+      if (start < previous || end < start || end > entries.length) {
+        throw new LetheError('E_ARG', 'ranges must be sorted, disjoint, in the live set', 'ranges');
+      }
+      picked.push(...entries.slice(start, end));
+      previous = end;
+    }
+    const { headDim } = this.geometry;
+    const room = (array: Float32Array | undefined, width: number, name: string) => {
+      if (array === undefined) return;
+      if (!(array instanceof Float32Array))
+        throw new LetheError('E_DTYPE', 'not Float32Array', name);
+      if (array.length < (offset + picked.length) * width)
+        throw new LetheError('E_SHAPE', 'short', name);
+    };
+    room(target.keys, headDim, 'target.keys');
+    room(target.values, headDim, 'target.values');
+    room(target.gates, 1, 'target.gates');
+    if (target.values !== undefined && !this.storeValues)
+      throw new LetheError('E_STATE', 'values not stored', 'target.values');
+    if (target.gates !== undefined && !this.storeGates)
+      throw new LetheError('E_STATE', 'gates not stored', 'target.gates');
+    picked.forEach((entry, j) => {
+      target.keys.set(entry.key, (offset + j) * headDim);
+      target.values?.set(entry.value!, (offset + j) * headDim);
+      if (target.gates) target.gates[offset + j] = entry.gate;
+    });
+    return picked.length;
+  }
+
+  pageKeyBounds(layer: number, head: number): PageKeyBounds {
+    const entries = this.headEntries(layer, head);
+    const { headDim, pageSize } = this.geometry;
+    const pages = Math.ceil(entries.length / pageSize);
+    const min = new Float32Array(pages * headDim);
+    const max = new Float32Array(pages * headDim);
+    for (let p = 0; p < pages; p++) {
+      const page = entries.slice(p * pageSize, (p + 1) * pageSize);
+      for (let c = 0; c < headDim; c++) {
+        min[p * headDim + c] = Math.min(...page.map((entry) => entry.key[c]!));
+        max[p * headDim + c] = Math.max(...page.map((entry) => entry.key[c]!));
+      }
+    }
+    return { pages, min, max };
+  }
+
   observe(layer: number, needs: ObservationNeeds, hidden?: Float32Array): LayerObservation {
     const state = this.layer(layer);
     if (typeof needs !== 'object' || needs === null) {
@@ -315,6 +382,7 @@ export class UnpagedCache implements KVCacheStore {
             attentionCounts: perEntry((entry) => entry.seenBy),
           }
         : {}),
+      ...(needs.pageKeyBounds ? { pageKeyBounds: this.observedBounds(layer, maxLive) } : {}),
       ...(hidden !== undefined ? { hidden } : {}),
     };
   }
@@ -344,6 +412,36 @@ export class UnpagedCache implements KVCacheStore {
       entries.filter((entry, i) => masks[h]![i] || this.isAnchor(entry, length)),
     );
     this.evictionRounds[layer]! += 1;
+  }
+
+  truncate(length: number): void {
+    if (this.trackAttention) {
+      throw new LetheError('E_STATE', 'attention sums include the forgotten queries', 'truncate');
+    }
+    const shortest = Math.min(...this.layers.map((state) => state.appended.length));
+    if (!(Number.isInteger(length) && length >= 0 && length <= shortest)) {
+      throw new LetheError('E_ARG', `must be an integer in [0, ${shortest}]`, 'length');
+    }
+    const needed = Math.min(this.anchors.window, length);
+    for (const state of this.layers) {
+      const window = (entries: Entry[]) =>
+        entries.filter(
+          (entry) => entry.appendIndex >= length - needed && entry.appendIndex < length,
+        );
+      if (state.heads.some((entries) => window(entries).length !== needed)) {
+        throw new LetheError('E_STATE', 'a recent-window anchor would be evicted', 'truncate');
+      }
+    }
+    for (const state of this.layers) {
+      if (length === state.appended.length) continue;
+      const cut = state.appended[length]!;
+      state.heads = state.heads.map((entries) =>
+        entries.filter((entry) => entry.appendIndex < length),
+      );
+      state.appended.length = length;
+      state.recent = state.recent.filter((query) => query.position < cut);
+      state.lastQueryPosition = Math.min(state.lastQueryPosition, state.appended.at(-1) ?? -1);
+    }
   }
 
   stats(): CacheStats {
@@ -383,6 +481,28 @@ export class UnpagedCache implements KVCacheStore {
       throw new LetheError('E_ARG', `must be an integer in [0, ${this.geometry.layers})`, 'layer');
     }
     return this.layers[layer]!;
+  }
+
+  private headEntries(layer: number, head: number): Entry[] {
+    const { heads } = this.layer(layer);
+    if (!(Number.isInteger(head) && head >= 0 && head < heads.length)) {
+      throw new LetheError('E_ARG', `must be an integer in [0, ${heads.length})`, 'head');
+    }
+    return heads[head]!;
+  }
+
+  /** Every head's page bounds, `[kvHeads, maxPages, headDim]`, zero padding. */
+  private observedBounds(layer: number, maxLive: number) {
+    const { kvHeads, headDim, pageSize } = this.geometry;
+    const maxPages = Math.ceil(maxLive / pageSize);
+    const min = new Float32Array(kvHeads * maxPages * headDim);
+    const max = new Float32Array(kvHeads * maxPages * headDim);
+    for (let h = 0; h < kvHeads; h++) {
+      const bounds = this.pageKeyBounds(layer, h);
+      min.set(bounds.min, h * maxPages * headDim);
+      max.set(bounds.max, h * maxPages * headDim);
+    }
+    return { pageSize, maxPages, min, max };
   }
 
   private liveOfLayer(layer: number): number {

@@ -1,0 +1,218 @@
+// Is reading a quarter of the cache as cheap as holding a quarter? Decode throughput at 2,048- and
+// 8,192-token contexts: the full cache, StreamingLLM evicting to 25%, and Quest reading 25% —
+// SOL's token keep rate κ = 0.25 (`LayerControls.tokenKeep`) and the `QuestSelector` with a
+// 25% token budget — and the share of StreamingLLM's speed-up each Quest gains. A fifth run
+// reads as many pages as κ = 0.25, drawn at random every step (`readPages`, no scoring): what a
+// gathered read of a changing quarter of the full cache costs without Quest's page scoring, to
+// tell the two apart. Every figure is measured in this one run, the runs interleaved and
+// repeated (medians).
+//
+//   pnpm --filter @lethe/model bench
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import {
+  DEFAULT_READ_ANCHORS,
+  type EvictionPolicy,
+  KVCache,
+  type LayerControls,
+  type ReadSelector,
+  tokenKeepPageCount,
+} from '@lethe/kv-cache';
+import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { initBackend, Rng } from '@lethe/tensor';
+import { type BatchControls, DecoderModel, defaultConfig } from '../src/index';
+
+/** Contexts, and the decode steps timed per run at each (fewer where a step is slower). */
+const CONTEXTS: readonly (readonly [context: number, steps: number])[] = [
+  [2048, 256],
+  [8192, 128],
+];
+const REPEATS = 9;
+const PAGE = 16;
+const KEEP = 0.25;
+const PREFILL_CHUNK = 512;
+
+// The quickstart's model shape (2 layers, hidden 64, 4 query / 2 KV heads of 16). Weights do not
+// affect speed. At 8,192 tokens attention over the cache is most of a decode step, at 2,048
+// about half (the rest is tfjs's fixed cost per op).
+const config = defaultConfig({
+  model_type: 'llama',
+  vocab_size: 32,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 16384,
+  tie_word_embeddings: true,
+});
+const LAYERS = config.num_hidden_layers;
+const KV_HEADS = config.num_key_value_heads;
+
+// A full garbage collection before each timed run, so that no run pays for the copies of the
+// cache the runs before it dropped.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** How one run decodes. */
+interface Run {
+  readonly name: string;
+  readonly eviction?: EvictionPolicy;
+  /** Controls of decode step `s`. */
+  readonly controls?: (step: number) => BatchControls;
+  readonly readSelector?: ReadSelector;
+}
+
+/** What one timed run measured. */
+interface Timing {
+  readonly tokensPerSecond: number;
+  readonly readFraction: number;
+}
+
+/** Decodes `steps` tokens from a copy of `base` as `GenerationSession` would, timed. */
+function timeRun(model: DecoderModel, base: KVCache, run: Run, steps: number, rng: Rng): Timing {
+  const cache = base.clone();
+  const state = run.eviction?.createState?.();
+  const since = new Int32Array(LAYERS);
+  const evict = () => {
+    const policy = run.eviction;
+    if (!policy) return;
+    for (let layer = 0; layer < LAYERS; layer++) {
+      since[layer]! += 1;
+      const context = {
+        layer,
+        step: cache.length(layer),
+        liveCounts: cache.liveCounts(layer),
+        sinceLastRound: since[layer]!,
+      };
+      if (!policy.shouldEvict(context, state)) continue;
+      cache.keep(layer, policy.select(cache.observe(layer, policy.needs), rng, state));
+      since[layer] = 0;
+    }
+  };
+  evict(); // StreamingLLM: from the full prefix down to its budget, before the clock starts
+  const controls = Array.from({ length: steps }, (_, s) => run.controls?.(s));
+  const options = run.readSelector ? { readSelector: run.readSelector } : {};
+  collectGarbage();
+  let read = 0;
+  let live = 0;
+  const start = performance.now();
+  for (let s = 0; s < steps; s++) {
+    const token = Int32Array.of((5 * s + 3) % config.vocab_size);
+    const out = model.decodeStep([cache], token, controls[s], options);
+    out.logits.dataSync();
+    out.logits.dispose();
+    out.hidden.dataSync();
+    out.hidden.dispose();
+    for (const n of out.reads.entries) read += n;
+    for (const n of out.reads.live) live += n;
+    evict();
+  }
+  const seconds = (performance.now() - start) / 1000;
+  return { tokensPerSecond: steps / seconds, readFraction: read / live };
+}
+
+/**
+ * Per step, in every layer and KV head, the read anchors' pages plus as many other pages as a
+ * κ read chooses, drawn at random (a fixed draw per run, so every repeat reads the same).
+ */
+function randomPages(context: number, steps: number, rng: Rng): (step: number) => BatchControls {
+  const perStep = Array.from({ length: steps }, (_, s) => {
+    const live = context + s;
+    const pages = Math.ceil(live / PAGE);
+    const count = tokenKeepPageCount(KEEP, live, DEFAULT_READ_ANCHORS, PAGE);
+    const layer = (): LayerControls => ({
+      readPages: Array.from({ length: KV_HEADS }, () => {
+        const u = rng.uniform(pages - 2);
+        const order = Array.from({ length: pages - 2 }, (_, p) => p + 1).sort(
+          (a, b) => u[a - 1]! - u[b - 1]!,
+        );
+        return Int32Array.from([0, ...order.slice(0, count), pages - 1]).sort();
+      }),
+    });
+    return [Array.from({ length: LAYERS }, layer)];
+  });
+  return (step) => perStep[step]!;
+}
+
+function percent(x: number): string {
+  return `${(100 * x).toFixed(0)}%`;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
+  const model = DecoderModel.random(config, 1);
+  console.log(
+    `backend ${backend}; decode steps timed after a prefilled context (${CONTEXTS.map(([c, s]) => `${s} at ${c}`).join(', ')}), median of ${REPEATS} interleaved repeats; pages of ${PAGE}`,
+  );
+  console.log(
+    "| context | run | decode tok/s | vs full | read / live | share of StreamingLLM's speed-up (range over repeats) |",
+  );
+  console.log('|--:|---|--:|--:|--:|--:|');
+  for (const [context, steps] of CONTEXTS) {
+    const budget = context * KEEP;
+    const streaming = new StreamingLLMPolicy({
+      budget: { capacity: budget },
+      trigger: { whenLiveExceeds: budget, slack: 32 },
+    });
+    const base = new KVCache({
+      geometry: { layers: LAYERS, kvHeads: KV_HEADS, headDim: config.head_dim, pageSize: PAGE },
+      queryHeads: config.num_attention_heads,
+      anchors: streaming.anchors,
+    });
+    const rng = new Rng(context);
+    const tokens = Int32Array.from(rng.uniform(context), (u) => Math.floor(u * config.vocab_size));
+    for (let at = 0; at < context; at += PREFILL_CHUNK) {
+      const out = model.prefill([base], [tokens.subarray(at, at + PREFILL_CHUNK)]);
+      out.logits.dispose();
+      out.hidden.dispose();
+    }
+    const keep: BatchControls = [Array.from({ length: LAYERS }, () => ({ tokenKeep: KEEP }))];
+    const runs: Run[] = [
+      { name: 'full cache' },
+      { name: 'StreamingLLM 25%', eviction: streaming },
+      { name: 'Quest κ = 0.25 (`tokenKeep`)', controls: () => keep },
+      {
+        name: 'Quest `QuestSelector` 25%',
+        readSelector: new QuestSelector({ tokenBudget: budget, pageSize: PAGE, denseLayers: 0 }),
+      },
+      {
+        name: 'random pages, as many (`readPages`)',
+        controls: randomPages(context, steps, rng),
+      },
+    ];
+    timeRun(model, base, runs[0]!, steps, rng); // warm-up
+    const samples = runs.map(() => [] as Timing[]);
+    for (let r = 0; r < REPEATS; r++) {
+      runs.forEach((run, i) => {
+        samples[i]!.push(timeRun(model, base, run, steps, rng));
+      });
+    }
+    const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
+    const gainOf = (rate: number, full: number) => rate / full - 1;
+    runs.forEach((run, i) => {
+      const rate = rates[i]!;
+      // the share from the medians, and its range over the repeats (each from its own runs)
+      const shares = samples[0]!.map(
+        (full, r) =>
+          gainOf(samples[i]![r]!.tokensPerSecond, full.tokensPerSecond) /
+          gainOf(samples[1]![r]!.tokensPerSecond, full.tokensPerSecond),
+      );
+      const share = gainOf(rate, rates[0]!) / gainOf(rates[1]!, rates[0]!);
+      const shown =
+        i >= 2
+          ? `${percent(share)} (${percent(Math.min(...shares))}–${percent(Math.max(...shares))})`
+          : '';
+      console.log(
+        `| ${context.toLocaleString('en')} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${samples[i]![0]!.readFraction.toFixed(3)} | ${shown} |`,
+      );
+    });
+  }
+}
+
+await main();

@@ -1,0 +1,76 @@
+/**
+ * `@lethe/policies-sol`: Self-Optimizing Language Models (SOL) — per decode step, a small
+ * controller picks the compute of a frozen LM from a discrete action set (attention keep rate κ,
+ * MLP input-channel keep rate ρ, activation bits q), steered toward requested per-axis budgets.
+ * The controller ({@link SolController}) runs on plain typed arrays; its differentiable twin for
+ * training is in `@lethe/policies-sol/train`.
+ *
+ * @packageDocumentation
+ */
+export {
+  ACTION_PRESETS,
+  type ActionPreset,
+  presetLevels,
+} from './actions/action-presets';
+export {
+  type ActionLevels,
+  ActionSet,
+  AXES,
+  type AxisUsage,
+  FULL_PRECISION_BITS,
+  type SolAction,
+} from './actions/action-set';
+export { netKeepRate } from './actions/net-keep';
+export {
+  budgetPenalty,
+  DEFAULT_PENALTY_WEIGHTS,
+  DEFAULT_TOLERANCE,
+  hingePenalty,
+} from './budget/budget-penalty';
+export { type BudgetTargets, targetVector } from './budget/budget-targets';
+export { BUDGET_FEATURES, EpisodeBudget } from './budget/episode-budget';
+export {
+  DEFAULT_SAMPLING_TEMPERATURE,
+  greedyAction,
+  sampleAction,
+} from './controller/action-choice';
+export {
+  checkControllerConfig,
+  controllerConfig,
+  DEFAULT_CONTROLLER_OPTIONS,
+  type SolControllerConfig,
+  type SolControllerOptions,
+} from './controller/controller-config';
+export { NO_PREVIOUS_ACTION } from './controller/controller-constants';
+export { ControllerEpisode } from './controller/controller-episode';
+export {
+  CONTROLLER_FILE_FORMAT,
+  CONTROLLER_FILE_VERSION,
+  type ControllerFileConfig,
+  checkControllerInputSize,
+  decodeController,
+  type EncodedController,
+  encodeController,
+} from './controller/controller-file';
+export {
+  CONTROLLER_TENSOR_NAMES,
+  type ControllerInitOptions,
+  type ControllerTensorName,
+  type ControllerTensors,
+  checkControllerParameters,
+  controllerParameterCount,
+  controllerTensorShapes,
+  initControllerParameters,
+  type SolControllerParameters,
+} from './controller/controller-parameters';
+export {
+  type ControllerStepInput,
+  type ControllerStepOutput,
+  SolController,
+} from './controller/sol-controller';
+export {
+  SolPolicy,
+  type SolPolicyOptions,
+  type SolSampling,
+  type SolSequenceState,
+} from './policy/sol-policy';
