@@ -95,7 +95,11 @@ export class HeadStore {
 
   /** The channel-wise key bounds of every page, `[pages, headDim]` views (valid until the next change). */
   pageKeyBounds(): PageKeyBounds {
-    return this.bounds.view();
+    const { pageSize } = this.layout;
+    return this.bounds.view({
+      keysOf: (p) => this.pages[p]!.keys,
+      entriesOf: (p) => Math.min(pageSize, this.count - p * pageSize),
+    });
   }
 
   /**
@@ -228,12 +232,7 @@ export class HeadStore {
     }
     this.count = kept;
     this.pages.length = Math.ceil(kept / pageSize);
-    this.bounds.rebuild(
-      this.pages.length,
-      Math.floor(firstDropped / pageSize),
-      (p) => this.pages[p].keys,
-      (p) => Math.min(pageSize, kept - p * pageSize),
-    );
+    this.bounds.invalidate(this.pages.length, Math.floor(firstDropped / pageSize));
   }
 
   /**
@@ -247,12 +246,7 @@ export class HeadStore {
     if (kept === this.count) return;
     this.count = kept;
     this.pages.length = Math.ceil(kept / pageSize);
-    this.bounds.rebuild(
-      this.pages.length,
-      Math.floor(kept / pageSize),
-      (p) => this.pages[p].keys,
-      (p) => Math.min(pageSize, kept - p * pageSize),
-    );
+    this.bounds.invalidate(this.pages.length, Math.floor(kept / pageSize));
   }
 
   /** Every field of the live entries as dense arrays. */
