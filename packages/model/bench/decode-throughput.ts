@@ -8,26 +8,15 @@
 import type { EvictionPolicy, ReadSelector } from '@lethe/kv-cache';
 import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { initBackend } from '@lethe/tensor';
-import { DecoderModel, defaultConfig, generate } from '../src/index';
+import { DecoderModel, generate } from '../src/index';
+import { quickstartShape } from './quickstart-shape';
 
 const SEQUENCE = 2048;
 const BUDGET = SEQUENCE / 4;
 const GROUP = 16;
 const GROUP_TOKENS = 128;
 
-// The quickstart's tiny model shape (weights do not affect speed): 2 layers, hidden 64,
-// 4 query / 2 KV heads.
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 32,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 4096,
-  tie_word_embeddings: true,
-});
+const config = quickstartShape(4096);
 
 async function main(): Promise<void> {
   const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');

@@ -20,7 +20,8 @@ import {
 } from '@lethe/kv-cache';
 import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { initBackend, Rng } from '@lethe/tensor';
-import { type BatchControls, DecoderModel, defaultConfig } from '../src/index';
+import { type BatchControls, DecoderModel } from '../src/index';
+import { quickstartShape } from './quickstart-shape';
 
 /** Contexts, and the decode steps timed per run at each (fewer where a step is slower). */
 const CONTEXTS: readonly (readonly [context: number, steps: number])[] = [
@@ -32,20 +33,9 @@ const PAGE = 16;
 const KEEP = 0.25;
 const PREFILL_CHUNK = 512;
 
-// The quickstart's model shape (2 layers, hidden 64, 4 query / 2 KV heads of 16). Weights do not
-// affect speed. At 8,192 tokens attention over the cache is most of a decode step, at 2,048
-// about half (the rest is tfjs's fixed cost per op).
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 32,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 16384,
-  tie_word_embeddings: true,
-});
+// The quickstart's model shape. At 8,192 tokens attention over the cache is most of a decode
+// step, at 2,048 about half (the rest is tfjs's fixed cost per op).
+const config = quickstartShape(16384);
 const LAYERS = config.num_hidden_layers;
 const KV_HEADS = config.num_key_value_heads;
 

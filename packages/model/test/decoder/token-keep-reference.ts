@@ -1,4 +1,5 @@
 import type { LayerView } from '@lethe/kv-cache';
+import { pageBoundByDefinition } from './quest-reference';
 
 /** The always-read entries of a κ read: first `sinks`, last `window` live entries per head. */
 export interface ReferenceAnchors {
@@ -27,8 +28,7 @@ export function tokenKeepByDefinition(
   anchors: ReferenceAnchors,
   pageSize: number,
 ): number[][] {
-  const { kvHeads, headDim, maxLive, liveCounts, keys } = view;
-  const group = query.length / headDim / kvHeads;
+  const { kvHeads, liveCounts } = view;
   return Array.from({ length: kvHeads }, (_, h) => {
     const live = liveCounts[h]!;
     const all = Array.from({ length: live }, (_, i) => i);
@@ -42,25 +42,8 @@ export function tokenKeepByDefinition(
       if (holdsMiddle) candidates.push(p);
     }
     if (keepRate >= 1 || n >= candidates.length) return all;
-    const score = (p: number): number => {
-      let best = Number.NEGATIVE_INFINITY;
-      for (let a = h * group; a < (h + 1) * group; a++) {
-        let sum = 0;
-        for (let c = 0; c < headDim; c++) {
-          let hi = Number.NEGATIVE_INFINITY;
-          let lo = Number.POSITIVE_INFINITY;
-          for (let i = p * pageSize; i < Math.min(live, (p + 1) * pageSize); i++) {
-            const k = keys[(h * maxLive + i) * headDim + c]!;
-            hi = Math.max(hi, k);
-            lo = Math.min(lo, k);
-          }
-          const q = query[a * headDim + c]!;
-          sum += Math.max(q * hi, q * lo);
-        }
-        best = Math.max(best, sum);
-      }
-      return Math.fround(best);
-    };
+    const score = (p: number): number =>
+      Math.fround(pageBoundByDefinition(view, query, h, p, pageSize));
     const ranked = candidates
       .map((p) => ({ p, score: score(p) }))
       .sort((x, y) => y.score - x.score || x.p - y.p);
