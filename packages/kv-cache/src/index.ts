@@ -24,6 +24,7 @@ export { checkObservation } from './policy/check-observation';
 export type {
   ComputeNeeds,
   ComputePolicy,
+  ControlledAxes,
   LayerControls,
   StepObservation,
 } from './policy/compute-policy';
@@ -36,8 +37,11 @@ export {
   type ObservedPageBounds,
 } from './policy/observation';
 export {
+  budgetForm,
+  isComputeBudget,
   isRateBudget,
   requireCapacityBudget,
+  validateComputeTargets,
   validatePolicyBudget,
 } from './policy/policy-budget';
 export {
@@ -63,19 +67,23 @@ export {
   type PrepareRequest,
 } from './policy/policy-registry';
 export type { PromptConditioning } from './policy/prompt-conditioning';
-export type {
-  AnyPolicyProvider,
-  CapacityBudget,
-  LearnedParameters,
-  PolicyBudget,
-  PolicyBuildRequest,
-  PolicyContext,
-  PolicyModelShape,
-  PolicyOptionsSchema,
-  PolicyProvider,
-  PolicySet,
-  ProviderOptions,
-  RateBudget,
+export {
+  type AnyPolicyProvider,
+  type BudgetForm,
+  type CapacityBudget,
+  type ComputeBudget,
+  type ComputeTargets,
+  type LearnedParameters,
+  MEMORY_BUDGET_FORMS,
+  type PolicyBudget,
+  type PolicyBuildRequest,
+  type PolicyContext,
+  type PolicyModelShape,
+  type PolicyOptionsSchema,
+  type PolicyProvider,
+  type PolicySet,
+  type ProviderOptions,
+  type RateBudget,
 } from './policy/provider';
 export type { RandomSource } from './policy/random-source';
 export type { ReadSelector } from './policy/read-selector';

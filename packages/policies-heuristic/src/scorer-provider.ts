@@ -6,6 +6,7 @@ import {
   isRateBudget,
   type PolicyBudget,
   type PolicyProvider,
+  requireCapacityBudget,
   type ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
@@ -122,6 +123,7 @@ export function requestedAnchors(options: SharedScorerOptions): Anchors | undefi
 function budgetedOptions(
   budget: PolicyBudget,
   shared: SharedScorerOptions,
+  provider: string,
 ): Pick<ScorerPolicyOptions, 'budget' | 'trigger'> & { round: RoundShape } {
   if (isRateBudget(budget)) {
     const conflicting =
@@ -139,12 +141,13 @@ function budgetedOptions(
       round: { every: budget.every },
     };
   }
-  const kept = entriesAfterRound(budget);
+  const { capacity } = requireCapacityBudget(budget, provider);
+  const kept = entriesAfterRound({ capacity });
   return {
     budget: { capacity: kept },
     trigger:
       shared.cadence === undefined
-        ? { whenLiveExceeds: kept, slack: Math.ceil(shared.slackFraction * budget.capacity) }
+        ? { whenLiveExceeds: kept, slack: Math.ceil(shared.slackFraction * capacity) }
         : { every: shared.cadence },
     round: { kept },
   };
@@ -169,7 +172,7 @@ export function scorerProvider<E extends v.ObjectEntries>(
     options,
     build({ budget, options: given }) {
       const shared = given as SharedScorerOptions;
-      const { round, ...budgeted } = budgetedOptions(budget, shared);
+      const { round, ...budgeted } = budgetedOptions(budget, shared, spec.name);
       const anchors = requestedAnchors(shared);
       const policyOptions: ScorerPolicyOptions = {
         ...budgeted,

@@ -1,5 +1,10 @@
 import { LetheError } from '@lethe/core';
-import { entriesAfterRound, isRateBudget, type PolicyProvider } from '@lethe/kv-cache';
+import {
+  entriesAfterRound,
+  isRateBudget,
+  type PolicyProvider,
+  requireCapacityBudget,
+} from '@lethe/kv-cache';
 import * as v from 'valibot';
 import { withEvictionRateTag } from './interoception';
 import { DEFAULT_NGC_LOGITS } from './logits';
@@ -79,9 +84,10 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
           'options.interoception',
         );
       }
+      const { capacity } = requireCapacityBudget(budget, 'ngc');
       const schedule = {
-        capacity: entriesAfterRound(budget),
-        slack: Math.ceil(options.slackFraction * budget.capacity),
+        capacity: entriesAfterRound({ capacity }),
+        slack: Math.ceil(options.slackFraction * capacity),
       };
       return { eviction: new NgcPolicy({ ...schedule, ...shape }) };
     }

@@ -7,6 +7,8 @@
  *
  * @packageDocumentation
  */
+
+export { actionControls, actionControlTable } from './actions/action-controls';
 export {
   ACTION_PRESETS,
   type ActionPreset,
@@ -69,8 +71,22 @@ export {
   SolController,
 } from './controller/sol-controller';
 export {
+  decodeSolPolicy,
+  encodeSolPolicy,
+  SOL_TENSORS_FILE,
+  type SolBaseModel,
+  type SolManifestParameters,
+  type SolTrained,
+} from './policy/sol-directory';
+export {
   SolPolicy,
   type SolPolicyOptions,
   type SolSampling,
   type SolSequenceState,
 } from './policy/sol-policy';
+export {
+  SOL_DEFAULT_ALWAYS_DENSE,
+  SOL_DEFAULT_HORIZON,
+  type SolLoaded,
+  solProvider,
+} from './policy/sol-provider';

@@ -40,6 +40,18 @@ describe('SolPolicy', () => {
     const mirror = new SolController(params);
     expect(policy.horizon).toBe(4);
     expect(policy.refreshEvery).toBe(4);
+    expect(policy.axes).toEqual({ tokenKeep: true, mlpInputKeep: true, activationBits: true });
+    const tokenOnly = new ActionSet({
+      tokenKeep: [0.1, 1],
+      mlpInputKeep: [1],
+      activationBits: [16],
+    });
+    const controller = new SolController(randomParameters({ ...SMALL, actions: 2 }, 3));
+    expect(new SolPolicy({ controller, actions: tokenOnly, targets }).axes).toEqual({
+      tokenKeep: true,
+      mlpInputKeep: false,
+      activationBits: false,
+    });
     expect(policy.needs.embedding).toBe(true);
     const state = policy.createState();
     const rng = new Rng(0);

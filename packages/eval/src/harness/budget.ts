@@ -1,4 +1,4 @@
-import { type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
+import { type BudgetForm, type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
 import { assertInteger, LetheError } from '@lethe/tensor';
 
 /**
@@ -68,18 +68,27 @@ export function fullPeakPerHead(peakTotal: number, heads: number): number {
 }
 
 /**
- * The policy budget of a sequence under a sweep's budget rule: with `rateEvery` null, the
- * capacity `capacityFor(budget, fullPeak)` (a ceiling); else the rate schedule "every
- * `rateEvery` tokens keep `⌈budget · live⌉` entries per KV head" (`RateBudget`, the NGC paper's
- * protocol), which does not depend on the full peak.
+ * The policy budget of a sequence under a sweep's budget rule. For a compute policy (`forms`
+ * holds only `compute`), the budget fraction `b` is the requested net keep-rate: every axis's
+ * target is `b` (`{ targets: { tokenKeep: b, mlpInputKeep: b, precision: b } }`), so the mean
+ * over whichever axes the policy controls is `b`. Otherwise, with `rateEvery` null, the capacity
+ * `capacityFor(budget, fullPeak)` (a ceiling); else the rate schedule "every `rateEvery` tokens
+ * keep `⌈budget · live⌉` entries per KV head" (`RateBudget`, the NGC paper's protocol), which
+ * does not depend on the full peak.
  *
+ * @param forms the budget forms the cell's policy takes (`PreparedPolicy.budgetForms`).
  * @throws LetheError as `capacityFor`.
  */
 export function sequenceBudget(
   budget: number,
   fullPeak: number,
   rateEvery: number | null,
+  forms: readonly BudgetForm[] = ['capacity', 'rate'],
 ): PolicyBudget {
+  if (forms.length === 1 && forms[0] === 'compute') {
+    const b = validateBudgetFraction(budget, 'budget');
+    return { targets: { tokenKeep: b, mlpInputKeep: b, precision: b } };
+  }
   if (rateEvery !== null)
     return { keepRatio: validateBudgetFraction(budget, 'budget'), every: rateEvery };
   return { capacity: capacityFor(budget, fullPeak) };

@@ -1,3 +1,5 @@
+import type { ControlledAxes } from '@lethe/kv-cache';
+import type { ComputeUsage } from '@lethe/model';
 import {
   aggregate,
   keepFractions,
@@ -56,6 +58,32 @@ export function cacheMetrics(
     ),
     realisedBudget: realised,
   };
+}
+
+/**
+ * SOL's net keep-rate of sequences run under a compute policy that declares the knobs it sets:
+ * per sequence, the mean of the realised averages of those axes (`κ̄`, `ρ̄`, `η̄ = q̄ / 16`, as the
+ * runtime's `ComputeUsage` records them), aggregated over sequences; undefined when it declares
+ * none (the attention reads then tell the net keep-rate, see {@link cacheMetrics}).
+ *
+ * @throws LetheError as `netKeepRate` for a realised average outside [0, 1].
+ */
+export function computeNetKeepRate(
+  usages: readonly ComputeUsage[],
+  axes: ControlledAxes | undefined,
+): Aggregate | undefined {
+  if (axes === undefined || !(axes.tokenKeep || axes.mlpInputKeep || axes.activationBits)) {
+    return undefined;
+  }
+  return aggregate(
+    usages.map((usage) =>
+      netKeepRate({
+        ...(axes.tokenKeep ? { attention: usage.tokenKeep } : {}),
+        ...(axes.mlpInputKeep ? { mlp: usage.mlpInputKeep } : {}),
+        ...(axes.activationBits ? { precision: usage.precision } : {}),
+      }),
+    ),
+  );
 }
 
 /**

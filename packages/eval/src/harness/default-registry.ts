@@ -3,12 +3,13 @@ import { gsaProvider } from '@lethe/policies-gsa';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { nammProvider } from '@lethe/policies-namm';
 import { ngcProvider } from '@lethe/policies-ngc';
+import { solProvider } from '@lethe/policies-sol';
 import { requireArray, requireObject } from './arguments';
 import type { KnownNames } from './sweep-config';
 
 /**
  * The providers of every installed Lethe policy package: the full cache, the heuristics of
- * `@lethe/policies-heuristic`, NGC, NAMM and GSA. The CLI, sweeps and the main job use this list; a new
+ * `@lethe/policies-heuristic`, NGC, NAMM, GSA and SOL (a compute policy). The CLI, sweeps and the main job use this list; a new
  * policy package joins them by adding its providers here.
  */
 export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
@@ -17,6 +18,7 @@ export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
   ngcProvider,
   nammProvider,
   gsaProvider,
+  solProvider,
 ]);
 
 /**

@@ -45,12 +45,17 @@ export async function runGenerationCell(
   let run = reference;
   let tokenizer = task.tokenizer;
   if (key.policy !== FULL_CACHE) {
-    const budgets = reference.sequences.map((s) =>
-      sequenceBudget(key.budget, fullPeakPerHead(s.peakTotal, layers * kvHeads), config.rateEvery),
-    );
     const policy = await prepareCellPolicy(key, env);
     tokenizer = policy.tokenizer ?? tokenizer;
     try {
+      const budgets = reference.sequences.map((s) =>
+        sequenceBudget(
+          key.budget,
+          fullPeakPerHead(s.peakTotal, layers * kvHeads),
+          config.rateEvery,
+          policy.prepared.budgetForms,
+        ),
+      );
       run = await runGeneration(plan, task, key.seed, env, { policy, budgets });
     } finally {
       policy.release();

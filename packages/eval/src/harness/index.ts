@@ -8,7 +8,13 @@
  * @packageDocumentation
  */
 export { planBatches } from './batching';
-export { capacityFor, fullCacheLength, fullPeakPerHead, validateBudgetFraction } from './budget';
+export {
+  capacityFor,
+  fullCacheLength,
+  fullPeakPerHead,
+  sequenceBudget,
+  validateBudgetFraction,
+} from './budget';
 export { type CacheMetrics, cacheMetrics, throughput } from './cache-metrics';
 export type { CellEnvironment } from './cell-environment';
 export {

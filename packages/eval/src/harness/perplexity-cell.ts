@@ -1,10 +1,10 @@
-import { FULL_CACHE } from '@lethe/kv-cache';
+import { type ControlledAxes, FULL_CACHE } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
 import { planBatches } from './batching';
 import { sequenceBudget } from './budget';
-import { cacheMetrics, throughput } from './cache-metrics';
+import { cacheMetrics, computeNetKeepRate, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
@@ -15,12 +15,14 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
  * Runs a language-modelling cell: documents `0 … examplesPerCell − 1` of the seed, each
  * teacher-forced under the cell's policy (see `teacherForce`), with the budget's capacity taken
  * from the document's own full-cache peak, `P = n − 1` entries per KV head (`⌈b · P⌉`; or the
- * sweep's rate schedule). Metrics:
+ * sweep's rate schedule; for a compute policy, `b` is the requested net keep-rate, see
+ * `sequenceBudget`). Metrics:
  *
  * - `perplexity`: per document exp(Σ NLL / (n − 1)), aggregated over documents;
  * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
  *   document, `(n − 1)` entries per layer and KV head (teacher forcing feeds the same tokens
- *   whatever the policy, so the reference needs no run);
+ *   whatever the policy, so the reference needs no run); under a compute policy that declares
+ *   its knobs, `netKeepRate` is SOL's, over those knobs (`computeNetKeepRate`);
  * - `tokensPerSecond`: per batch, the tokens the model ran on (`n − 1` per document, each
  *   predicting the next) per clock second of the pass (see `throughput`).
  *
@@ -53,12 +55,19 @@ export async function runPerplexityCell(
   const model = policy?.model ?? env.model;
   const scored: ScoredDocument[] = new Array(documents.length);
   const batches: { tokens: number; ms: number }[] = [];
+  let axes: ControlledAxes | undefined;
   const start = clock();
   try {
     for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
       // A teacher-forced document of n tokens peaks at n − 1 entries per KV head.
-      const budget = sequenceBudget(key.budget, lengths[batch[0]!]! - 1, config.rateEvery);
+      const budget = sequenceBudget(
+        key.budget,
+        lengths[batch[0]!]! - 1,
+        config.rateEvery,
+        policy?.prepared.budgetForms,
+      );
       const policies = policy === undefined ? {} : batchPolicies(policy, budget, batch.length);
+      axes = policies.compute?.axes;
       if (policies.prompt !== undefined) {
         throw new LetheError(
           'E_ARG',
@@ -94,7 +103,11 @@ export async function runPerplexityCell(
     peakKvReduction: cache.peakKvReduction,
     meanLive: cache.meanLive,
     peakLive: cache.peakLive,
-    netKeepRate: cache.netKeepRate,
+    netKeepRate:
+      computeNetKeepRate(
+        scored.map((d) => d.compute),
+        axes,
+      ) ?? cache.netKeepRate,
     realisedBudget: cache.realisedBudget,
     tokensPerSecond: throughput(batches),
   };

@@ -1,5 +1,5 @@
 import type { PolicySet } from '@lethe/kv-cache';
-import { type DecoderModel, GenerationSession } from '@lethe/model';
+import { type ComputeUsage, type DecoderModel, GenerationSession } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { requireArray, requireFunction, requireObject } from './arguments';
 import type { Clock } from './clock';
@@ -27,6 +27,8 @@ export interface ScoredDocument extends ReadTrace {
   readonly sumNll: number;
   /** Predicted tokens, `n − 1`. */
   readonly predicted: number;
+  /** The compute its decode steps asked for (all 1 without a compute policy). */
+  readonly compute: ComputeUsage;
 }
 
 /** Output of {@link teacherForce}. */
@@ -109,11 +111,13 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
     active = active.filter((i) => documents[i]!.length > t + 2);
   }
   const elapsedMs = clock() - start;
+  const compute = session.computeUsage;
   return {
     documents: documents.map((doc, i) => ({
       ...recorders[i]!.finish(session.caches[i]!),
       sumNll: sumNll[i]!,
       predicted: doc.length - 1,
+      compute: compute[i]!,
     })),
     predictedTokens: documents.reduce((sum, doc) => sum + doc.length - 1, 0),
     elapsedMs,

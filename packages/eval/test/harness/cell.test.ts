@@ -1,4 +1,10 @@
-import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
+import {
+  type AnyPolicyProvider,
+  type ComputePolicy,
+  fullCacheProvider,
+  isComputeBudget,
+  PolicyRegistry,
+} from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { generate } from '@lethe/model';
 import { H2OPolicy } from '@lethe/policies-heuristic';
@@ -416,5 +422,55 @@ describe('teacher-forced perplexity', () => {
     expect(evict.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);
     expect(evict.metrics.netKeepRate!.mean).toBeLessThan(1);
     expect(evict.metrics.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
+  });
+
+  it('runs a compute policy for the budget as its targets, with SOL’s net keep-rate over its knobs', async () => {
+    const asked: unknown[] = [];
+    /** Reads κ = the token target, and prunes MLP inputs by half without declaring that knob. */
+    const fixedCompute: AnyPolicyProvider = {
+      name: 'fixed-compute',
+      summary: 'a fixed κ',
+      options: fullCacheProvider.options,
+      budgetForms: ['compute'],
+      build: ({ budget }) => {
+        asked.push(budget);
+        if (!isComputeBudget(budget)) throw new Error('not a compute budget');
+        const controls = { tokenKeep: budget.targets.tokenKeep, mlpInputKeep: 0.5 };
+        const policy: ComputePolicy = {
+          name: 'fixed-compute',
+          axes: { tokenKeep: true, mlpInputKeep: false, activationBits: false },
+          controls: (observation) => Array.from(observation.livePerLayer, () => controls),
+        };
+        return { compute: policy };
+      },
+    };
+    const config = validateSweepConfig({
+      tasks: ['toy-lm'],
+      policies: ['full', 'fixed-compute'],
+      budgets: [0.25],
+      seeds: [2],
+      examplesPerCell: 4,
+      batchSize: 4,
+    });
+    const env: CellEnvironment = {
+      task: toyLmTask(),
+      model,
+      config,
+      registry: new PolicyRegistry([fullCacheProvider, fixedCompute]),
+      clock: steppingClock(),
+    };
+    const before = tf.memory().numTensors;
+    const full = await runCell({ task: 'toy-lm', policy: 'full', budget: 1, seed: 2 }, env);
+    const cell = await runCell(
+      { task: 'toy-lm', policy: 'fixed-compute', budget: 0.25, seed: 2 },
+      env,
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    expect(asked[0]).toEqual({ targets: { tokenKeep: 0.25, mlpInputKeep: 0.25, precision: 0.25 } });
+    const m = cell.metrics;
+    // Every decode step read κ = 0.25; the undeclared MLP pruning does not count.
+    expect(m.netKeepRate!.mean).toBeCloseTo(0.25, 12);
+    expect(m.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(m.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
   });
 });

@@ -10,6 +10,7 @@ import {
   reproduceCommand,
   type SweepConfig,
   seedsOf,
+  sequenceBudget,
   sweepCells,
   validateCellKey,
   validateSweepConfig,
@@ -39,6 +40,16 @@ describe('budget semantics', () => {
     expect(capacityFor(0.26, 10)).toBe(3);
     expect(capacityFor(0.001, 10)).toBe(2); // one kept entry plus the newest token
     expect(capacityFor(1, 7)).toBe(7);
+  });
+
+  it('gives a ceiling, a rate schedule, or for a compute policy every axis the fraction as its target', () => {
+    expect(sequenceBudget(0.25, 100, null)).toEqual({ capacity: 25 });
+    expect(sequenceBudget(0.25, 100, 8)).toEqual({ keepRatio: 0.25, every: 8 });
+    expect(sequenceBudget(0.3, 100, null, ['compute'])).toEqual({
+      targets: { tokenKeep: 0.3, mlpInputKeep: 0.3, precision: 0.3 },
+    });
+    expect(sequenceBudget(0.3, 100, 8, ['capacity', 'rate'])).toEqual({ keepRatio: 0.3, every: 8 });
+    expectLetheError(() => sequenceBudget(0, 100, null, ['compute']), 'E_BUDGET', 'budget');
   });
 
   it('rejects budgets outside (0, 1] with E_BUDGET naming the field', () => {

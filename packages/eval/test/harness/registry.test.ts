@@ -62,9 +62,9 @@ function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
 }
 
 describe('the default registry', () => {
-  it('holds full, every heuristic, NGC, NAMM and GSA, in that order', () => {
+  it('holds full, every heuristic, NGC, NAMM, GSA and SOL, in that order', () => {
     const registry = createDefaultRegistry();
-    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm', 'gsa']);
+    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm', 'gsa', 'sol']);
     expect(HEURISTIC_NAMES).toHaveLength(8);
     expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
     expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);
@@ -176,6 +176,28 @@ describe('the default registry', () => {
     const h2o = await createDefaultRegistry().prepare('h2o');
     expectLetheError(() => h2o.build({ capacity: 0 }, context), 'E_BUDGET', 'budget.capacity');
     expectLetheError(() => h2o.build({ capacity: 2.5 }, context), 'E_BUDGET', 'budget.capacity');
+  });
+
+  it('builds only the budget forms a provider declares', async () => {
+    const targets = { tokenKeep: 0.5, mlpInputKeep: 1, precision: 1 };
+    const h2o = await createDefaultRegistry().prepare('h2o');
+    expect(h2o.budgetForms).toEqual(['capacity', 'rate']);
+    expectLetheError(() => h2o.build({ targets }, context), 'E_BUDGET', 'budget');
+    const computeOnly: AnyPolicyProvider = {
+      ...userProvider('compute-only'),
+      budgetForms: ['compute'],
+      build: () => ({}),
+    };
+    const prepared = await createDefaultRegistry([computeOnly]).prepare('compute-only');
+    expect(prepared.build({ targets }, context)).toEqual({});
+    expectLetheError(() => prepared.build({ capacity: 8 }, context), 'E_BUDGET', 'budget');
+    for (const budgetForms of [[], ['memory'], 'compute']) {
+      expectLetheError(
+        () => createDefaultRegistry([{ ...computeOnly, budgetForms } as AnyPolicyProvider]),
+        'E_ARG',
+        `providers[${DEFAULT_PROVIDERS.length}].budgetForms`,
+      );
+    }
   });
 
   it('reaches a user provider given after the defaults, per registry', async () => {

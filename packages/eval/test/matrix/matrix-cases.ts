@@ -1,8 +1,12 @@
 import {
   type AnyPolicyProvider,
   anchoredEntryBound,
+  type BudgetForm,
+  budgetForm,
+  type ComputeTargets,
   type EvictionPolicy,
   FULL_CACHE,
+  MEMORY_BUDGET_FORMS,
   type PolicyBudget,
   type PolicyDirectory,
   type PolicyManifest,
@@ -18,6 +22,13 @@ import {
   identityNormalization,
   scorerParameterCount,
 } from '@lethe/policies-namm';
+import {
+  ACTION_PRESETS,
+  ActionSet,
+  controllerConfig,
+  encodeSolPolicy,
+  initControllerParameters,
+} from '@lethe/policies-sol';
 import { Rng } from '@lethe/tensor';
 import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
 
@@ -31,10 +42,15 @@ export interface MatrixMode {
   readonly options: Readonly<Record<string, unknown>>;
   /** A rate schedule instead of the loop's capacity (see {@link modeBudget}). */
   readonly rate?: RateBudget;
+  /** Compute targets instead of a memory budget: a compute policy's mode. */
+  readonly compute?: ComputeTargets;
   readonly slack: number;
   /** AdaKV shares a layer's budget across heads: the bound holds per layer, not per head. */
   readonly perLayerBound: boolean;
 }
+
+/** Compute targets of the compute modes: every axis below 1, so every knob is asked for. */
+const COMPUTE_TARGETS: ComputeTargets = { tokenKeep: 0.5, mlpInputKeep: 0.8, precision: 0.6 };
 
 /** Cadence of the decode-time trigger mode. */
 const CADENCE = 4;
@@ -68,10 +84,32 @@ export const MATRIX_MODES: readonly MatrixMode[] = [
     perLayerBound: false,
   },
   { name: 'defaults', options: {}, slack: 0, perLayerBound: false },
+  ...computeModes(),
 ];
+
+/**
+ * The compute-policy modes (SOL): the defaults, sampled actions, no KV refresh, short episodes
+ * (several refreshes in a run), each under {@link COMPUTE_TARGETS}.
+ */
+function computeModes(): MatrixMode[] {
+  const modes: [string, Record<string, unknown>][] = [
+    ['compute-defaults', {}],
+    ['compute-sampled', { sampling: { temperature: 1.3 } }],
+    ['compute-no-refresh', { refresh: false }],
+    ['compute-short-episodes', { horizon: 3 }],
+  ];
+  return modes.map(([name, options]) => ({
+    name,
+    options,
+    compute: COMPUTE_TARGETS,
+    slack: 0,
+    perLayerBound: false,
+  }));
+}
 
 /** The budget a loop of capacity `capacity` builds `mode`'s policies for. */
 export function modeBudget(mode: MatrixMode, capacity: number): PolicyBudget {
+  if (mode.compute !== undefined) return { targets: mode.compute };
   return mode.rate ?? { capacity };
 }
 
@@ -131,6 +169,33 @@ function gsaFixture(shape: PolicyModelShape): LearnedFixture {
 }
 
 /**
+ * A SOL controller for `shape` over the 2L action set: random weights with the policy head scaled
+ * up so that actions differ between steps (a fresh controller's policy is near uniform), a small
+ * width to keep the matrix fast.
+ */
+function solFixture(shape: PolicyModelShape): LearnedFixture {
+  const actions = new ActionSet(ACTION_PRESETS['2L']);
+  const config = controllerConfig({
+    inputSize: shape.hiddenSize,
+    actions: actions.size,
+    width: 16,
+    maxHorizon: 16,
+  });
+  const parameters = initControllerParameters(config, { seed: 4 });
+  const head = parameters.tensors['policy_head.weight'];
+  for (let i = 0; i < head.length; i++) head[i]! *= 300;
+  const encoded = encodeSolPolicy({
+    parameters,
+    actions,
+    baseModel: { hiddenSize: shape.hiddenSize, vocabSize: shape.vocabSize ?? 1 },
+  });
+  return {
+    manifest: { options: { horizon: 8 }, parameters: { ...encoded.parameters } },
+    files: { [encoded.parameters.tensors]: encoded.tensors },
+  };
+}
+
+/**
  * The trained options (and files) of each learned provider's test directory, for the model shape
  * a loop runs (a gate is sized by it). A learned provider without one fails the matrix (it must
  * not be skipped silently).
@@ -141,6 +206,7 @@ export const LEARNED_FIXTURES: Readonly<
   ngc: () => ({ manifest: { options: { blockSize: 2, window: 2 }, model: '.' } }),
   namm: () => nammFixture(),
   gsa: gsaFixture,
+  sol: solFixture,
 };
 
 /** The providers the matrix covers: every registered one but the full cache. */
@@ -148,9 +214,22 @@ export const MATRIX_PROVIDERS: readonly AnyPolicyProvider[] = DEFAULT_PROVIDERS.
   (p) => p.name !== FULL_CACHE,
 );
 
-/** Whether `provider`'s schema takes every option of `mode`. */
+/** The budget form of `mode`'s budget. */
+export function modeForm(mode: MatrixMode): BudgetForm {
+  return budgetForm(modeBudget(mode, 2));
+}
+
+/** Whether `provider` builds compute policies (its budgets are compute targets). */
+export function isComputeProvider(provider: AnyPolicyProvider): boolean {
+  return (provider.budgetForms ?? MEMORY_BUDGET_FORMS).includes('compute');
+}
+
+/** Whether `provider` takes `mode`'s budget form and its schema every option of `mode`. */
 export function accepts(provider: AnyPolicyProvider, mode: MatrixMode): boolean {
-  return Object.keys(mode.options).every((key) => key in provider.options.entries);
+  return (
+    (provider.budgetForms ?? MEMORY_BUDGET_FORMS).includes(modeForm(mode)) &&
+    Object.keys(mode.options).every((key) => key in provider.options.entries)
+  );
 }
 
 /** Every applicable (provider, mode) pair, in order. */

@@ -1,8 +1,10 @@
 import {
+  type ComputePolicy,
   type EvictionPolicy,
   type KeepDecision,
   KVCache,
   type KVCacheStore,
+  type LayerControls,
   type PolicyContext,
   type PreparedPolicy,
 } from '@lethe/kv-cache';
@@ -236,5 +238,127 @@ export async function generateLoop(
   return {
     tokens: result.tokens.map((t) => [...t]),
     positions: result.caches.map(finalPositions),
+  };
+}
+
+/** One step's controls as plain data: per layer, the knobs set (`{}` for a dense layer). */
+type PlainControls = Record<string, number>[];
+
+/** Checks one step's controls: one entry per layer, each knob in its range. */
+function expectValidControls(controls: readonly (LayerControls | undefined)[], layers: number) {
+  expect(controls.length).toBe(layers);
+  for (const layer of controls) {
+    if (layer === undefined) continue;
+    const { tokenKeep, mlpInputKeep, activationBits } = layer;
+    for (const rate of [tokenKeep, mlpInputKeep]) {
+      if (rate !== undefined) expect(rate > 0 && rate <= 1, `rate ${rate}`).toBe(true);
+    }
+    if (activationBits !== undefined) {
+      expect(Number.isInteger(activationBits) && activationBits >= 2 && activationBits <= 16).toBe(
+        true,
+      );
+    }
+  }
+}
+
+function plainControls(controls: readonly (LayerControls | undefined)[]): PlainControls {
+  return controls.map((layer) => ({ ...(layer ?? {}) }) as Record<string, number>);
+}
+
+/**
+ * The controls loop of a compute policy (its KVCache loop): the sequences run interleaved step by
+ * step — each with its own random observations (hidden state, embedding when asked for, token),
+ * random stream and policy state, all sharing one policy object — for `steps` steps from position
+ * `firstStep`; every step's controls are checked. Returns each sequence's controls, step by step.
+ */
+export function controlsLoop(
+  policy: ComputePolicy,
+  seeds: readonly number[],
+  steps: number,
+  shape: { readonly layers: number; readonly hiddenSize: number },
+  firstStep: number,
+): PlainControls[][] {
+  const runs = seeds.map((seed) => ({
+    data: new Rng(seed),
+    choices: new Rng(seed).fork('policy'),
+    state: policy.createState?.(),
+    trace: [] as PlainControls[],
+  }));
+  for (let t = 0; t < steps; t++) {
+    for (const run of runs) {
+      const observation = {
+        step: firstStep + t,
+        token: Math.floor(run.data.uniform(1)[0]! * 30),
+        hidden: run.data.normal(shape.hiddenSize),
+        ...(policy.needs?.embedding ? { embedding: run.data.normal(shape.hiddenSize) } : {}),
+        livePerLayer: new Int32Array(shape.layers).fill(2 * (firstStep + t)),
+      };
+      const controls = policy.controls(observation, run.choices, run.state);
+      expectValidControls(controls, shape.layers);
+      run.trace.push(plainControls(controls));
+    }
+  }
+  return runs.map(({ trace }) => trace);
+}
+
+/** What one `generate()` run of a compute policy produced. */
+export interface ComputeOutcome {
+  readonly tokens: number[][];
+  /** Each sequence's realised per-axis averages, `[κ̄, ρ̄, η̄]`, and the steps they cover. */
+  readonly usage: { steps: number; axes: number[] }[];
+  readonly refreshes: number[];
+}
+
+/**
+ * The `generate()` loop of a compute policy: greedy decoding of `prompts` on `model` under the
+ * compute policy built for the batch. Checks: no tensor left behind, the cache keeps every entry
+ * (a compute policy evicts nothing), the realised averages in [0, 1] over every decode step, and
+ * one KV refresh per `refreshEvery` decode steps.
+ */
+export async function computeGenerateLoop(
+  prepared: PreparedPolicy,
+  model: DecoderModel,
+  prompts: readonly Int32Array[],
+  streamIds: readonly number[],
+  mode: MatrixMode,
+): Promise<ComputeOutcome> {
+  const context = policyContextOf(model, prompts.length);
+  const { compute, eviction } = prepared.build(modeBudget(mode, 2), context);
+  if (compute === undefined) throw new Error(`${prepared.name} built no compute policy`);
+  expect(eviction).toBeUndefined();
+  const before = tf.memory().numTensors;
+  const maxNewTokens = 20;
+  const result = await generate({
+    model,
+    prompts,
+    streamIds,
+    maxNewTokens,
+    sampling: { temperature: 0 },
+    seed: 5,
+    compute,
+  });
+  expect(tf.memory().numTensors).toBe(before);
+  const { stats } = result;
+  result.caches.forEach((cache, b) => {
+    const fed = prompts[b]!.length + result.tokens[b]!.length - 1;
+    for (let layer = 0; layer < cache.geometry.layers; layer++) {
+      for (const live of cache.liveCounts(layer)) expect(live).toBe(fed);
+    }
+    const decodeSteps = result.tokens[b]!.length - 1;
+    const usage = stats.compute[b]!;
+    expect(usage.steps).toBe(decodeSteps);
+    for (const axis of [usage.tokenKeep, usage.mlpInputKeep, usage.precision]) {
+      expect(axis >= 0 && axis <= 1).toBe(true);
+    }
+    const every = compute.refreshEvery;
+    expect(stats.refreshes[b]).toBe(every === undefined ? 0 : Math.floor(decodeSteps / every));
+  });
+  return {
+    tokens: result.tokens.map((t) => [...t]),
+    usage: stats.compute.map((u) => ({
+      steps: u.steps,
+      axes: [u.tokenKeep, u.mlpInputKeep, u.precision],
+    })),
+    refreshes: [...stats.refreshes],
   };
 }

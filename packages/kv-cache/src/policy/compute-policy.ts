@@ -44,6 +44,20 @@ export interface StepObservation {
   readonly livePerLayer: Int32Array;
 }
 
+/**
+ * The knobs a compute policy sets (SOL's enabled axes): its net keep-rate averages the realised
+ * keep rates of these axes only (§5: `(κ̄ + ρ̄ + η̄) / 3` with all three, `κ̄` with token sparsity
+ * alone).
+ */
+export interface ControlledAxes {
+  /** `tokenKeep` (κ). */
+  readonly tokenKeep: boolean;
+  /** `mlpInputKeep` (ρ). */
+  readonly mlpInputKeep: boolean;
+  /** `activationBits` (q, counted as η = q / 16). */
+  readonly activationBits: boolean;
+}
+
 /** What a compute policy asks the runtime to observe for it, beyond the defaults. */
 export interface ComputeNeeds {
   /** The input embedding of the token each step feeds (one row read per step). */
@@ -63,6 +77,11 @@ export interface ComputePolicy<S = unknown> {
   readonly name: string;
   /** Extra observations (default: none). */
   readonly needs?: ComputeNeeds;
+  /**
+   * The knobs it sets, for reports of its net keep-rate; undefined: not declared (a harness
+   * then counts only what the attention read).
+   */
+  readonly axes?: ControlledAxes;
   /**
    * SOL's periodic KV refresh (§4): the episode length `T`, in decode steps. After every `T`
    * decode steps of a sequence, once that step's outputs are returned as usual, the runtime

@@ -1,30 +1,95 @@
 import { LetheError } from '@lethe/core';
-import type { CapacityBudget, PolicyBudget, RateBudget } from './provider';
+import type {
+  BudgetForm,
+  CapacityBudget,
+  ComputeBudget,
+  ComputeTargets,
+  PolicyBudget,
+  RateBudget,
+} from './provider';
 
-/** Whether `budget` is a rate schedule (else a capacity ceiling). */
+/** Whether `budget` is a rate schedule. */
 export function isRateBudget(budget: PolicyBudget): budget is RateBudget {
   return 'keepRatio' in budget;
 }
 
+/** Whether `budget` is a compute budget (per-axis targets). */
+export function isComputeBudget(budget: PolicyBudget): budget is ComputeBudget {
+  return 'targets' in budget;
+}
+
+/** The form of a budget: `compute`, `rate` or `capacity`. */
+export function budgetForm(budget: PolicyBudget): BudgetForm {
+  if (isComputeBudget(budget)) return 'compute';
+  return isRateBudget(budget) ? 'rate' : 'capacity';
+}
+
+const TARGET_AXES = ['tokenKeep', 'mlpInputKeep', 'precision'] as const;
+
+/**
+ * Checks compute targets: an object of `tokenKeep`, `mlpInputKeep` and `precision`, each a
+ * number in [0, 1], and nothing else.
+ *
+ * @throws LetheError `E_BUDGET` naming `argument` (not an object, an unknown key) or
+ *   `<argument>.<axis>`.
+ */
+export function validateComputeTargets(
+  targets: ComputeTargets,
+  argument = 'budget.targets',
+): ComputeTargets {
+  if (typeof targets !== 'object' || targets === null || Array.isArray(targets)) {
+    throw new LetheError('E_BUDGET', 'must be { tokenKeep, mlpInputKeep, precision }', argument);
+  }
+  const unknown = Object.keys(targets).find(
+    (key) => !(TARGET_AXES as readonly string[]).includes(key),
+  );
+  if (unknown !== undefined) {
+    throw new LetheError(
+      'E_BUDGET',
+      `has an unknown key "${unknown}"; valid keys: ${TARGET_AXES.join(', ')}`,
+      argument,
+    );
+  }
+  for (const axis of TARGET_AXES) {
+    const value = targets[axis];
+    if (!(typeof value === 'number' && value >= 0 && value <= 1)) {
+      throw new LetheError(
+        'E_BUDGET',
+        `must be a number in [0, 1], got ${typeof value === 'number' ? value : JSON.stringify(value)}`,
+        `${argument}.${axis}`,
+      );
+    }
+  }
+  const { tokenKeep, mlpInputKeep, precision } = targets;
+  return { tokenKeep, mlpInputKeep, precision };
+}
+
 /**
  * Checks a {@link PolicyBudget} and returns a plain copy of it: exactly one of `capacity` (an
- * integer ≥ 2) or `keepRatio` (in (0, 1]) with `every` (a positive integer).
+ * integer ≥ 2), `keepRatio` (in (0, 1]) with `every` (a positive integer), or `targets` (see
+ * {@link validateComputeTargets}).
  *
- * @throws LetheError `E_BUDGET` naming `budget`, `budget.capacity`, `budget.keepRatio` or
- *   `budget.every`.
+ * @throws LetheError `E_BUDGET` naming `budget`, `budget.capacity`, `budget.keepRatio`,
+ *   `budget.every` or `budget.targets[.<axis>]`.
  */
 export function validatePolicyBudget(budget: PolicyBudget): PolicyBudget {
   if (typeof budget !== 'object' || budget === null) {
-    throw new LetheError('E_BUDGET', 'must be { capacity } or { keepRatio, every }', 'budget');
-  }
-  const hasRate = 'keepRatio' in budget || 'every' in budget;
-  if (hasRate === 'capacity' in budget) {
     throw new LetheError(
       'E_BUDGET',
-      'must have either capacity (a ceiling) or keepRatio and every (a rate schedule)',
+      'must be { capacity }, { keepRatio, every } or { targets }',
       'budget',
     );
   }
+  const hasRate = 'keepRatio' in budget || 'every' in budget;
+  const forms = [hasRate, 'capacity' in budget, 'targets' in budget].filter(Boolean).length;
+  if (forms !== 1) {
+    throw new LetheError(
+      'E_BUDGET',
+      'must have exactly one of capacity (a ceiling), keepRatio and every (a rate schedule), or targets (compute targets)',
+      'budget',
+    );
+  }
+  if ('targets' in budget) return { targets: validateComputeTargets(budget.targets) };
   if (!hasRate) {
     const { capacity } = budget as CapacityBudget;
     if (!(Number.isInteger(capacity) && capacity >= 2)) {
@@ -53,6 +118,13 @@ export function validatePolicyBudget(budget: PolicyBudget): PolicyBudget {
  * @throws LetheError `E_BUDGET` naming `budget` for a rate schedule.
  */
 export function requireCapacityBudget(budget: PolicyBudget, provider: string): CapacityBudget {
+  if (isComputeBudget(budget)) {
+    throw new LetheError(
+      'E_BUDGET',
+      `"${provider}" supports capacity budgets only, not compute targets`,
+      'budget',
+    );
+  }
   if (isRateBudget(budget)) {
     throw new LetheError(
       'E_BUDGET',

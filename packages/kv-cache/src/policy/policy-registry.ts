@@ -1,8 +1,17 @@
 import { LetheError } from '@lethe/core';
-import { validatePolicyBudget } from './policy-budget';
+import { budgetForm, validatePolicyBudget } from './policy-budget';
 import type { PolicyDirectory } from './policy-directory';
 import { parsePolicyOptions } from './policy-options';
-import type { AnyPolicyProvider, PolicyBudget, PolicyContext, PolicySet } from './provider';
+import {
+  type AnyPolicyProvider,
+  type BudgetForm,
+  MEMORY_BUDGET_FORMS,
+  type PolicyBudget,
+  type PolicyContext,
+  type PolicySet,
+} from './provider';
+
+const BUDGET_FORMS: readonly BudgetForm[] = ['capacity', 'rate', 'compute'];
 
 /** Provider names: lower-case letters, digits, `.`, `_`, `-` (usable as CLI values and keys). */
 export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
@@ -29,10 +38,13 @@ export interface PreparedPolicy {
    * `model`), or undefined when it acts on the evaluated model.
    */
   readonly model: string | undefined;
+  /** The budget forms {@link PreparedPolicy.build} takes (the provider's `budgetForms`). */
+  readonly budgetForms: readonly BudgetForm[];
   /**
    * Builds the policies for one batch under `budget`.
    *
-   * @throws LetheError `E_BUDGET` for a malformed budget (see `validatePolicyBudget`), and the
+   * @throws LetheError `E_BUDGET` for a malformed budget (see `validatePolicyBudget`) or one of a
+   *   form the provider does not take (naming `budget`), and the
    *   provider's own errors (e.g. `E_BUDGET` when its anchors exceed the capacity, or for a
    *   budget form it does not support).
    */
@@ -61,8 +73,9 @@ export class PolicyRegistry {
 
   /**
    * @throws LetheError `E_ARG` naming `providers[i].name` for a name that does not match
-   *   {@link POLICY_NAME_PATTERN} or repeats an earlier one, or `providers[i]` for an entry
-   *   without a `build` function or an options schema.
+   *   {@link POLICY_NAME_PATTERN} or repeats an earlier one, `providers[i].budgetForms` for an
+   *   empty list or an unknown form, or `providers[i]` for an entry without a `build` function or
+   *   an options schema.
    */
   constructor(providers: readonly AnyPolicyProvider[]) {
     providers.forEach((provider, i) => {
@@ -81,6 +94,21 @@ export class PolicyRegistry {
           'E_ARG',
           `must match ${POLICY_NAME_PATTERN.source}, got ${JSON.stringify(name)}`,
           `${argument}.name`,
+        );
+      }
+      const forms = provider.budgetForms;
+      if (
+        forms !== undefined &&
+        !(
+          Array.isArray(forms) &&
+          forms.length > 0 &&
+          forms.every((form) => BUDGET_FORMS.includes(form))
+        )
+      ) {
+        throw new LetheError(
+          'E_ARG',
+          `must be a non-empty list of ${BUDGET_FORMS.join(', ')}, got ${JSON.stringify(forms)}`,
+          `${argument}.budgetForms`,
         );
       }
       if (this.providers.has(name)) {
@@ -167,13 +195,24 @@ export class PolicyRegistry {
     const parameters =
       directory === undefined ? undefined : await provider.learned!.load(directory);
     let released = false;
+    const budgetForms = Object.freeze([...(provider.budgetForms ?? MEMORY_BUDGET_FORMS)]);
     return Object.freeze({
       name,
       options,
       model: directory?.manifest.model,
+      budgetForms,
       build(budget: PolicyBudget, context: PolicyContext): PolicySet {
+        const checked = validatePolicyBudget(budget);
+        const form = budgetForm(checked);
+        if (!budgetForms.includes(form)) {
+          throw new LetheError(
+            'E_BUDGET',
+            `"${name}" takes ${budgetForms.join(' or ')} budgets, not a ${form} budget`,
+            'budget',
+          );
+        }
         return provider.build({
-          budget: validatePolicyBudget(budget),
+          budget: checked,
           options,
           context,
           parameters,

@@ -17,6 +17,11 @@ export interface PolicyModelShape {
   readonly headDim: number;
   /** Width of the final hidden state. */
   readonly hiddenSize: number;
+  /**
+   * Vocabulary size, where the runtime knows it (`@lethe/model`'s `policyContextOf` always
+   * gives it): a policy reading token embeddings (SOL) checks it was trained on this vocabulary.
+   */
+  readonly vocabSize?: number;
 }
 
 /** What a provider knows about where its policy runs. */
@@ -56,11 +61,40 @@ export interface RateBudget {
 }
 
 /**
- * The budget a policy is built for: a ceiling ({@link CapacityBudget}, what serving and the main
- * job use) or a rate schedule ({@link RateBudget}). A provider that supports only one form
- * refuses the other with `E_BUDGET`.
+ * Requested episode-average compute per axis, in the SOL paper's budget units (§4: `C_κ, C_ρ,
+ * C_η`), each in [0, 1]: what a compute policy is asked to spend, not a cap it may never exceed
+ * (it is steered toward the targets; the runtime records what it realised).
  */
-export type PolicyBudget = CapacityBudget | RateBudget;
+export interface ComputeTargets {
+  /** `C_κ`: the token-attention keep rate (the share of live entries each step reads). */
+  readonly tokenKeep: number;
+  /** `C_ρ`: the MLP input-channel keep rate. */
+  readonly mlpInputKeep: number;
+  /** `C_η`: the normalised activation precision, bits / 16. */
+  readonly precision: number;
+}
+
+/**
+ * A compute budget, for a compute policy (SOL): per-axis targets of the compute each decode step
+ * spends, per request. Memory is not bounded by it: the cache keeps every entry.
+ */
+export interface ComputeBudget {
+  readonly targets: ComputeTargets;
+}
+
+/**
+ * The budget a policy is built for: a memory ceiling ({@link CapacityBudget}, what serving and
+ * the main job use), a rate schedule ({@link RateBudget}) or compute targets
+ * ({@link ComputeBudget}). A provider declares the forms it takes
+ * ({@link PolicyProvider.budgetForms}); the registry refuses the others with `E_BUDGET`.
+ */
+export type PolicyBudget = CapacityBudget | RateBudget | ComputeBudget;
+
+/** The form of a {@link PolicyBudget}: `capacity`, `rate` or `compute`. */
+export type BudgetForm = 'capacity' | 'rate' | 'compute';
+
+/** The forms a provider takes when it does not say: the two memory budgets. */
+export const MEMORY_BUDGET_FORMS: readonly BudgetForm[] = Object.freeze(['capacity', 'rate']);
 
 /**
  * The policies a runtime runs for one provider: an eviction policy (what the cache keeps), a
@@ -144,6 +178,11 @@ export interface PolicyProvider<
   readonly options: S;
   /** Present for learned providers: how to load trained parameters. */
   readonly learned?: LearnedParameters<P>;
+  /**
+   * The budget forms {@link PolicyProvider.build} takes (default {@link MEMORY_BUDGET_FORMS}:
+   * capacity and rate); a compute policy takes `['compute']`.
+   */
+  readonly budgetForms?: readonly BudgetForm[];
   /**
    * Builds the policies for one batch.
    *

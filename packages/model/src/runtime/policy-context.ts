@@ -19,6 +19,7 @@ export function policyContextOf(model: DecoderModel, sequences: number): PolicyC
       queryHeads: config.num_attention_heads,
       headDim: model.headDim,
       hiddenSize: config.hidden_size,
+      vocabSize: config.vocab_size,
     },
     sequences,
   };

@@ -4,6 +4,7 @@ import {
   isRateBudget,
   type PolicyModelShape,
   type PolicyProvider,
+  requireCapacityBudget,
 } from '@lethe/kv-cache';
 import * as v from 'valibot';
 import type { GsaGateParameters } from '../gate/gate-parameters';
@@ -124,12 +125,13 @@ const provider: PolicyProvider<typeof GSA_OPTIONS, GsaLoaded> = {
         }),
       };
     }
-    const kept = entriesAfterRound(budget);
+    const { capacity } = requireCapacityBudget(budget, 'gsa');
+    const kept = entriesAfterRound({ capacity });
     const anchored = anchors.sinks + anchors.window;
     if (anchored > kept) {
       throw new LetheError(
         'E_BUDGET',
-        `sinks ${anchors.sinks} + window ${anchors.window} = ${anchored} entries per KV head are always kept, but budget.capacity ${budget.capacity} leaves ${kept} after a round (one slot holds the next token); lower sinks or window, or raise the budget`,
+        `sinks ${anchors.sinks} + window ${anchors.window} = ${anchored} entries per KV head are always kept, but budget.capacity ${capacity} leaves ${kept} after a round (one slot holds the next token); lower sinks or window, or raise the budget`,
         'anchors',
       );
     }

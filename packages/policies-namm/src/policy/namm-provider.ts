@@ -1,5 +1,10 @@
 import { LetheError } from '@lethe/core';
-import { entriesAfterRound, isRateBudget, type PolicyProvider } from '@lethe/kv-cache';
+import {
+  entriesAfterRound,
+  isRateBudget,
+  type PolicyProvider,
+  requireCapacityBudget,
+} from '@lethe/kv-cache';
 import * as v from 'valibot';
 import { FEATURE_SETS, type FeatureSet } from '../features/token-features';
 import { createScorer } from '../scorer/scorer';
@@ -101,7 +106,10 @@ const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
         ...shared,
         updateInterval: options.updateInterval ?? NAMM_DEFAULT_UPDATE_INTERVAL,
         equalHeads: options.equalHeads,
-        budget: { kind: 'capacity', kept: entriesAfterRound(budget) },
+        budget: {
+          kind: 'capacity',
+          kept: entriesAfterRound(requireCapacityBudget(budget, 'namm')),
+        },
       }),
     };
   },

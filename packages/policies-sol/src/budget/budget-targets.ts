@@ -1,15 +1,12 @@
 import { assertFiniteInRange, LetheError } from '@lethe/core';
+import type { ComputeTargets } from '@lethe/kv-cache';
 import type { AxisUsage } from '../actions/action-set';
 
-/** Requested episode-average usage per axis (the paper's `C_κ, C_ρ, C_η`), each in [0, 1]. */
-export interface BudgetTargets {
-  /** `C_κ`: token-attention keep rate. */
-  readonly tokenKeep: number;
-  /** `C_ρ`: MLP input-channel keep rate. */
-  readonly mlpInputKeep: number;
-  /** `C_η`: normalised precision `q / 16`. */
-  readonly precision: number;
-}
+/**
+ * Requested episode-average usage per axis (the paper's `C_κ, C_ρ, C_η`), each in [0, 1]: a
+ * compute budget's `targets` (`ComputeTargets` of `@lethe/kv-cache`).
+ */
+export type BudgetTargets = ComputeTargets;
 
 /**
  * The targets as `[C_κ, C_ρ, C_η]`, validated.

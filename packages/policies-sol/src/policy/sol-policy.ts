@@ -2,16 +2,13 @@ import { assertInteger, LetheError } from '@lethe/core';
 import type {
   ComputeNeeds,
   ComputePolicy,
+  ControlledAxes,
   LayerControls,
   RandomSource,
   StepObservation,
 } from '@lethe/kv-cache';
-import {
-  ActionSet,
-  type AxisUsage,
-  FULL_PRECISION_BITS,
-  type SolAction,
-} from '../actions/action-set';
+import { actionControlTable } from '../actions/action-controls';
+import { ActionSet, type AxisUsage } from '../actions/action-set';
 import { type BudgetTargets, targetVector } from '../budget/budget-targets';
 import { EpisodeBudget } from '../budget/episode-budget';
 import { greedyAction, sampleAction } from '../controller/action-choice';
@@ -71,6 +68,8 @@ const NEEDS: ComputeNeeds = Object.freeze({ embedding: true });
 export class SolPolicy implements ComputePolicy<SolSequenceState> {
   readonly name = 'sol';
   readonly needs = NEEDS;
+  /** The knobs its action set varies (`ActionSet.enabled`). */
+  readonly axes: ControlledAxes;
   /** Episode length `T`: decode steps between two resets of the controller. */
   readonly horizon: number;
   /** `horizon` when episodes end with a dense KV refresh (the default), else undefined. */
@@ -102,6 +101,8 @@ export class SolPolicy implements ComputePolicy<SolSequenceState> {
     }
     this.controller = controller;
     this.actions = actions;
+    const [tokenKeep, mlpInputKeep, activationBits] = actions.enabled;
+    this.axes = Object.freeze({ tokenKeep, mlpInputKeep, activationBits });
     this.targets = targetVector(options.targets);
     this.horizon = assertInteger(options.horizon ?? 16, 'horizon', 1);
     if (this.horizon > controller.config.maxHorizon) {
@@ -117,9 +118,7 @@ export class SolPolicy implements ComputePolicy<SolSequenceState> {
     }
     this.refreshEvery = (options.refresh ?? true) ? this.horizon : undefined;
     this.alwaysDense = assertInteger(options.alwaysDense ?? 6, 'alwaysDense', 0);
-    this.actionControls = Array.from({ length: actions.size }, (_, a) =>
-      controlsOf(actions.action(a)),
-    );
+    this.actionControls = actionControlTable(actions);
   }
 
   /** A fresh sequence: a new episode, no previous action. */
@@ -176,15 +175,6 @@ export class SolPolicy implements ComputePolicy<SolSequenceState> {
     state.budget = new EpisodeBudget(this.horizon, this.targets);
     state.previousAction = NO_PREVIOUS_ACTION;
   }
-}
-
-/** The layer controls of an action; undefined when every knob is dense. */
-function controlsOf(action: SolAction): LayerControls | undefined {
-  const controls: { tokenKeep?: number; mlpInputKeep?: number; activationBits?: number } = {};
-  if (action.tokenKeep < 1) controls.tokenKeep = action.tokenKeep;
-  if (action.mlpInputKeep < 1) controls.mlpInputKeep = action.mlpInputKeep;
-  if (action.activationBits < FULL_PRECISION_BITS) controls.activationBits = action.activationBits;
-  return Object.keys(controls).length === 0 ? undefined : Object.freeze(controls);
 }
 
 function checkSampling(sampling: SolSampling): SolSampling {
