@@ -23,6 +23,35 @@ export {
   type SolAction,
 } from './actions/action-set';
 export { netKeepRate } from './actions/net-keep';
+export { type BaselineOptions, BaselinePolicy } from './baselines/baseline-policy';
+export {
+  SOL_BASELINE_PROVIDERS,
+  solDacProvider,
+  solEmcProvider,
+  solFixedProvider,
+  solRandomProvider,
+  solRandomSteeredProvider,
+} from './baselines/baseline-providers';
+export { steerAction, steerLevel } from './baselines/budget-steering';
+export { cosineDrift } from './baselines/cosine-drift';
+export { DriftAwarePolicy, type DriftMemory } from './baselines/drift-aware';
+export { EntropyMatchedPolicy } from './baselines/entropy-matched';
+export {
+  type FixedScheduleOptions,
+  FixedSchedulePolicy,
+  type FixedScheduleState,
+} from './baselines/fixed-schedule';
+export { bracketLevels, LEVEL_TOLERANCE, type LevelBracket } from './baselines/level-bracket';
+export { normalisedEntropy } from './baselines/normalised-entropy';
+export { RandomSchedulePolicy } from './baselines/random-schedule';
+export { RandomSteeredPolicy } from './baselines/random-steered';
+export { SteeredEpisodeBudget } from './baselines/steered-budget';
+export {
+  type SteeredOptions,
+  SteeredPolicy,
+  type SteeredState,
+} from './baselines/steered-policy';
+export { actionAt, type UsageLevels, usageLevels } from './baselines/usage-levels';
 export {
   budgetPenalty,
   DEFAULT_PENALTY_WEIGHTS,

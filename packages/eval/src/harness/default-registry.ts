@@ -1,15 +1,20 @@
-import { type AnyPolicyProvider, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
+import {
+  type AnyPolicyProvider,
+  fullCacheProvider,
+  MEMORY_BUDGET_FORMS,
+  PolicyRegistry,
+} from '@lethe/kv-cache';
 import { gsaProvider } from '@lethe/policies-gsa';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
 import { nammProvider } from '@lethe/policies-namm';
 import { ngcProvider } from '@lethe/policies-ngc';
-import { solProvider } from '@lethe/policies-sol';
+import { SOL_BASELINE_PROVIDERS, solProvider } from '@lethe/policies-sol';
 import { requireArray, requireObject } from './arguments';
 import type { KnownNames } from './sweep-config';
 
 /**
  * The providers of every installed Lethe policy package: the full cache, the heuristics of
- * `@lethe/policies-heuristic`, NGC, NAMM, GSA and SOL (a compute policy). The CLI, sweeps and the main job use this list; a new
+ * `@lethe/policies-heuristic`, NGC, NAMM, GSA, and SOL with its baselines (compute policies). The CLI, sweeps and the main job use this list; a new
  * policy package joins them by adding its providers here.
  */
 export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
@@ -19,6 +24,7 @@ export const DEFAULT_PROVIDERS: readonly AnyPolicyProvider[] = Object.freeze([
   nammProvider,
   gsaProvider,
   solProvider,
+  ...SOL_BASELINE_PROVIDERS,
 ]);
 
 /**
@@ -34,8 +40,10 @@ export function createDefaultRegistry(extra: readonly AnyPolicyProvider[] = []):
 }
 
 /**
- * What a sweep config is checked against for `registry`: its provider names, and those that need
- * no policy directory (what a `"*"` entry of `policies` expands to).
+ * What a sweep config is checked against for `registry`: its provider names, and the memory
+ * policies that need no policy directory (what a `"*"` entry of `policies` expands to: the
+ * heuristics; compute policies — SOL's baselines — read a sweep's budget fraction as a net
+ * keep-rate, so a sweep lists them by name).
  *
  * @throws LetheError `E_ARG` naming `registry` when it is not an object.
  */
@@ -47,7 +55,11 @@ export function knownPolicies(
     policies: registry.names(),
     untrained: registry
       .list()
-      .filter((provider) => provider.learned === undefined)
+      .filter(
+        (provider) =>
+          provider.learned === undefined &&
+          (provider.budgetForms ?? MEMORY_BUDGET_FORMS).some((form) => form !== 'compute'),
+      )
       .map((provider) => provider.name),
   };
 }

@@ -37,6 +37,7 @@ export {
 } from './generation-run';
 export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json';
 export type { ModelProvider } from './model-provider';
+export { parseIntegerFlag, parseNumberFlag } from './number-flag';
 export { runPerplexityCell } from './perplexity-cell';
 export { type PolicySpec, policySpec } from './policy-spec';
 export type { PolicyModel, PolicyStore } from './policy-store';

@@ -93,7 +93,7 @@ export interface SweepConfig {
 /**
  * A `policies` entry standing for every provider of `KnownNames.untrained` the config does not
  * list by name, in registry order — so a sweep over "everything" needs no edit when a policy
- * package adds a provider.
+ * package adds a heuristic (`knownPolicies` leaves compute policies out: they are listed by name).
  */
 export const EVERY_UNTRAINED_POLICY = '*';
 

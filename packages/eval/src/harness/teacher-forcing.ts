@@ -1,6 +1,6 @@
 import type { PolicySet } from '@lethe/kv-cache';
 import { type ComputeUsage, type DecoderModel, GenerationSession } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/tensor';
 import { requireArray, requireFunction, requireObject } from './arguments';
 import type { Clock } from './clock';
 import { ReadRecorder, type ReadTrace } from './read-trace';
@@ -16,6 +16,12 @@ export interface TeacherForceOptions {
   readonly seed: number;
   /** Eviction policy, read selector and compute policy (none: the full cache). */
   readonly policies: PolicySet;
+  /**
+   * Tokens of every document prefilled densely before the teacher-forced steps (default 1), as
+   * SOL's evaluation does (§5: a dense prefill, then decode episodes); only the tokens after
+   * them are scored. Every document needs at least `prefill + 1` tokens.
+   */
+  readonly prefill?: number;
   readonly clock: Clock;
   /** Checked between steps; an abort rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
@@ -23,9 +29,9 @@ export interface TeacherForceOptions {
 
 /** One teacher-forced document. */
 export interface ScoredDocument extends ReadTrace {
-  /** Σ −log p(tokenₜ | cache after tokens < t), nats, over tokens 1 … n−1. */
+  /** Σ −log p(tokenₜ | cache after tokens < t), nats, over tokens `p … n−1` (`p` the prefill). */
   readonly sumNll: number;
-  /** Predicted tokens, `n − 1`. */
+  /** Predicted tokens, `n − p` (`n − 1` with the default prefill). */
   readonly predicted: number;
   /** The compute its decode steps asked for (all 1 without a compute policy). */
   readonly compute: ComputeUsage;
@@ -42,16 +48,16 @@ export interface TeacherForcedBatch {
 
 /**
  * Teacher-forced negative log-likelihood under an eviction policy, SOL-style: each document's
- * first token is prefilled, then the true tokens are fed one decode step at a time, with the
- * policy's eviction rounds running after the prefill and after every step exactly as in
- * generation; token `t`'s log-probability is read from the logits returned for position `t − 1`
- * (float64 log-softmax). A document of `n` tokens therefore predicts `n − 1` tokens and its
- * full cache peaks at `n − 1` entries per KV head.
+ * first `prefill` tokens (default 1) are prefilled densely, then the true tokens are fed one
+ * decode step at a time, with the policy's eviction rounds running after the prefill and after
+ * every step exactly as in generation; token `t`'s log-probability is read from the logits
+ * returned for position `t − 1` (float64 log-softmax). A document of `n` tokens therefore
+ * predicts `n − prefill` tokens and its full cache peaks at `n − 1` entries per KV head.
  *
  * @throws LetheError `E_ARG` naming `options`, `model`, `documents`, `streamIds`, `policies` or
- *   `clock` when missing or of the wrong kind; `E_ARG` for a document shorter than 2 tokens
- *   (naming `documents[i]`), `E_SHAPE` for a `streamIds` length mismatch; rejects with
- *   `signal.reason` on abort.
+ *   `clock` when missing or of the wrong kind, `prefill` unless a positive integer; `E_ARG` for a
+ *   document shorter than `prefill + 1` tokens (naming `documents[i]`), `E_SHAPE` for a
+ *   `streamIds` length mismatch; rejects with `signal.reason` on abort.
  */
 export async function teacherForce(options: TeacherForceOptions): Promise<TeacherForcedBatch> {
   requireObject(options, 'options', 'a TeacherForceOptions object');
@@ -61,11 +67,12 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   requireArray(streamIds, 'streamIds');
   requireObject(options.policies, 'policies', 'a PolicySet ({} for the full cache)');
   requireFunction(clock, 'clock', 'a clock () => milliseconds');
+  const prefill = assertInteger(options.prefill ?? 1, 'prefill', 1);
   documents.forEach((doc, i) => {
-    if (doc.length < 2) {
+    if (doc.length < prefill + 1) {
       throw new LetheError(
         'E_ARG',
-        `needs at least 2 tokens, has ${doc.length}`,
+        `needs at least prefill + 1 = ${prefill + 1} tokens, has ${doc.length}`,
         `documents[${i}]`,
       );
     }
@@ -91,14 +98,14 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   const sumNll = new Float64Array(documents.length);
 
   const start = clock();
-  let out = await session.prefill(documents.map((doc) => doc.slice(0, 1)));
+  let out = await session.prefill(documents.map((doc) => doc.slice(0, prefill)));
   documents.forEach((doc, i) => {
-    recorders[i]!.prefill(1);
-    sumNll[i] = -logProbability(out.logits[i]!, doc[1]!);
+    recorders[i]!.prefill(prefill);
+    sumNll[i] = -logProbability(out.logits[i]!, doc[prefill]!);
   });
   // Position t: feed token t, predict token t + 1.
-  let active = documents.flatMap((doc, i) => (doc.length > 2 ? [i] : []));
-  for (let t = 1; active.length > 0; t++) {
+  let active = documents.flatMap((doc, i) => (doc.length > prefill + 1 ? [i] : []));
+  for (let t = prefill; active.length > 0; t++) {
     signal?.throwIfAborted();
     for (const i of active) recorders[i]!.step(session.caches[i]!, t + 1);
     out = await session.step(
@@ -116,10 +123,10 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
     documents: documents.map((doc, i) => ({
       ...recorders[i]!.finish(session.caches[i]!),
       sumNll: sumNll[i]!,
-      predicted: doc.length - 1,
+      predicted: doc.length - prefill,
       compute: compute[i]!,
     })),
-    predictedTokens: documents.reduce((sum, doc) => sum + doc.length - 1, 0),
+    predictedTokens: documents.reduce((sum, doc) => sum + doc.length - prefill, 0),
     elapsedMs,
   };
 }

@@ -384,6 +384,39 @@ describe('teacher-forced perplexity', () => {
     expect(scored!.predicted).toBe(doc.length - 1);
     expect(scored!.sumNll).toBeCloseTo(nll, 3);
     expect(scored!.peakTotal).toBe((doc.length - 1) * PER_TOKEN);
+    // A dense prefill of 5 tokens scores tokens 5 … n − 1 only.
+    const [after] = (
+      await teacherForce({
+        model,
+        documents: [doc],
+        streamIds: [0],
+        seed: 0,
+        policies: {},
+        clock: steppingClock(),
+        prefill: 5,
+      })
+    ).documents;
+    let tail = 0;
+    for (let t = 4; t + 1 < doc.length; t++) {
+      tail -= logProbability(logits.subarray(t * V, (t + 1) * V), doc[t + 1]!);
+    }
+    expect(after!.predicted).toBe(doc.length - 5);
+    expect(after!.sumNll).toBeCloseTo(tail, 3);
+    for (const prefill of [0, 1.5, doc.length]) {
+      await expectLetheRejection(
+        teacherForce({
+          model,
+          documents: [doc],
+          streamIds: [0],
+          seed: 0,
+          policies: {},
+          clock: steppingClock(),
+          prefill,
+        }),
+        'E_ARG',
+        prefill === doc.length ? 'documents[0]' : 'prefill',
+      );
+    }
   });
 
   it('gives perplexity and keep-rate metrics under eviction', async () => {

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDefaultRegistry,
   DEFAULT_PROVIDERS,
+  knownPolicies,
   policySpec,
   validateSweepConfig,
 } from '../../src/harness/index';
@@ -62,9 +63,21 @@ function userProvider(name: string, seen: number[] = []): AnyPolicyProvider {
 }
 
 describe('the default registry', () => {
-  it('holds full, every heuristic, NGC, NAMM, GSA and SOL, in that order', () => {
+  it('holds full, every heuristic, NGC, NAMM, GSA, SOL and its baselines, in that order', () => {
     const registry = createDefaultRegistry();
-    expect(registry.names()).toEqual([FULL_CACHE, ...HEURISTIC_NAMES, 'ngc', 'namm', 'gsa', 'sol']);
+    expect(registry.names()).toEqual([
+      FULL_CACHE,
+      ...HEURISTIC_NAMES,
+      'ngc',
+      'namm',
+      'gsa',
+      'sol',
+      'sol-fixed',
+      'sol-random',
+      'sol-random-steered',
+      'sol-emc',
+      'sol-dac',
+    ]);
     expect(HEURISTIC_NAMES).toHaveLength(8);
     expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
     expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);
@@ -188,6 +201,11 @@ describe('the default registry', () => {
       budgetForms: ['compute'],
       build: () => ({}),
     };
+    // A sweep's "*" expands to the memory heuristics: compute policies are listed by name.
+    const known = knownPolicies(createDefaultRegistry([computeOnly]));
+    expect(known.policies).toContain('compute-only');
+    expect(known.untrained).not.toContain('compute-only');
+    expect(known.untrained).toEqual([FULL_CACHE, ...HEURISTIC_NAMES]);
     const prepared = await createDefaultRegistry([computeOnly]).prepare('compute-only');
     expect(prepared.build({ targets }, context)).toEqual({});
     expectLetheError(() => prepared.build({ capacity: 8 }, context), 'E_BUDGET', 'budget');

@@ -275,7 +275,7 @@ export function controlsLoop(
   policy: ComputePolicy,
   seeds: readonly number[],
   steps: number,
-  shape: { readonly layers: number; readonly hiddenSize: number },
+  shape: { readonly layers: number; readonly hiddenSize: number; readonly vocabSize?: number },
   firstStep: number,
 ): PlainControls[][] {
   const runs = seeds.map((seed) => ({
@@ -291,6 +291,7 @@ export function controlsLoop(
         token: Math.floor(run.data.uniform(1)[0]! * 30),
         hidden: run.data.normal(shape.hiddenSize),
         ...(policy.needs?.embedding ? { embedding: run.data.normal(shape.hiddenSize) } : {}),
+        ...(policy.needs?.logits ? { logits: run.data.normal(shape.vocabSize ?? 2) } : {}),
         livePerLayer: new Int32Array(shape.layers).fill(2 * (firstStep + t)),
       };
       const controls = policy.controls(observation, run.choices, run.state);

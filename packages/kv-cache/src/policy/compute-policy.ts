@@ -40,6 +40,13 @@ export interface StepObservation {
    * {@link ComputeNeeds.embedding} asks for it.
    */
   readonly embedding?: Float32Array;
+  /**
+   * The next-token logits `[vocabSize]` the runtime returned for this sequence's previous step
+   * (the prefill's last token before the first decode step): the distribution `token` was drawn
+   * or teacher-forced from, when the policy's {@link ComputeNeeds.logits} asks for them. A KV
+   * refresh does not replace them (its logits are discarded).
+   */
+  readonly logits?: Float32Array;
   /** Live entries per layer (summed over KV heads). */
   readonly livePerLayer: Int32Array;
 }
@@ -62,6 +69,8 @@ export interface ControlledAxes {
 export interface ComputeNeeds {
   /** The input embedding of the token each step feeds (one row read per step). */
   readonly embedding: boolean;
+  /** The previous step's next-token logits (SOL's entropy-matched baseline; default false). */
+  readonly logits?: boolean;
 }
 
 /**

@@ -36,7 +36,8 @@ export interface SessionOptions {
    * Compute policy giving per-step controls (attention pages, token keep κ, MLP keep, bits). It
    * is asked before every decode step of every sequence with that sequence's own state
    * (`createState`, made once per sequence at prefill), the token the step feeds and, when its
-   * `needs.embedding` is set, that token's input embedding; the session records the realised
+   * `needs.embedding` is set, that token's input embedding, and when its `needs.logits` is set the
+   * logits the sequence's previous step (or prefill) returned; the session records the realised
    * per-axis averages ({@link GenerationSession.computeUsage}).
    *
    * With `compute.refreshEvery = T` (SOL's periodic KV refresh, §4) the session also keeps, per
@@ -179,6 +180,8 @@ export class GenerationSession {
   private computeUsages: ComputeUsageAccumulator[] = [];
   private sinceRound: Int32Array[] = [];
   private lastHidden: Float32Array[] = [];
+  /** Next-token logits of each sequence's last prefill or step (what a compute policy may observe). */
+  private lastLogits: Float32Array[] = [];
   private readEntries: number[] = [];
   private readLive: number[] = [];
   /** `compute.refreshEvery` (`T`), or undefined: no refresh. */
@@ -337,6 +340,7 @@ export class GenerationSession {
       });
     }
     this.lastHidden = [...hidden];
+    this.lastLogits = [...logits];
     return { logits, hidden };
   }
 
@@ -391,6 +395,7 @@ export class GenerationSession {
     );
     sequences.forEach((b, i) => {
       this.lastHidden[b] = result.hidden[i]!;
+      this.lastLogits[b] = result.logits[i]!;
       if (controls !== undefined) this.computeUsages[b]!.add(controls[i]!);
     });
     if (this.refreshEvery !== undefined) await this.refreshDue(sequences, tokens);
@@ -462,6 +467,7 @@ export class GenerationSession {
         token: tokens[i]!,
         hidden: this.lastHidden[b]!,
         livePerLayer,
+        ...(compute.needs?.logits ? { logits: this.lastLogits[b]! } : {}),
         ...(embeddings === undefined
           ? {}
           : { embedding: embeddings.subarray(i * width, (i + 1) * width) }),

@@ -108,6 +108,28 @@ describe('generate with a compute policy', () => {
     await expect(session.step([0], Int32Array.of(23))).rejects.toThrow(/E_ARG.*tokens/);
   });
 
+  it('gives the previous step’s logits when asked, and keeps them across a KV refresh', async () => {
+    const seen: Float32Array[] = [];
+    const observer: ComputePolicy = {
+      name: 'logits-test',
+      needs: { embedding: false, logits: true },
+      refreshEvery: 1,
+      controls(observation) {
+        seen.push(observation.logits!.slice());
+        return [undefined, undefined];
+      },
+    };
+    const session = new GenerationSession({ model, compute: observer });
+    const first = await session.prefill([prompt]);
+    const second = await session.step([0], Int32Array.of(4));
+    await session.step([0], Int32Array.of(6));
+    expect(seen.map((l) => Array.from(l))).toEqual([
+      Array.from(first.logits[0]!),
+      Array.from(second.logits[0]!),
+    ]);
+    expect(session.refreshes).toEqual([2]);
+  });
+
   it('records the realised per-axis averages of the controls', async () => {
     let step = 0;
     const alternating: ComputePolicy = {

@@ -1,0 +1,181 @@
+import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
+import type { DecoderModel } from '@lethe/model';
+import type { ActionLevels, ActionSet } from '@lethe/policies-sol';
+import { type ComputeEvaluation, evaluateCompute } from './compute-evaluation';
+import { operatingPoint } from './operating-points';
+import { type PairedComparison, pairedComparison } from './paired-comparison';
+
+/** The baselines a frontier compares SOL with, by registry name. */
+export const FRONTIER_BASELINES = ['sol-fixed', 'sol-emc', 'sol-dac'] as const;
+
+/** Largest net keep-rate gap at which a random schedule counts as matched to SOL's. */
+export const MATCHED_NET_KEEP = 0.02;
+
+/** One method at one operating point. */
+export interface MethodResult extends Omit<ComputeEvaluation, 'perplexities'> {
+  readonly method: string;
+}
+
+/** Everything measured at one operating point. */
+export interface FrontierPoint {
+  /** The operating point `s`. */
+  readonly point: number;
+  /** Requested `[C_κ, C_ρ, C_η]`. */
+  readonly targets: [number, number, number];
+  /** SOL, then each baseline. */
+  readonly methods: MethodResult[];
+  /** SOL − fixed schedule per document (Table 1). */
+  readonly solVsFixed: PairedComparison;
+  /**
+   * The best random schedule steered to SOL's realised budget, within {@link MATCHED_NET_KEEP}
+   * of its net keep-rate, if any.
+   */
+  readonly bestRandom?: MethodResult & { readonly seed: number };
+  /** Random schedules run, and those matched. */
+  readonly randomRun: number;
+  readonly randomMatched: number;
+}
+
+/** What {@link runFrontier} needs. */
+export interface FrontierOptions {
+  readonly model: DecoderModel;
+  readonly context: PolicyContext;
+  readonly documents: readonly Int32Array[];
+  readonly prefill: number;
+  readonly registry: PolicyRegistry;
+  /** The prepared SOL policy. */
+  readonly sol: PreparedPolicy;
+  /** The controller's action set (the baselines use the same). */
+  readonly actions: ActionSet;
+  /** Its horizon (the baselines' episodes and refreshes match it). */
+  readonly horizon: number;
+  readonly points: readonly number[];
+  /** Random schedules per point (seeds 0 … N − 1). */
+  readonly randomSchedules: number;
+  readonly onProgress?: (line: string) => void;
+}
+
+/**
+ * Runs SOL at every operating point's targets, then — at SOL's realised per-axis usage, so that
+ * every comparison is at a matched budget — the fixed schedule, EMC, DAC and the best of
+ * `randomSchedules` random schedules steered to that budget (`sol-random-steered`; one counts
+ * only within {@link MATCHED_NET_KEEP} of SOL's net keep-rate), all on the same documents under
+ * the same protocol and action set.
+ */
+export async function runFrontier(options: FrontierOptions): Promise<FrontierPoint[]> {
+  const { model, context, documents, prefill, registry, actions, horizon } = options;
+  const levels: ActionLevels = {
+    tokenKeep: [...actions.levels.tokenKeep],
+    mlpInputKeep: [...actions.levels.mlpInputKeep],
+    activationBits: [...actions.levels.activationBits],
+  };
+  const [tokenKeep, mlpInputKeep, activationBits] = actions.enabled;
+  const axes = { tokenKeep, mlpInputKeep, activationBits };
+  const baselineOptions = { actions: levels, horizon };
+  const baselines = await Promise.all(
+    FRONTIER_BASELINES.map((name) => registry.prepare(name, { options: baselineOptions })),
+  );
+  const random = await registry.prepare('sol-random-steered', { options: baselineOptions });
+  const evaluate = (prepared: PreparedPolicy, budget: { targets: object }, seed = 0) =>
+    evaluateCompute(
+      model,
+      documents,
+      prefill,
+      prepared.build(budget as never, context),
+      axes,
+      seed,
+    );
+  const results: FrontierPoint[] = [];
+  for (const point of options.points) {
+    const targets = operatingPoint(actions, point);
+    const sol = await evaluate(options.sol, { targets });
+    // The baselines spend what SOL realised, axis by axis: a comparison at matched budgets.
+    const [tokenKeepUsed, mlpInputKeepUsed, precisionUsed] = sol.realised.map((x) =>
+      Math.min(1, x),
+    );
+    const matchedBudget = {
+      targets: {
+        tokenKeep: tokenKeepUsed!,
+        mlpInputKeep: mlpInputKeepUsed!,
+        precision: precisionUsed!,
+      },
+    };
+    const evaluations: [string, ComputeEvaluation][] = [['sol', sol]];
+    for (const [i, prepared] of baselines.entries()) {
+      evaluations.push([FRONTIER_BASELINES[i]!, await evaluate(prepared, matchedBudget)]);
+    }
+    let best: (MethodResult & { seed: number }) | undefined;
+    let matched = 0;
+    for (let seed = 0; seed < options.randomSchedules; seed++) {
+      const run = await evaluate(random, matchedBudget, seed);
+      if (Math.abs(run.netKeepRate - sol.netKeepRate) > MATCHED_NET_KEEP) continue;
+      matched += 1;
+      if (best === undefined || run.perplexity < best.perplexity) {
+        best = { method: 'random', seed, ...summary(run) };
+      }
+    }
+    const methods = evaluations.map(([method, run]) => ({ method, ...summary(run) }));
+    results.push({
+      point,
+      targets: [targets.tokenKeep, targets.mlpInputKeep, targets.precision],
+      methods,
+      solVsFixed: pairedComparison(sol.perplexities, evaluations[1]![1].perplexities),
+      ...(best === undefined ? {} : { bestRandom: best }),
+      randomRun: options.randomSchedules,
+      randomMatched: matched,
+    });
+    options.onProgress?.(
+      `point ${point}: ${methods.map((m) => `${m.method} ppl ${m.perplexity.toFixed(4)} nk ${m.netKeepRate.toFixed(3)}`).join(' | ')}${best === undefined ? '' : ` | best random ${best.perplexity.toFixed(4)}`}`,
+    );
+  }
+  return results;
+}
+
+function summary(run: ComputeEvaluation): Omit<ComputeEvaluation, 'perplexities'> {
+  const { perplexities: _, ...rest } = run;
+  return rest;
+}
+
+const f = (x: number, digits = 3) => x.toFixed(digits);
+
+/** The study's tables: the frontier with paired statistics, and budget adherence. */
+export function frontierMarkdown(points: readonly FrontierPoint[]): string {
+  const methods = points[0]?.methods.map((m) => m.method) ?? [];
+  const lines = [
+    '### Perplexity at each operating point (net keep-rate in parentheses)',
+    '',
+    `| s | targets κ / ρ / η | ${methods.join(' | ')} | best random (matched / run) | SOL − fixed (sd, t, SOL wins) |`,
+    `|--:|---|${methods.map(() => '--:').join('|')}|--:|--:|`,
+  ];
+  for (const p of points) {
+    const cells = p.methods.map((m) => `${f(m.perplexity, 4)} (${f(m.netKeepRate)})`);
+    const random =
+      p.bestRandom === undefined
+        ? `— (0 / ${p.randomRun})`
+        : `${f(p.bestRandom.perplexity, 4)} (${f(p.bestRandom.netKeepRate)}; ${p.randomMatched} / ${p.randomRun})`;
+    const d = p.solVsFixed;
+    lines.push(
+      `| ${p.point} | ${p.targets.map((t) => f(t)).join(' / ')} | ${cells.join(' | ')} | ${random} | ${f(d.meanDifference, 4)} (${f(d.sdDifference, 4)}, ${f(d.t, 2)}, ${Math.round(d.winRate * 100)} %) |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Budget adherence of SOL (requested → realised)',
+    '',
+    '| s | κ | ρ | η |',
+    '|--:|---|---|---|',
+  );
+  const errors: number[] = [];
+  for (const p of points) {
+    const sol = p.methods[0]!;
+    lines.push(
+      `| ${p.point} | ${[0, 1, 2].map((axis) => `${f(p.targets[axis]!)} → ${f(sol.realised[axis]!)}`).join(' | ')} |`,
+    );
+    for (let axis = 0; axis < 3; axis++) {
+      if (p.targets[axis]! < 1) errors.push(Math.abs(sol.realised[axis]! - p.targets[axis]!));
+    }
+  }
+  const mae = errors.length === 0 ? 0 : errors.reduce((a, b) => a + b, 0) / errors.length;
+  lines.push('', `Mean absolute error over the controlled axes: ${f(mae, 4)}.`, '');
+  return `${lines.join('\n')}\n`;
+}

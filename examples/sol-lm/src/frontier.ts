@@ -1,0 +1,89 @@
+// SOL's quality–efficiency study on the held-out language-modelling documents (Figs. 2, 4, 10 and
+// Table 1), e.g.
+//   npm run frontier -- --model ../../models/lm --policy runs/lm-2l/policy --out study/lm-2l
+// Every method runs the paper's protocol: a dense prefill, then teacher-forced decode episodes
+// of the policy's horizon with the KV refresh; writes <out>/frontier.json and <out>/frontier.md.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createDefaultRegistry, encodeText, parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
+import { loadTaskModel, nodePolicyStore, runMain } from '@lethe/eval/node';
+import { policyContextOf } from '@lethe/model';
+import { writeFileAtomic } from '@lethe/model/node';
+import { type SolLoaded, solProvider } from '@lethe/policies-sol';
+import { initBackend, LetheError } from '@lethe/tensor';
+import { Command } from 'commander';
+import { type FrontierPoint, frontierMarkdown, runFrontier } from './frontier-run';
+
+const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
+
+const program = new Command()
+  .name('sol-lm-frontier')
+  .description('Perplexity vs net keep-rate of a trained SOL controller and the baselines.')
+  .requiredOption('--model <dir>', 'the language-modelling task model the controller serves')
+  .requiredOption('--policy <dir>', 'the SOL policy directory (a training run’s policy/)')
+  .requiredOption('--out <dir>', 'where frontier.json and frontier.md go')
+  .option(
+    '--points <list>',
+    'operating points s in [0, 1] (targets: lowest + s · (highest − lowest) level per axis)',
+    (text) => text.split(',').map((t) => parseNumberFlag(t, '--points')),
+    [0.2, 0.4, 0.6, 0.8],
+  )
+  .option('--documents <n>', 'held-out documents (seed 0)', int('--documents', 1), 32)
+  .option('--prefill <n>', 'tokens prefilled densely before the episodes', int('--prefill', 1), 128)
+  .option('--random <n>', 'random schedules per point (best of N)', int('--random', 0), 16)
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+
+const o = program.opts();
+
+await runMain(async () => {
+  await initBackend('wasm');
+  const { model, task } = await loadTaskModel(o.model);
+  try {
+    if (task.kind !== 'perplexity') {
+      throw new LetheError('E_ARG', `is a ${task.name} model, not a language model`, '--model');
+    }
+    const documents = Array.from({ length: o.documents }, (_, i) =>
+      encodeText(task.tokenizer, task.document(0, i)),
+    );
+    const registry = createDefaultRegistry();
+    const directory = await nodePolicyStore().open(o.policy);
+    const sol = await registry.prepare('sol', { directory });
+    const { actions } = (await solProvider.learned!.load(directory)) as SolLoaded;
+    try {
+      const points: FrontierPoint[] = await runFrontier({
+        model,
+        context: policyContextOf(model, documents.length),
+        documents,
+        prefill: o.prefill,
+        registry,
+        sol,
+        actions,
+        horizon: sol.options.horizon as number,
+        points: o.points,
+        randomSchedules: o.random,
+        onProgress: (line) => process.stderr.write(`${line}\n`),
+      });
+      await mkdir(o.out, { recursive: true });
+      const settings = {
+        model: o.model,
+        policy: o.policy,
+        documents: o.documents,
+        prefill: o.prefill,
+        random: o.random,
+        points: o.points,
+      };
+      await writeFileAtomic(
+        join(o.out, 'frontier.json'),
+        `${JSON.stringify({ settings, points }, null, 2)}\n`,
+      );
+      const markdown = frontierMarkdown(points);
+      await writeFileAtomic(join(o.out, 'frontier.md'), markdown);
+      process.stdout.write(markdown);
+    } finally {
+      sol.release();
+    }
+  } finally {
+    model.dispose();
+  }
+});

@@ -1,0 +1,39 @@
+import { LetheError } from '@lethe/tensor';
+
+/** Table 1's paired statistics of two methods on the same documents. */
+export interface PairedComparison {
+  /** Mean of `a − b` over documents (negative: `a` has the lower perplexity). */
+  readonly meanDifference: number;
+  /** Standard deviation of the differences. */
+  readonly sdDifference: number;
+  /** Paired t statistic `mean / (sd / √n)` (0 when every difference is 0). */
+  readonly t: number;
+  /** Share of documents where `a` is strictly lower than `b`. */
+  readonly winRate: number;
+  /** Documents compared. */
+  readonly n: number;
+}
+
+/**
+ * Paired comparison of per-document perplexities `a` and `b` (same documents, same order).
+ *
+ * @throws LetheError `E_SHAPE` naming `b` when the lengths differ, `E_ARG` naming `a` when empty.
+ */
+export function pairedComparison(a: readonly number[], b: readonly number[]): PairedComparison {
+  if (a.length === 0) throw new LetheError('E_ARG', 'must not be empty', 'a');
+  if (a.length !== b.length) {
+    throw new LetheError('E_SHAPE', `has ${b.length} values, a has ${a.length}`, 'b');
+  }
+  const n = a.length;
+  const differences = a.map((x, i) => x - b[i]!);
+  const mean = differences.reduce((s, d) => s + d, 0) / n;
+  const variance = n < 2 ? 0 : differences.reduce((s, d) => s + (d - mean) ** 2, 0) / (n - 1);
+  const sd = Math.sqrt(variance);
+  return {
+    meanDifference: mean,
+    sdDifference: sd,
+    t: sd === 0 ? 0 : mean / (sd / Math.sqrt(n)),
+    winRate: differences.filter((d) => d < 0).length / n,
+    n,
+  };
+}

@@ -1,0 +1,85 @@
+// Trains a SOL compute controller on the frozen language-modelling task model, e.g.
+//   npm run train -- --model ../../models/lm --out runs/lm-2l --actions 2L
+// Rerunning the same command resumes from <out>/checkpoint; the policy directory lands in
+// <out>/policy.
+
+import { parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
+import { runMain } from '@lethe/eval/node';
+import { DEFAULT_PENALTY_WEIGHTS } from '@lethe/policies-sol';
+import { initBackend, LetheError } from '@lethe/tensor';
+import { Command } from 'commander';
+import { ACTION_SET_NAMES } from './action-sets';
+import type { SolRunSettings } from './run-settings';
+import { trainSol } from './train-run';
+
+const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
+
+const program = new Command()
+  .name('sol-lm-train')
+  .description('Train a SOL controller (GRPO, teacher-forced counterfactual schedules); resumable.')
+  .requiredOption('--model <dir>', 'language-modelling task model (a lethe pretrain directory)')
+  .requiredOption('--out <dir>', 'run directory: checkpoint/, policy/ and training.json')
+  .option('--actions <name>', `action set: ${ACTION_SET_NAMES.join(', ')}`, '2L')
+  .option('--horizon <n>', 'episode length T', int('--horizon', 1), 16)
+  .option('--prefix <n>', 'tokens prefilled densely before each episode', int('--prefix', 1), 128)
+  .option('--batch-size <n>', 'inputs per update B', int('--batch-size', 1), 8)
+  .option('--group-size <n>', 'schedules per input K', int('--group-size', 2), 16)
+  .option('--updates <n>', 'GRPO updates', int('--updates', 1), 200)
+  .option('--lr <x>', 'AdamW learning rate', (text) => parseNumberFlag(text, '--lr'), 1e-3)
+  .option('--width <n>', 'controller width', int('--width', 4), 64)
+  .option(
+    '--penalty-weights <list>',
+    'α_κ,α_ρ,α_η of the budget penalty',
+    (text) => text.split(',').map((t) => parseNumberFlag(t, '--penalty-weights')),
+    [...DEFAULT_PENALTY_WEIGHTS],
+  )
+  .option('--seed <n>', 'seed of the controller and of every draw', int('--seed', 0), 1)
+  .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
+
+const o = program.opts();
+
+function penaltyWeights(values: number[]): [number, number, number] {
+  if (values.length !== 3) {
+    throw new LetheError(
+      'E_ARG',
+      `must be three weights, got ${values.length}`,
+      '--penalty-weights',
+    );
+  }
+  return [values[0]!, values[1]!, values[2]!];
+}
+
+await runMain(async () => {
+  await initBackend('wasm');
+  const settings: SolRunSettings = {
+    model: o.model,
+    actions: o.actions,
+    horizon: o.horizon,
+    prefix: o.prefix,
+    batchSize: o.batchSize,
+    groupSize: o.groupSize,
+    updates: o.updates,
+    lr: o.lr,
+    penaltyWeights: penaltyWeights(o.penaltyWeights),
+    width: o.width,
+    seed: o.seed,
+  };
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  const fixed = (values: readonly number[] | undefined) =>
+    values === undefined ? '-' : values.map((v) => v.toFixed(3)).join('/');
+  const result = await trainSol(o.out, settings, {
+    signal: controller.signal,
+    onProgress: (p) => {
+      process.stderr.write(
+        `sol ${p.step}/${p.totalUpdates} | reward ${p.reward.toFixed(4)} | penalty ${p.penalty.toFixed(4)} | realised ${fixed(p.realised)} vs target ${fixed(p.targets)} | entropy ${p.entropy.toFixed(3)} | ${p.seconds.toFixed(1)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,
+      );
+    },
+  });
+  if (result.stopped) {
+    process.stderr.write('stopped: rerun the same command to resume\n');
+    process.exitCode = 130;
+    return;
+  }
+  process.stdout.write(`${result.policyDir}\n`);
+});
