@@ -1,5 +1,5 @@
 import { aggregate, perplexity, teacherForce } from '@lethe/eval';
-import type { ControlledAxes, PolicySet } from '@lethe/kv-cache';
+import type { ComputePolicy, ControlledAxes, PolicySet } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 
 /** What one policy did on the held-out documents. */
@@ -14,12 +14,34 @@ export interface ComputeEvaluation {
   readonly netKeepRate: number;
   /** Scored tokens per second of the whole teacher-forced pass (prefill and refreshes included). */
   readonly tokensPerSecond: number;
+  /** Share of the pass's wall time spent in the compute policy's `controls` (the controller). */
+  readonly controllerShare: number;
+}
+
+/** `policy` with the wall time of its `controls` calls added to `timer.ms`. */
+function timed(policy: ComputePolicy, timer: { ms: number }): ComputePolicy {
+  return {
+    name: policy.name,
+    ...(policy.needs === undefined ? {} : { needs: policy.needs }),
+    ...(policy.axes === undefined ? {} : { axes: policy.axes }),
+    ...(policy.refreshEvery === undefined ? {} : { refreshEvery: policy.refreshEvery }),
+    ...(policy.createState === undefined ? {} : { createState: () => policy.createState!() }),
+    controls: (observation, rng, state) => {
+      const start = performance.now();
+      try {
+        return policy.controls(observation, rng, state);
+      } finally {
+        timer.ms += performance.now() - start;
+      }
+    },
+  };
 }
 
 /**
  * Teacher-forces `documents` on `model` under `policies` (SOL's evaluation protocol: a dense
  * prefill of `prefill` tokens, then the rest one decode step at a time under the compute policy,
- * with its KV refreshes) as one batch, and summarises the perplexity and the realised compute.
+ * with its KV refreshes) as one batch, and summarises the perplexity, the realised compute, the
+ * throughput and the share of time the compute policy took.
  *
  * @param axes the knobs the compared action set varies (the net keep-rate averages these).
  * @throws LetheError as `teacherForce`.
@@ -32,12 +54,16 @@ export async function evaluateCompute(
   axes: ControlledAxes,
   seed: number,
 ): Promise<ComputeEvaluation> {
+  const timer = { ms: 0 };
   const result = await teacherForce({
     model,
     documents,
     streamIds: documents.map((_, i) => i),
     seed,
-    policies,
+    policies:
+      policies.compute === undefined
+        ? policies
+        : { ...policies, compute: timed(policies.compute, timer) },
     prefill,
     clock: () => performance.now(),
   });
@@ -56,5 +82,6 @@ export async function evaluateCompute(
     realised,
     netKeepRate: counted.length === 0 ? 1 : counted.reduce((a, b) => a + b, 0) / counted.length,
     tokensPerSecond: (result.predictedTokens * 1000) / result.elapsedMs,
+    controllerShare: timer.ms / result.elapsedMs,
   };
 }

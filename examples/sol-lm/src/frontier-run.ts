@@ -36,6 +36,13 @@ export interface FrontierPoint {
   readonly randomMatched: number;
 }
 
+/** A frontier study: the dense model's reference and every operating point. */
+export interface Frontier {
+  /** The LM without compute policy, same documents and protocol. */
+  readonly dense: MethodResult;
+  readonly points: FrontierPoint[];
+}
+
 /** What {@link runFrontier} needs. */
 export interface FrontierOptions {
   readonly model: DecoderModel;
@@ -62,7 +69,7 @@ export interface FrontierOptions {
  * only within {@link MATCHED_NET_KEEP} of SOL's net keep-rate), all on the same documents under
  * the same protocol and action set.
  */
-export async function runFrontier(options: FrontierOptions): Promise<FrontierPoint[]> {
+export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
   const { model, context, documents, prefill, registry, actions, horizon } = options;
   const levels: ActionLevels = {
     tokenKeep: [...actions.levels.tokenKeep],
@@ -85,6 +92,10 @@ export async function runFrontier(options: FrontierOptions): Promise<FrontierPoi
       axes,
       seed,
     );
+  const dense = {
+    method: 'dense',
+    ...summary(await evaluateCompute(model, documents, prefill, {}, axes, 0)),
+  };
   const results: FrontierPoint[] = [];
   for (const point of options.points) {
     const targets = operatingPoint(actions, point);
@@ -128,7 +139,7 @@ export async function runFrontier(options: FrontierOptions): Promise<FrontierPoi
       `point ${point}: ${methods.map((m) => `${m.method} ppl ${m.perplexity.toFixed(4)} nk ${m.netKeepRate.toFixed(3)}`).join(' | ')}${best === undefined ? '' : ` | best random ${best.perplexity.toFixed(4)}`}`,
     );
   }
-  return results;
+  return { dense, points: results };
 }
 
 function summary(run: ComputeEvaluation): Omit<ComputeEvaluation, 'perplexities'> {
@@ -138,11 +149,13 @@ function summary(run: ComputeEvaluation): Omit<ComputeEvaluation, 'perplexities'
 
 const f = (x: number, digits = 3) => x.toFixed(digits);
 
-/** The study's tables: the frontier with paired statistics, and budget adherence. */
-export function frontierMarkdown(points: readonly FrontierPoint[]): string {
+/** The study's tables: the frontier with paired statistics, budget adherence and cost. */
+export function frontierMarkdown({ dense, points }: Frontier): string {
   const methods = points[0]?.methods.map((m) => m.method) ?? [];
   const lines = [
     '### Perplexity at each operating point (net keep-rate in parentheses)',
+    '',
+    `Dense model, same documents and protocol: perplexity ${f(dense.perplexity, 4)}.`,
     '',
     `| s | targets κ / ρ / η | ${methods.join(' | ')} | best random (matched / run) | SOL − fixed (sd, t, SOL wins) |`,
     `|--:|---|${methods.map(() => '--:').join('|')}|--:|--:|`,
@@ -176,6 +189,22 @@ export function frontierMarkdown(points: readonly FrontierPoint[]): string {
     }
   }
   const mae = errors.length === 0 ? 0 : errors.reduce((a, b) => a + b, 0) / errors.length;
-  lines.push('', `Mean absolute error over the controlled axes: ${f(mae, 4)}.`, '');
+  lines.push(
+    '',
+    `Mean absolute error over the controlled axes: ${f(mae, 4)}.`,
+    '',
+    '### Cost: scored tokens per second (share of the time in the compute policy)',
+    '',
+    `Dense: ${f(dense.tokensPerSecond, 0)} tokens/s.`,
+    '',
+    `| s | ${methods.join(' | ')} |`,
+    `|--:|${methods.map(() => '--:').join('|')}|`,
+  );
+  for (const p of points) {
+    lines.push(
+      `| ${p.point} | ${p.methods.map((m) => `${f(m.tokensPerSecond, 0)} (${f(100 * m.controllerShare, 1)} %)`).join(' | ')} |`,
+    );
+  }
+  lines.push('');
   return `${lines.join('\n')}\n`;
 }

@@ -13,7 +13,7 @@ import { writeFileAtomic } from '@lethe/model/node';
 import { type SolLoaded, solProvider } from '@lethe/policies-sol';
 import { initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
-import { type FrontierPoint, frontierMarkdown, runFrontier } from './frontier-run';
+import { frontierMarkdown, runFrontier } from './frontier-run';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
 
@@ -51,7 +51,7 @@ await runMain(async () => {
     const sol = await registry.prepare('sol', { directory });
     const { actions } = (await solProvider.learned!.load(directory)) as SolLoaded;
     try {
-      const points: FrontierPoint[] = await runFrontier({
+      const frontier = await runFrontier({
         model,
         context: policyContextOf(model, documents.length),
         documents,
@@ -75,9 +75,9 @@ await runMain(async () => {
       };
       await writeFileAtomic(
         join(o.out, 'frontier.json'),
-        `${JSON.stringify({ settings, points }, null, 2)}\n`,
+        `${JSON.stringify({ settings, ...frontier }, null, 2)}\n`,
       );
-      const markdown = frontierMarkdown(points);
+      const markdown = frontierMarkdown(frontier);
       await writeFileAtomic(join(o.out, 'frontier.md'), markdown);
       process.stdout.write(markdown);
     } finally {

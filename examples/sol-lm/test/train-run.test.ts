@@ -72,7 +72,7 @@ describe('trainSol', () => {
       const registry = createDefaultRegistry();
       const sol = await registry.prepare('sol', { directory });
       const { actions } = (await solProvider.learned!.load(directory)) as SolLoaded;
-      const points = await runFrontier({
+      const { dense, points } = await runFrontier({
         model,
         context: policyContextOf(model, documents.length),
         documents,
@@ -85,6 +85,8 @@ describe('trainSol', () => {
         randomSchedules: 2,
       });
       sol.release();
+      expect(dense.netKeepRate).toBe(1);
+      expect(dense.controllerShare).toBe(0);
       expect(points.map((p) => p.methods.map((m) => m.method))).toEqual([
         ['sol', 'sol-fixed', 'sol-emc', 'sol-dac'],
         ['sol', 'sol-fixed', 'sol-emc', 'sol-dac'],
@@ -96,6 +98,8 @@ describe('trainSol', () => {
           expect(m.perplexity).toBeGreaterThan(1);
           expect(m.netKeepRate).toBeGreaterThan(0);
           expect(m.netKeepRate).toBeLessThanOrEqual(1);
+          expect(m.controllerShare).toBeGreaterThan(0);
+          expect(m.controllerShare).toBeLessThan(1);
         }
       }
       // A higher operating point asks every axis for more.
