@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
 import type { ActionPreset } from '@lethe/policies-sol';
+import type { PrefixRange } from '@lethe/policies-sol/train';
 import { LetheError } from '@lethe/tensor';
 
 /** Everything that determines a trained controller: a run directory is tied to one of these. */
@@ -12,8 +13,8 @@ export interface SolRunSettings {
   readonly actions: ActionPreset | 'C-10';
   /** Episode length `T`. */
   readonly horizon: number;
-  /** Tokens prefilled densely before each training episode. */
-  readonly prefix: number;
+  /** Tokens prefilled densely before each training episode, or a range drawn from per input. */
+  readonly prefix: number | PrefixRange;
   /** Inputs per update `B`. */
   readonly batchSize: number;
   /** Schedules per input `K`. */
@@ -35,9 +36,11 @@ export const RUN_SETTINGS_FILE = 'settings.json';
 
 /**
  * Records `settings` in `out` on first use and refuses a directory recorded for other settings
- * (resuming it would mix two runs).
+ * (resuming it would mix two runs) — except more `updates`, which continue the run where it
+ * stopped (the trainer's draws depend only on the seed and the update number, and its learning
+ * rate is constant, so a run extended to N updates equals one trained for N from the start).
  *
- * @throws LetheError `E_ARG` naming `out` and the first differing setting.
+ * @throws LetheError `E_ARG` naming `out` and the first differing setting (or fewer updates).
  */
 export async function guardRunSettings(out: string, settings: SolRunSettings): Promise<void> {
   const path = join(out, RUN_SETTINGS_FILE);
@@ -52,12 +55,16 @@ export async function guardRunSettings(out: string, settings: SolRunSettings): P
     return;
   }
   for (const [key, value] of Object.entries(settings)) {
-    if (JSON.stringify(recorded[key]) !== JSON.stringify(value)) {
+    const extends_ = key === 'updates' && (value as number) >= (recorded.updates as number);
+    if (!extends_ && JSON.stringify(recorded[key]) !== JSON.stringify(value)) {
       throw new LetheError(
         'E_ARG',
         `holds a run with ${key} ${JSON.stringify(recorded[key])}, not ${JSON.stringify(value)}: use another --out`,
         out,
       );
     }
+  }
+  if (settings.updates !== recorded.updates) {
+    await writeFileAtomic(path, `${JSON.stringify(settings, null, 2)}\n`);
   }
 }

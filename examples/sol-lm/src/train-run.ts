@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadTaskModel } from '@lethe/eval/node';
 import { directoryCheckpointStore, writeFileAtomic } from '@lethe/model/node';
 import { controllerConfig, initControllerParameters } from '@lethe/policies-sol';
-import { type SolProgress, SolTrainer } from '@lethe/policies-sol/train';
+import { longestPrefix, type SolProgress, SolTrainer } from '@lethe/policies-sol/train';
 import { writeSolPolicyDirectory } from '@lethe/policies-sol/train/node';
 import { actionSetNamed } from './action-sets';
 import { guardRunSettings, type SolRunSettings } from './run-settings';
@@ -52,7 +52,7 @@ export async function trainSol(
     const documents = trainingWindows(
       taskModel,
       settings.seed,
-      settings.prefix + settings.horizon + 1,
+      longestPrefix(settings.prefix) + settings.horizon + 1,
     );
     const trainer = new SolTrainer({
       model,

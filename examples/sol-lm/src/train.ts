@@ -14,6 +14,16 @@ import { trainSol } from './train-run';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
 
+/** `--prefix`: an integer, or `min-max`. */
+function prefixFlag(text: string): number | { min: number; max: number } {
+  const range = /^(\d+)-(\d+)$/.exec(text);
+  if (range === null) return parseIntegerFlag(text, '--prefix', 1);
+  return {
+    min: parseIntegerFlag(range[1]!, '--prefix', 1),
+    max: parseIntegerFlag(range[2]!, '--prefix', 1),
+  };
+}
+
 const program = new Command()
   .name('sol-lm-train')
   .description('Train a SOL controller (GRPO, teacher-forced counterfactual schedules); resumable.')
@@ -21,7 +31,12 @@ const program = new Command()
   .requiredOption('--out <dir>', 'run directory: checkpoint/, policy/ and training.json')
   .option('--actions <name>', `action set: ${ACTION_SET_NAMES.join(', ')}`, '2L')
   .option('--horizon <n>', 'episode length T', int('--horizon', 1), 16)
-  .option('--prefix <n>', 'tokens prefilled densely before each episode', int('--prefix', 1), 128)
+  .option(
+    '--prefix <n>',
+    'tokens prefilled densely before each episode, or a range min-max drawn from per input',
+    prefixFlag,
+    128,
+  )
   .option('--batch-size <n>', 'inputs per update B', int('--batch-size', 1), 8)
   .option('--group-size <n>', 'schedules per input K', int('--group-size', 2), 16)
   .option('--updates <n>', 'GRPO updates', int('--updates', 1), 200)

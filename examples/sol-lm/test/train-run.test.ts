@@ -58,6 +58,13 @@ describe('trainSol', () => {
     const tensors = (run: string) => readFileSync(join(run, 'policy', 'controller.safetensors'));
     expect(tensors(resumed).equals(tensors(straight))).toBe(true);
     await expectLetheRejection(trainSol(resumed, { ...settings, lr: 2e-3 }), 'E_ARG', resumed);
+    await expectLetheRejection(trainSol(resumed, { ...settings, updates: 2 }), 'E_ARG', resumed);
+    // More updates continue a finished run: as if trained for that many from the start.
+    const longer = await trainSol(resumed, { ...settings, updates: 4 });
+    expect(longer.last?.step).toBe(4);
+    const four = join(root, 'four');
+    await trainSol(four, { ...settings, updates: 4 });
+    expect(tensors(resumed).equals(tensors(four))).toBe(true);
   });
 
   it('runs the frontier study: every method at every point, SOL adherence and paired statistics', async () => {

@@ -12,6 +12,8 @@ import { RecordingPolicy, type ScheduleSteps } from './recording-policy';
 export interface RolloutInput {
   /** Token ids; the first `prefix + horizon + 1` are used. */
   readonly document: Int32Array;
+  /** This input's prefix `P`, ≥ 1 (default: the settings' `prefix`). */
+  readonly prefix?: number;
   /** `[C_κ, C_ρ, C_η]`, each in [0, 1], shared by the input's `K` schedules. */
   readonly targets: AxisUsage;
 }
@@ -52,7 +54,8 @@ export interface RolloutGroup {
 
 /**
  * Counterfactual compute schedules under teacher forcing (§4, "GRPO with per-sequence budget
- * sampling"): every input's prefix `x_0 … x_{P−1}` is prefilled densely, then `K` copies of it
+ * sampling"): every input's prefix `x_0 … x_{P−1}` (`P` its own `prefix`, else the settings')
+ * is prefilled densely, then `K` copies of it
  * decode the document's own tokens `x_P … x_{P+T−1}` for `T` steps, each copy with its own
  * controller episode and random stream, so that only the sampled actions differ between the
  * schedules of an input. All `B·K` schedules run as one batch of a `GenerationSession` whose
@@ -67,7 +70,8 @@ export interface RolloutGroup {
  *   `ActionSet` of the controller's size), `settings.prefix` / `settings.horizon` /
  *   `settings.groupSize` / `settings.alwaysDense` / `settings.seed` / `settings.firstStream`
  *   (not integers in range; `prefix + horizon` past the model's context),
- *   `settings.temperature` (not finite and positive), `inputs` (empty), `inputs[i].document`
+ *   `settings.temperature` (not finite and positive), `inputs` (empty), `inputs[i].prefix` (as
+ *   `settings.prefix`), `inputs[i].document`
  *   (not an `Int32Array` of ids in the vocabulary, or shorter than `P + T + 1`) or
  *   `inputs[i].targets` (not three numbers in [0, 1]); `E_CHECKPOINT` naming `inputSize` when
  *   the controller reads another hidden size than the model's; the model's and controller's own
@@ -80,15 +84,11 @@ export async function counterfactualRollouts(
   inputs: readonly RolloutInput[],
   settings: RolloutSettings,
 ): Promise<RolloutGroup[]> {
-  const { prefix, horizon, groupSize, temperature, alwaysDense, seed, firstStream } = checkRollout(
-    model,
-    controller,
-    actions,
-    inputs,
-    settings,
-  );
+  const { prefixes, horizon, groupSize, temperature, alwaysDense, seed, firstStream } =
+    checkRollout(model, controller, actions, inputs, settings);
   const sequences = inputs.length * groupSize;
   const inputOf = (s: number) => inputs[Math.floor(s / groupSize)]!;
+  const prefixOf = (s: number) => prefixes[Math.floor(s / groupSize)]!;
   const recorder = new RecordingPolicy({
     controller,
     actions,
@@ -106,20 +106,22 @@ export async function counterfactualRollouts(
     streamIds: Array.from({ length: sequences }, (_, s) => firstStream + s),
     // The session makes one cache per prompt, in prompt order: schedule s clones its input's.
     createCache: (options) => {
-      bases ??= prefilledPrefixes(model, options, inputs, prefix);
+      bases ??= prefilledPrefixes(model, options, inputs, prefixes);
       return bases[Math.floor(made++ / groupSize)]!.clone();
     },
   });
   await session.prefill(
-    Array.from({ length: sequences }, (_, s) => inputOf(s).document.subarray(prefix - 1, prefix)),
+    Array.from({ length: sequences }, (_, s) =>
+      inputOf(s).document.subarray(prefixOf(s) - 1, prefixOf(s)),
+    ),
   );
   const all = Array.from({ length: sequences }, (_, s) => s);
   const rewards = all.map(() => new Float64Array(horizon));
   for (let t = 0; t < horizon; t++) {
-    const tokens = Int32Array.from(all, (s) => inputOf(s).document[prefix + t]!);
+    const tokens = Int32Array.from(all, (s) => inputOf(s).document[prefixOf(s) + t]!);
     const { logits } = await session.step(all, tokens);
     all.forEach((s) => {
-      rewards[s]![t] = logProbabilityAt(logits[s]!, inputOf(s).document[prefix + t + 1]!);
+      rewards[s]![t] = logProbabilityAt(logits[s]!, inputOf(s).document[prefixOf(s) + t + 1]!);
     });
   }
   return inputs.map((input, i) => ({
@@ -140,13 +142,14 @@ function prefilledPrefixes(
   model: DecoderModel,
   options: KVCacheOptions,
   inputs: readonly RolloutInput[],
-  prefix: number,
+  prefixes: readonly number[],
 ): KVCache[] {
   const caches = inputs.map(() => new KVCache(options));
-  if (prefix > 1) {
+  const filled = inputs.flatMap((_, i) => (prefixes[i]! > 1 ? [i] : []));
+  if (filled.length > 0) {
     const out = model.prefill(
-      caches,
-      inputs.map((input) => input.document.subarray(0, prefix - 1)),
+      filled.map((i) => caches[i]!),
+      filled.map((i) => inputs[i]!.document.subarray(0, prefixes[i]! - 1)),
     );
     out.logits.dispose();
     out.hidden.dispose();
@@ -160,7 +163,7 @@ function checkRollout(
   actions: ActionSet,
   inputs: readonly RolloutInput[],
   settings: RolloutSettings,
-): Required<RolloutSettings> {
+): Omit<Required<RolloutSettings>, 'prefix'> & { readonly prefixes: number[] } {
   if (typeof model !== 'object' || model === null || typeof model.config !== 'object') {
     throw new LetheError('E_ARG', 'must be a DecoderModel', 'model');
   }
@@ -197,13 +200,18 @@ function checkRollout(
       'settings.horizon',
     );
   }
-  if (prefix + horizon > context) {
-    throw new LetheError(
-      'E_ARG',
-      `prefix + horizon = ${prefix + horizon} is past the model's context of ${context}`,
-      'settings.prefix',
-    );
-  }
+  const checkPrefix = (value: number, argument: string) => {
+    assertInteger(value, argument, 1);
+    if (value + horizon > context) {
+      throw new LetheError(
+        'E_ARG',
+        `prefix + horizon = ${value + horizon} is past the model's context of ${context}`,
+        argument,
+      );
+    }
+    return value;
+  };
+  checkPrefix(prefix, 'settings.prefix');
   const temperature = settings.temperature ?? DEFAULT_SAMPLING_TEMPERATURE;
   if (!(Number.isFinite(temperature) && temperature > 0)) {
     throw new LetheError(
@@ -215,12 +223,15 @@ function checkRollout(
   if (!Array.isArray(inputs) || inputs.length === 0) {
     throw new LetheError('E_ARG', 'must be a non-empty array of inputs', 'inputs');
   }
-  inputs.forEach((input, i) => {
-    checkDocument(input?.document, prefix + horizon + 1, vocab, `inputs[${i}].document`);
+  const prefixes = inputs.map((input, i) => {
+    const own =
+      input?.prefix === undefined ? prefix : checkPrefix(input.prefix, `inputs[${i}].prefix`);
+    checkDocument(input?.document, own + horizon + 1, vocab, `inputs[${i}].document`);
     checkTargets(input.targets, `inputs[${i}].targets`);
+    return own;
   });
   return {
-    prefix,
+    prefixes,
     horizon,
     groupSize: assertInteger(settings.groupSize, 'settings.groupSize', 1),
     temperature,

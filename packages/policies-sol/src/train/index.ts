@@ -52,9 +52,11 @@ export {
   type SolTrainResult,
 } from './sol-trainer';
 export type {
+  PrefixRange,
   SolAdamOptions,
   SolProgress,
   SolTrainerOptions,
   SolTrainerSettings,
   SolUpdateMetrics,
 } from './sol-trainer-options';
+export { longestPrefix } from './sol-trainer-options';

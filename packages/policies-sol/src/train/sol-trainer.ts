@@ -22,6 +22,8 @@ import { DocumentSchedule } from './document-schedule';
 import { grpoUpdate } from './grpo-update';
 import { penalisedReturns } from './returns';
 import {
+  longestPrefix,
+  type PrefixRange,
   resolveTrainerOptions,
   type SolTrainerOptions,
   type SolTrainerSettings,
@@ -116,7 +118,7 @@ export class SolTrainer {
       options.documents,
       settings.seed,
       settings.batchSize,
-      settings.prefix + settings.horizon + 1,
+      longestPrefix(settings.prefix) + settings.horizon + 1,
       vocab,
     );
     this.graph = new ControllerGraph(options.controller);
@@ -148,9 +150,11 @@ export class SolTrainer {
     const { model, actions } = this.options;
     const s = this.settings;
     const targetRng = new Rng(s.seed).fork(`targets-${u}`);
+    const prefixes = prefixesOf(s.prefix, s.batchSize, new Rng(s.seed).fork(`prefixes-${u}`));
     const inputs: RolloutInput[] = Array.from({ length: s.batchSize }, (_, b) => ({
       document: this.documents.document(u, b),
       targets: sampleBudgetTargets(s.budgetRanges, actions, targetRng),
+      prefix: prefixes[b]!,
     }));
     const groups = await counterfactualRollouts(
       model,
@@ -158,7 +162,7 @@ export class SolTrainer {
       actions,
       inputs,
       {
-        prefix: s.prefix,
+        prefix: longestPrefix(s.prefix),
         horizon: s.horizon,
         groupSize: s.groupSize,
         temperature: s.temperature,
@@ -347,6 +351,16 @@ export class SolTrainer {
       model: this.options.model.config,
     });
   }
+}
+
+/** Each input's prefix: the fixed one, or uniform draws from the range. */
+function prefixesOf(prefix: number | PrefixRange, inputs: number, rng: Rng): number[] {
+  if (typeof prefix === 'number') return Array.from({ length: inputs }, () => prefix);
+  const span = prefix.max - prefix.min + 1;
+  return Array.from(
+    rng.uniform(inputs),
+    (u) => prefix.min + Math.min(span - 1, Math.floor(u * span)),
+  );
 }
 
 function mean(values: readonly number[]): number {

@@ -147,6 +147,35 @@ describe('counterfactualRollouts', () => {
     }
   });
 
+  it('takes a prefix per input: each input replays alone from its own prefix', async () => {
+    const own = [1, P];
+    const groups = await counterfactualRollouts(
+      model,
+      new SolController(parameters),
+      actions,
+      inputs.map((input, i) => ({ ...input, prefix: own[i]! })),
+      { prefix: P, horizon: T, groupSize: K, seed: 7 },
+    );
+    for (const [i, group] of groups.entries()) {
+      for (const schedule of group.schedules) {
+        const { rewards, observed } = await replay(inputs[i]!.document, schedule.actions, own[i]!);
+        rewards.forEach((r, t) => {
+          expect(Math.abs(r - schedule.rewards[t]!)).toBeLessThan(1e-5);
+        });
+        expect(observed[0]!.step).toBe(own[i]);
+      }
+    }
+    await expect(
+      counterfactualRollouts(
+        model,
+        new SolController(parameters),
+        actions,
+        inputs.map((input) => ({ ...input, prefix: 0 })),
+        { prefix: P, horizon: T, groupSize: K },
+      ),
+    ).rejects.toThrow(/inputs\[0\]\.prefix/);
+  });
+
   it('records the budget features, effective flags and sampling log-probs SolPolicy’s step would', async () => {
     const groups = await rollouts(3);
     const controller = new SolController(parameters);

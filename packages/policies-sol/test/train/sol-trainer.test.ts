@@ -73,6 +73,9 @@ describe('SolTrainer options', () => {
       [{ horizon: 9 }, 'E_ARG', 'horizon'],
       [{ horizon: 0 }, 'E_ARG', 'horizon'],
       [{ prefix: 0 }, 'E_ARG', 'prefix'],
+      [{ prefix: { min: 0, max: 4 } }, 'E_ARG', 'prefix.min'],
+      [{ prefix: { min: 4, max: 3 } }, 'E_ARG', 'prefix.max'],
+      [{ prefix: { min: 1, max: 125 } }, 'E_ARG', 'prefix'],
       [{ prefix: 125 }, 'E_ARG', 'prefix'],
       [{ updates: 0 }, 'E_ARG', 'updates'],
       [{ batchSize: 1.5 }, 'E_ARG', 'batchSize'],
@@ -206,6 +209,13 @@ describe('SolTrainer', () => {
     const first = await trained();
     expect(sameTensors(await trained(), first)).toBe(true);
     expect(sameTensors(await trained({ seed: 2 }), first)).toBe(false);
+  });
+
+  it('draws each input’s prefix from a range, seeded: the same run repeats, a fixed prefix differs', async () => {
+    const ranged = await trained({ prefix: { min: 1, max: 8 } });
+    expect(sameTensors(await trained({ prefix: { min: 1, max: 8 } }), ranged)).toBe(true);
+    expect(sameTensors(await trained({ prefix: { min: 8, max: 8 } }), await trained())).toBe(true);
+    expect(sameTensors(ranged, await trained())).toBe(false);
   });
 
   it('takes documents from a function of (update, index) as well', async () => {
