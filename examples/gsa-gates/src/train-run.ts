@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   generationBatches,
+  guardRunSettings,
   heldOutPrompts,
   type TaskModel,
   textWindowBatches,
@@ -18,7 +19,7 @@ import {
 } from '@lethe/policies-gsa/train';
 import { writeGsaPolicyDirectory } from '@lethe/policies-gsa/train/node';
 import { loadBackbone } from './backbone';
-import { type GateRunSettings, guardRunSettings } from './run-settings';
+import type { GateRunSettings } from './run-settings';
 
 /** The held-out prompts never trained on: the first this many of evaluation seed 0. */
 export const HELD_OUT_EXAMPLES = 256;
@@ -75,7 +76,7 @@ export async function trainGates(
   options: TrainGatesOptions = {},
 ): Promise<TrainGatesResult> {
   await mkdir(out, { recursive: true });
-  await guardRunSettings(out, settings);
+  await guardRunSettings(out, { ...settings });
   const taskModel = await loadBackbone(settings.model, settings.weights);
   const { model } = taskModel;
   const gate = new GsaGateVariables(

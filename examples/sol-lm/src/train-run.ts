@@ -1,12 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadTaskModel } from '@lethe/eval/node';
+import { guardRunSettings, loadTaskModel } from '@lethe/eval/node';
 import { directoryCheckpointStore, writeFileAtomic } from '@lethe/model/node';
 import { controllerConfig, initControllerParameters } from '@lethe/policies-sol';
 import { longestPrefix, type SolProgress, SolTrainer } from '@lethe/policies-sol/train';
 import { writeSolPolicyDirectory } from '@lethe/policies-sol/train/node';
 import { actionSetNamed } from './action-sets';
-import { guardRunSettings, type SolRunSettings } from './run-settings';
+import type { SolRunSettings } from './run-settings';
 import { trainingWindows } from './training-windows';
 
 /** How a {@link trainSol} call ended. */
@@ -43,7 +43,7 @@ export async function trainSol(
   options: TrainSolOptions = {},
 ): Promise<TrainSolResult> {
   await mkdir(out, { recursive: true });
-  await guardRunSettings(out, settings);
+  await guardRunSettings(out, { ...settings }, { extendable: ['updates'] });
   const actions = actionSetNamed(settings.actions);
   const taskModel = await loadTaskModel(settings.model);
   const { model } = taskModel;

@@ -1,9 +1,15 @@
 /**
  * The Node-only part of the harness, exported by `@lethe/eval/node`: sweeps that resume from a
- * results file and load task models from checkpoint directories, and the results file itself.
+ * results file and load task models from checkpoint directories, the results file itself, and
+ * the settings guard of resumable training runs.
  *
  * @packageDocumentation
  */
 export { checkpointModels } from './checkpoint-models';
 export { readResultsFile, writeResultsFile } from './node-results-file';
+export {
+  guardRunSettings,
+  RUN_SETTINGS_FILE,
+  type RunSettingsGuardOptions,
+} from './run-settings-guard';
 export { type RunSweepOptions, runSweep, type TaskFactory } from './sweep';
