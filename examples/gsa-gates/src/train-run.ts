@@ -4,6 +4,7 @@ import {
   generationBatches,
   guardRunSettings,
   heldOutPrompts,
+  loadTaskBackbone,
   type TaskModel,
   textWindowBatches,
   trainingSeed,
@@ -18,7 +19,6 @@ import {
   GsaTrainer,
 } from '@lethe/policies-gsa/train';
 import { writeGsaPolicyDirectory } from '@lethe/policies-gsa/train/node';
-import { loadBackbone } from './backbone';
 import type { GateRunSettings } from './run-settings';
 
 /** The held-out prompts never trained on: the first this many of evaluation seed 0. */
@@ -77,7 +77,7 @@ export async function trainGates(
 ): Promise<TrainGatesResult> {
   await mkdir(out, { recursive: true });
   await guardRunSettings(out, { ...settings });
-  const taskModel = await loadBackbone(settings.model, settings.weights);
+  const taskModel = await loadTaskBackbone(settings.model, settings.weights ?? undefined);
   const { model } = taskModel;
   const gate = new GsaGateVariables(
     initGateParameters(

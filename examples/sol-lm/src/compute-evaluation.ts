@@ -19,7 +19,7 @@ export interface ComputeEvaluation {
 }
 
 /** `policy` with the wall time of its `controls` calls added to `timer.ms`. */
-function timed(policy: ComputePolicy, timer: { ms: number }): ComputePolicy {
+export function timedPolicy(policy: ComputePolicy, timer: { ms: number }): ComputePolicy {
   return {
     name: policy.name,
     ...(policy.needs === undefined ? {} : { needs: policy.needs }),
@@ -63,7 +63,7 @@ export async function evaluateCompute(
     policies:
       policies.compute === undefined
         ? policies
-        : { ...policies, compute: timed(policies.compute, timer) },
+        : { ...policies, compute: timedPolicy(policies.compute, timer) },
     prefill,
     clock: () => performance.now(),
   });

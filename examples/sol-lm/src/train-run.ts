@@ -1,12 +1,18 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { guardRunSettings, loadTaskModel } from '@lethe/eval/node';
+import { guardRunSettings, loadTaskBackbone, type TaskModel } from '@lethe/eval/node';
 import { directoryCheckpointStore, writeFileAtomic } from '@lethe/model/node';
 import { controllerConfig, initControllerParameters } from '@lethe/policies-sol';
-import { longestPrefix, type SolProgress, SolTrainer } from '@lethe/policies-sol/train';
+import {
+  longestPrefix,
+  type SolProgress,
+  SolTrainer,
+  type TrainingDocument,
+} from '@lethe/policies-sol/train';
 import { writeSolPolicyDirectory } from '@lethe/policies-sol/train/node';
 import { actionSetNamed } from './action-sets';
-import type { SolRunSettings } from './run-settings';
+import { answerDocuments } from './answer-documents';
+import { DEFAULT_PREFIX, resolveRunSettings, type SolRunSettings } from './run-settings';
 import { trainingWindows } from './training-windows';
 
 /** How a {@link trainSol} call ended. */
@@ -25,35 +31,37 @@ export interface TrainSolOptions {
   readonly signal?: AbortSignal;
   /** Checkpoint every this many updates (default 10). */
   readonly checkpointEvery?: number;
+  /** Told what the training documents are, once they are ready (a generation task's take a while). */
+  readonly onDocuments?: (summary: string) => void;
 }
 
 /**
- * Trains a SOL controller on the frozen language model of `settings.model` in `out`: GRPO on
- * teacher-forced counterfactual schedules over windows of the task's training text
- * (`SolTrainer`), checkpointed in `out/checkpoint/` and resumed by the same call; when complete,
- * writes `out/policy/` (the registry's `sol` policy directory, recording the horizon) and
+ * Trains a SOL controller on the frozen model of `settings.model` (with the weights of
+ * `settings.weights` when set) in `out`: GRPO on teacher-forced counterfactual schedules
+ * (`SolTrainer`) over windows of the task's training text for a language model, or over the
+ * model's own answers to training prompts for a generation task (`answerDocuments`),
+ * checkpointed in `out/checkpoint/` and resumed by the same call; when complete, writes
+ * `out/policy/` (the registry's `sol` policy directory, recording the horizon) and
  * `out/training.json` (the settings and the last progress report).
  *
- * @throws LetheError as `guardRunSettings` (a directory of another run), `loadTaskModel`, the
- *   action set's name, `trainingWindows` and `SolTrainer`.
+ * @throws LetheError as `loadTaskBackbone`, `resolveRunSettings`, `guardRunSettings` (a
+ *   directory of another run), the action set's name, `trainingWindows`, `answerDocuments` and
+ *   `SolTrainer`.
  */
 export async function trainSol(
   out: string,
-  settings: SolRunSettings,
+  requested: SolRunSettings,
   options: TrainSolOptions = {},
 ): Promise<TrainSolResult> {
-  await mkdir(out, { recursive: true });
-  await guardRunSettings(out, { ...settings }, { extendable: ['updates'] });
-  const actions = actionSetNamed(settings.actions);
-  const taskModel = await loadTaskModel(settings.model);
+  const actions = actionSetNamed(requested.actions);
+  const taskModel = await loadTaskBackbone(requested.model, requested.weights);
   const { model } = taskModel;
   let last: SolProgress | undefined;
   try {
-    const documents = trainingWindows(
-      taskModel,
-      settings.seed,
-      longestPrefix(settings.prefix) + settings.horizon + 1,
-    );
+    const settings = resolveRunSettings(requested, taskModel.task.kind);
+    await mkdir(out, { recursive: true });
+    await guardRunSettings(out, { ...settings }, { extendable: ['updates'] });
+    const documents = await trainingDocuments(taskModel, settings, options.onDocuments);
     const trainer = new SolTrainer({
       model,
       actions,
@@ -67,7 +75,8 @@ export async function trainSol(
       ),
       documents,
       updates: settings.updates,
-      prefix: settings.prefix,
+      // A generation task's documents carry their own prefixes.
+      ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }),
       horizon: settings.horizon,
       batchSize: settings.batchSize,
       groupSize: settings.groupSize,
@@ -106,4 +115,33 @@ export async function trainSol(
   } finally {
     model.dispose();
   }
+}
+
+/** Windows of a language model's training text, or a generation task's answered prompts. */
+async function trainingDocuments(
+  taskModel: TaskModel,
+  settings: SolRunSettings,
+  tell: ((summary: string) => void) | undefined,
+): Promise<TrainingDocument[]> {
+  if (settings.answers === undefined) {
+    const prefix = settings.prefix ?? DEFAULT_PREFIX;
+    const windows = trainingWindows(
+      taskModel,
+      settings.seed,
+      longestPrefix(prefix) + settings.horizon + 1,
+    );
+    tell?.(`${windows.length} windows of the training text`);
+    return windows;
+  }
+  const started = performance.now();
+  const answered = await answerDocuments(
+    taskModel,
+    settings.seed,
+    settings.answers,
+    settings.horizon,
+  );
+  tell?.(
+    `${answered.documents.length} training prompts with the model's greedy answers (${answered.tooShort} answers too short for an episode, ${answered.heldOut} held-out prompts skipped; ${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  );
+  return answered.documents;
 }

@@ -1,5 +1,6 @@
-// Trains a SOL compute controller on the frozen language-modelling task model, e.g.
+// Trains a SOL compute controller on a frozen task model, e.g.
 //   npm run train -- --model ../../models/lm --out runs/lm-2l --actions 2L
+//   npm run train -- --model ../../models/countdown --weights ../../models/countdown-rl --out runs/cd-c10 --actions C-10
 // Rerunning the same command resumes from <out>/checkpoint; the policy directory lands in
 // <out>/policy.
 
@@ -9,7 +10,7 @@ import { DEFAULT_PENALTY_WEIGHTS } from '@lethe/policies-sol';
 import { initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { ACTION_SET_NAMES } from './action-sets';
-import type { SolRunSettings } from './run-settings';
+import { DEFAULT_ANSWERS, DEFAULT_PREFIX, type SolRunSettings } from './run-settings';
 import { trainSol } from './train-run';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
@@ -27,15 +28,23 @@ function prefixFlag(text: string): number | { min: number; max: number } {
 const program = new Command()
   .name('sol-lm-train')
   .description('Train a SOL controller (GRPO, teacher-forced counterfactual schedules); resumable.')
-  .requiredOption('--model <dir>', 'language-modelling task model (a lethe pretrain directory)')
+  .requiredOption(
+    '--model <dir>',
+    'task model (a lethe pretrain directory): the lm task, or a generation task (Countdown, retrieval)',
+  )
+  .option('--weights <dir>', 'train on these weights (same shape) instead of the task model’s')
   .requiredOption('--out <dir>', 'run directory: checkpoint/, policy/ and training.json')
   .option('--actions <name>', `action set: ${ACTION_SET_NAMES.join(', ')}`, '2L')
   .option('--horizon <n>', 'episode length T', int('--horizon', 1), 16)
   .option(
     '--prefix <n>',
-    'tokens prefilled densely before each episode, or a range min-max drawn from per input',
+    `language modelling: tokens prefilled densely before each episode, or a range min-max drawn from per input (default ${DEFAULT_PREFIX})`,
     prefixFlag,
-    128,
+  )
+  .option(
+    '--answers <n>',
+    `generation tasks: training prompts the frozen model answers, whose answers the episodes run over (default ${DEFAULT_ANSWERS})`,
+    int('--answers', 1),
   )
   .option('--batch-size <n>', 'inputs per update B', int('--batch-size', 1), 8)
   .option('--group-size <n>', 'schedules per input K', int('--group-size', 2), 16)
@@ -68,9 +77,11 @@ await runMain(async () => {
   await initBackend('wasm');
   const settings: SolRunSettings = {
     model: o.model,
+    ...(o.weights === undefined ? {} : { weights: o.weights }),
     actions: o.actions,
     horizon: o.horizon,
-    prefix: o.prefix,
+    ...(o.prefix === undefined ? {} : { prefix: o.prefix }),
+    ...(o.answers === undefined ? {} : { answers: o.answers }),
     batchSize: o.batchSize,
     groupSize: o.groupSize,
     updates: o.updates,
@@ -85,6 +96,7 @@ await runMain(async () => {
     values === undefined ? '-' : values.map((v) => v.toFixed(3)).join('/');
   const result = await trainSol(o.out, settings, {
     signal: controller.signal,
+    onDocuments: (summary) => process.stderr.write(`documents: ${summary}\n`),
     onProgress: (p) => {
       process.stderr.write(
         `sol ${p.step}/${p.totalUpdates} | reward ${p.reward.toFixed(4)} | penalty ${p.penalty.toFixed(4)} | realised ${fixed(p.realised)} vs target ${fixed(p.targets)} | entropy ${p.entropy.toFixed(3)} | ${p.seconds.toFixed(1)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,

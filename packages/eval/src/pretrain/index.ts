@@ -19,6 +19,7 @@ export {
   heldOutPrompts,
 } from './held-out-evaluation';
 export { type InitialModel, initialModel } from './initial-model';
+export { loadTaskBackbone } from './load-task-backbone';
 export { loadTaskModel, type TaskModel } from './load-task-model';
 export {
   parseTaskModelManifest,

@@ -26,13 +26,14 @@ export {
   type RolloutSettings,
   type ScheduleRollout,
 } from './counterfactual-rollout';
-export type { DocumentSource } from './document-schedule';
+export type { DocumentSource, PrefixedDocument, TrainingDocument } from './document-schedule';
 export {
   type GrpoUpdateOptions,
   type GrpoUpdateResult,
   grpoUpdate,
   policyVariables,
 } from './grpo-update';
+export { longestPrefix, type PrefixRange } from './prefix-range';
 export {
   RecordingPolicy,
   type RecordingPolicyOptions,
@@ -52,11 +53,9 @@ export {
   type SolTrainResult,
 } from './sol-trainer';
 export type {
-  PrefixRange,
   SolAdamOptions,
   SolProgress,
   SolTrainerOptions,
   SolTrainerSettings,
   SolUpdateMetrics,
 } from './sol-trainer-options';
-export { longestPrefix } from './sol-trainer-options';

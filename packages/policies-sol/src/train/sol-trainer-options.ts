@@ -6,6 +6,7 @@ import { DEFAULT_SAMPLING_TEMPERATURE } from '../controller/action-choice';
 import type { SolControllerParameters } from '../controller/controller-parameters';
 import { type BudgetRanges, checkBudgetRanges, DEFAULT_BUDGET_RANGES } from './budget-sampling';
 import type { DocumentSource } from './document-schedule';
+import { checkPrefix, longestPrefix, type PrefixRange } from './prefix-range';
 import { checkDiscount, DEFAULT_DISCOUNT } from './returns';
 
 /** AdamW's hyper-parameters as the SOL trainer takes them (recorded in checkpoints). */
@@ -61,8 +62,9 @@ export interface SolTrainerOptions {
   /** The controller's starting parameters (`initControllerParameters`, or a saved controller). */
   readonly controller: SolControllerParameters;
   /**
-   * The training documents (each at least `prefix + horizon + 1` tokens, the largest prefix for a
-   * range; the first ones are used).
+   * The training documents: token ids, each at least `prefix + horizon + 1` tokens (the largest
+   * prefix for a range; the first ones are used), or `{ tokens, prefix }` documents whose own
+   * prefix replaces the trainer's (e.g. a generation task's prompt and answer).
    */
   readonly documents: DocumentSource;
   /** Total updates of the run. */
@@ -70,9 +72,10 @@ export interface SolTrainerOptions {
   /**
    * Prefix `P` prefilled densely before each episode (the paper: 1024), or a range `{ min, max }`
    * each input draws its prefix from uniformly (seeded per update), so that episodes start at
-   * every position a deployment's episodes do.
+   * every position a deployment's episodes do; documents with a prefix of their own use theirs.
+   * Optional when every document carries its own.
    */
-  readonly prefix: number | PrefixRange;
+  readonly prefix?: number | PrefixRange;
   /** Episode length `T` (default 16; at most the controller's `maxHorizon`). */
   readonly horizon?: number;
   /** Inputs per update `B` (default 8). */
@@ -117,15 +120,10 @@ export interface SolTrainerOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Prefix lengths an input's prefix is drawn from, uniformly: integers `min … max`. */
-export interface PrefixRange {
-  readonly min: number;
-  readonly max: number;
-}
-
 /** The hyper-parameters that determine a run's results, defaults filled in. */
 export interface SolTrainerSettings {
-  readonly prefix: number | PrefixRange;
+  /** Undefined when every document carries its own prefix. */
+  readonly prefix: number | PrefixRange | undefined;
   readonly horizon: number;
   readonly batchSize: number;
   readonly groupSize: number;
@@ -164,7 +162,7 @@ export function resolveTrainerOptions(
     throw new LetheError('E_ARG', 'must be an ActionSet', 'actions');
   }
   assertInteger(options.updates, 'updates', 1);
-  const prefix = checkPrefix(options.prefix);
+  const prefix = options.prefix === undefined ? undefined : checkPrefix(options.prefix);
   const horizon = assertInteger(options.horizon ?? 16, 'horizon', 1);
   if (horizon > maxHorizon) {
     throw new LetheError(
@@ -174,7 +172,7 @@ export function resolveTrainerOptions(
     );
   }
   const context = options.model.config.max_position_embeddings;
-  if (longestPrefix(prefix) + horizon > context) {
+  if (prefix !== undefined && longestPrefix(prefix) + horizon > context) {
     throw new LetheError(
       'E_ARG',
       `prefix + horizon = ${longestPrefix(prefix) + horizon} is past the model's context of ${context}`,
@@ -243,25 +241,4 @@ function positive(value: number, argument: string): number {
     throw new LetheError('E_ARG', `must be a finite number > 0, got ${value}`, argument);
   }
   return value;
-}
-
-/** The largest prefix of a setting. */
-export function longestPrefix(prefix: number | PrefixRange): number {
-  return typeof prefix === 'number' ? prefix : prefix.max;
-}
-
-/**
- * A checked copy of a prefix setting: an integer ≥ 1, or `{ min, max }` integers with
- * `1 ≤ min ≤ max`.
- *
- * @throws LetheError `E_ARG` naming `prefix`, `prefix.min` or `prefix.max`.
- */
-function checkPrefix(prefix: number | PrefixRange): number | PrefixRange {
-  if (typeof prefix === 'number') return assertInteger(prefix, 'prefix', 1);
-  if (typeof prefix !== 'object' || prefix === null) {
-    throw new LetheError('E_ARG', 'must be an integer ≥ 1 or { min, max }', 'prefix');
-  }
-  const min = assertInteger(prefix.min, 'prefix.min', 1);
-  const max = assertInteger(prefix.max, 'prefix.max', min);
-  return { min, max };
 }

@@ -20,10 +20,9 @@ import { ControllerGraph } from './controller-graph';
 import { counterfactualRollouts, type RolloutInput } from './counterfactual-rollout';
 import { DocumentSchedule } from './document-schedule';
 import { grpoUpdate } from './grpo-update';
+import { drawPrefixes } from './prefix-range';
 import { penalisedReturns } from './returns';
 import {
-  longestPrefix,
-  type PrefixRange,
   resolveTrainerOptions,
   type SolTrainerOptions,
   type SolTrainerSettings,
@@ -112,13 +111,19 @@ export class SolTrainer {
         'actions',
       );
     }
-    const { hidden_size: hiddenSize, vocab_size: vocab } = options.model.config;
+    const {
+      hidden_size: hiddenSize,
+      vocab_size: vocab,
+      max_position_embeddings: context,
+    } = options.model.config;
     checkControllerInputSize(config, hiddenSize);
     this.documents = new DocumentSchedule(
       options.documents,
       settings.seed,
       settings.batchSize,
-      longestPrefix(settings.prefix) + settings.horizon + 1,
+      settings.prefix,
+      settings.horizon,
+      context,
       vocab,
     );
     this.graph = new ControllerGraph(options.controller);
@@ -150,9 +155,13 @@ export class SolTrainer {
     const { model, actions } = this.options;
     const s = this.settings;
     const targetRng = new Rng(s.seed).fork(`targets-${u}`);
-    const prefixes = prefixesOf(s.prefix, s.batchSize, new Rng(s.seed).fork(`prefixes-${u}`));
-    const inputs: RolloutInput[] = Array.from({ length: s.batchSize }, (_, b) => ({
-      document: this.documents.document(u, b),
+    const documents = Array.from({ length: s.batchSize }, (_, b) => this.documents.document(u, b));
+    const prefixes = drawPrefixes(
+      documents.map((document) => document.prefix),
+      new Rng(s.seed).fork(`prefixes-${u}`),
+    );
+    const inputs: RolloutInput[] = documents.map((document, b) => ({
+      document: document.tokens,
       targets: sampleBudgetTargets(s.budgetRanges, actions, targetRng),
       prefix: prefixes[b]!,
     }));
@@ -162,7 +171,7 @@ export class SolTrainer {
       actions,
       inputs,
       {
-        prefix: longestPrefix(s.prefix),
+        prefix: Math.max(...prefixes),
         horizon: s.horizon,
         groupSize: s.groupSize,
         temperature: s.temperature,
@@ -351,16 +360,6 @@ export class SolTrainer {
       model: this.options.model.config,
     });
   }
-}
-
-/** Each input's prefix: the fixed one, or uniform draws from the range. */
-function prefixesOf(prefix: number | PrefixRange, inputs: number, rng: Rng): number[] {
-  if (typeof prefix === 'number') return Array.from({ length: inputs }, () => prefix);
-  const span = prefix.max - prefix.min + 1;
-  return Array.from(
-    rng.uniform(inputs),
-    (u) => prefix.min + Math.min(span - 1, Math.floor(u * span)),
-  );
 }
 
 function mean(values: readonly number[]): number {

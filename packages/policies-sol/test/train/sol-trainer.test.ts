@@ -100,6 +100,24 @@ describe('SolTrainer options', () => {
       [{ checkpointEvery: 2 }, 'E_ARG', 'checkpointEvery'],
       [{ documents: [] }, 'E_ARG', 'documents'],
       [{ documents: [docs[0]!, docs[1]!.subarray(0, 12)] }, 'E_ARG', 'documents[1]'],
+      [{ documents: ['abc' as never] }, 'E_ARG', 'documents[0]'],
+      [{ prefix: undefined }, 'E_ARG', 'documents[0]'],
+      [{ documents: [{ tokens: docs[0]!, prefix: 0 }] }, 'E_ARG', 'documents[0].prefix'],
+      [
+        { documents: [{ tokens: docs[0]!, prefix: { min: 3, max: 2 } }] },
+        'E_ARG',
+        'documents[0].prefix.max',
+      ],
+      [
+        { documents: [docs[0]!, { tokens: docs[1]!, prefix: { min: 1, max: 125 } }] },
+        'E_ARG',
+        'documents[1].prefix',
+      ],
+      [
+        { documents: [{ tokens: docs[0]!.subarray(0, 14), prefix: { min: 2, max: 10 } }] },
+        'E_ARG',
+        'documents[0].tokens',
+      ],
       [
         {
           actions: new ActionSet({ tokenKeep: [0.1, 1], mlpInputKeep: [1], activationBits: [16] }),
@@ -218,6 +236,27 @@ describe('SolTrainer', () => {
     expect(sameTensors(ranged, await trained())).toBe(false);
   });
 
+  it('lets a document carry its own prefix, which replaces the trainer’s', async () => {
+    const own = docs.map((tokens) => ({ tokens, prefix: 8 }));
+    expect(sameTensors(await trained({ documents: own, prefix: 3 }), await trained())).toBe(true);
+    expect(sameTensors(await trained({ documents: own, prefix: undefined }), await trained())).toBe(
+      true,
+    );
+    const ranged = docs.map((tokens) => ({ tokens, prefix: { min: 1, max: 8 } }));
+    expect(
+      sameTensors(
+        await trained({ documents: ranged, prefix: 2 }),
+        await trained({ prefix: { min: 1, max: 8 } }),
+      ),
+    ).toBe(true);
+    // Mixed: plain documents keep the trainer's prefix (a short one fits only it).
+    const mixed = [{ tokens: docs[0]!, prefix: { min: 5, max: 11 } }, docs[1]!.subarray(0, 8)];
+    const trainer = new SolTrainer(options({ documents: mixed, prefix: 3, updates: 1 }));
+    await trainer.train();
+    expect(trainer.step).toBe(1);
+    trainer.dispose();
+  });
+
   it('takes documents from a function of (update, index) as well', async () => {
     const fromList = await trained({ documents: [docs[0]!] });
     expect(sameTensors(await trained({ documents: () => docs[0]! }), fromList)).toBe(true);
@@ -228,6 +267,14 @@ describe('SolTrainer', () => {
     });
     expect(bad.step).toBe(0);
     bad.dispose();
+    const badPrefix = new SolTrainer(
+      options({ documents: () => ({ tokens: docs[0]!, prefix: 20 }) }),
+    );
+    await expect(badPrefix.update()).rejects.toMatchObject({
+      code: 'E_ARG',
+      argument: 'documents(0, 0).tokens',
+    });
+    badPrefix.dispose();
   });
 
   it('resumed from a checkpoint, ends bit-identical to an uninterrupted run', async () => {
