@@ -1,6 +1,6 @@
 // The typed-array controller's cost per decode step: µs per `SolController.step` and the greedy
 // choice of the next action, averaged over
-// whole episodes (the attention over the episode's steps grows with t), for widths 32, 64 and 128,
+// whole episodes (the attention over the episode's steps grows with t), for widths 16, 32, 64 and 128,
 // horizons 16 and 64, and the action sets 3L (27 actions) and FL (1,560: the policy head
 // dominates). The LM's hidden size is 64, the project's task models'. Median (and fastest) of 7
 // timed rounds of ≥ 4,000 steps each, after a warm-up, all in this one run.
@@ -72,7 +72,7 @@ console.log(
 console.log('| width | actions | horizon | parameters | µs / step (median) | fastest round |');
 console.log('|--:|--:|--:|--:|--:|--:|');
 for (const actions of [27, 1560]) {
-  for (const width of [32, 64, 128]) {
+  for (const width of [16, 32, 64, 128]) {
     for (const horizon of [16, 64]) {
       const { median, fastest, parameters } = time(width, horizon, actions);
       console.log(
