@@ -36,6 +36,46 @@ describe('paged storage and compaction', () => {
     },
   );
 
+  it.each([
+    [false, false, false],
+    [true, true, true],
+    [false, true, true],
+  ])(
+    "a page's fields are disjoint views of one buffer, and a clone copies them all (values %s, gates %s, attention %s)",
+    (storeValues, storeGates, trackAttention) => {
+      const layout: SlotLayout = {
+        pageSize: 3,
+        headDim: 5,
+        storeValues,
+        storeGates,
+        trackAttention,
+      };
+      const page = new Page(layout);
+      const fields = [
+        page.attention,
+        page.keys,
+        page.values,
+        page.gates,
+        page.positions,
+        page.createdAt,
+        page.attentionCounts,
+      ].filter((array) => array !== undefined);
+      expect(new Set(fields.map((array) => array.buffer)).size).toBe(1);
+      fields.forEach((array, f) => {
+        expect(array.byteOffset % array.BYTES_PER_ELEMENT).toBe(0);
+        array.fill(f + 1);
+      });
+      const copy = page.clone(layout);
+      fields.forEach((array, f) => {
+        expect(Array.from(array)).toEqual(new Array(array.length).fill(f + 1)); // no overlap
+      });
+      const keyFill = fields.indexOf(page.keys) + 1;
+      page.keys.fill(0);
+      expect(Array.from(copy.keys)).toEqual(new Array(copy.keys.length).fill(keyFill)); // deep
+      expect(copy.positions).toEqual(page.positions);
+    },
+  );
+
   it('releases pages when entries are evicted and keeps the survivors intact', () => {
     const pageSize = 16;
     const headDim = 8;

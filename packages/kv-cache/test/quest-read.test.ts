@@ -2,6 +2,7 @@ import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  checkRanges,
   DEFAULT_READ_ANCHORS,
   intersectRanges,
   pageKeyBounds,
@@ -81,6 +82,69 @@ describe('Quest page bound', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('scores every page as the plain per-page sum, bit for bit, over any page range and both reduces', () => {
+    // the definition, one page and one query head at a time: float64 sums over the channels in
+    // order, reduced over the group, rounded to float32 once
+    const plain = (
+      min: Float32Array,
+      max: Float32Array,
+      queries: Float32Array,
+      group: number,
+      reduce: 'max' | 'sum',
+      firstPage: number,
+      endPage: number,
+    ): Float32Array => {
+      const headDim = queries.length / group;
+      const out = new Float32Array(endPage - firstPage);
+      for (let p = firstPage; p < endPage; p++) {
+        let combined = reduce === 'max' ? Number.NEGATIVE_INFINITY : 0;
+        for (let g = 0; g < group; g++) {
+          let total = 0;
+          for (let c = 0; c < headDim; c++) {
+            const q = queries[g * headDim + c];
+            total += q >= 0 ? q * max[p * headDim + c] : q * min[p * headDim + c];
+          }
+          combined = reduce === 'max' ? Math.max(total, combined) : combined + total;
+        }
+        out[p - firstPage] = combined;
+      }
+      return out;
+    };
+    const shapeArb = fc.record({
+      pages: fc.integer({ min: 0, max: 23 }),
+      headDim: fc.integer({ min: 1, max: 9 }),
+      group: fc.integer({ min: 1, max: 4 }),
+    });
+    fc.assert(
+      fc.property(
+        shapeArb.chain((shape) =>
+          fc.record({
+            shape: fc.constant(shape),
+            a: floats(shape.pages * shape.headDim),
+            b: floats(shape.pages * shape.headDim),
+            queries: floats(shape.group * shape.headDim),
+            from: fc.nat(shape.pages),
+            to: fc.nat(shape.pages),
+          }),
+        ),
+        fc.constantFrom('max' as const, 'sum' as const),
+        ({ shape, a, b, queries, from, to }, reduce) => {
+          const { pages, group } = shape;
+          const min = Float32Array.from(a, (x, i) => Math.min(x, b[i]!));
+          const max = Float32Array.from(a, (x, i) => Math.max(x, b[i]!));
+          const q = Float32Array.from(queries);
+          const [first, end] = [Math.min(from, to), Math.max(from, to)];
+          const got = questPageScores({ pages, min, max }, q, group, reduce, first, end);
+          expect(got).toEqual(plain(min, max, q, group, reduce, first, end));
+          expect(questPageScores({ pages, min, max }, q, group, reduce)).toEqual(
+            plain(min, max, q, group, reduce, 0, pages),
+          );
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 
@@ -189,6 +253,28 @@ describe('token keep read (κ)', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it('returns checked entry ranges with adjacent ranges merged', () => {
+    fc.assert(
+      fc.property(
+        caseArb,
+        anchorsArb,
+        fc.double({ min: 0.01, max: 1, noNaN: true }),
+        ({ live, headDim, pageSize, group, keys, queries }, anchors, keepRate) => {
+          const bounds = pageKeyBounds(keys, headDim, pageSize);
+          const read = tokenKeepRead(live, bounds, queries, group, keepRate, anchors, pageSize);
+          if (read === undefined) return;
+          checkRanges(read.ranges, live, 'ranges');
+          for (let r = 0; r < read.ranges.length; r += 2) {
+            expect(read.ranges[r + 1]).toBeGreaterThan(read.ranges[r]!); // none empty
+            if (r > 0) expect(read.ranges[r]).toBeGreaterThan(read.ranges[r - 1]!); // merged
+          }
+          expect(rangeLength(read.ranges)).toBe(read.count);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

@@ -14,7 +14,9 @@ export interface SlotLayout {
 
 /**
  * One fixed-size block of `pageSize` slots of one (layer, KV head). Each field is a separate
- * typed array (structure of arrays) so a run of slots of one field is one contiguous range.
+ * typed array (structure of arrays) so a run of slots of one field is one contiguous range; all
+ * of them are views of one buffer per page, keys and values adjacent, so reading a page's keys
+ * and values (a sparse read's gather) streams through one block of memory.
  */
 export class Page {
   /** Keys, `[pageSize, headDim]`. */
@@ -32,27 +34,37 @@ export class Page {
   /** Number of recorded queries (tokens) that saw the slot, when tracked. */
   readonly attentionCounts: Int32Array | undefined;
 
+  /** The buffer every field is a view of. */
+  private readonly storage: ArrayBuffer;
+
   constructor(layout: SlotLayout) {
     const { pageSize, headDim } = layout;
-    this.keys = new Float32Array(pageSize * headDim);
-    this.values = layout.storeValues ? new Float32Array(pageSize * headDim) : undefined;
-    this.gates = layout.storeGates ? new Float32Array(pageSize) : undefined;
-    this.positions = new Int32Array(pageSize);
-    this.createdAt = new Int32Array(pageSize);
-    this.attention = layout.trackAttention ? new Float64Array(pageSize) : undefined;
-    this.attentionCounts = layout.trackAttention ? new Int32Array(pageSize) : undefined;
+    const vector = pageSize * headDim;
+    const storage = new ArrayBuffer(pageSize * slotByteLength(layout));
+    this.storage = storage;
+    // the float64 field first, so that every view starts aligned
+    let at = 0;
+    this.attention = layout.trackAttention ? new Float64Array(storage, at, pageSize) : undefined;
+    at += this.attention?.byteLength ?? 0;
+    this.keys = new Float32Array(storage, at, vector);
+    at += this.keys.byteLength;
+    this.values = layout.storeValues ? new Float32Array(storage, at, vector) : undefined;
+    at += this.values?.byteLength ?? 0;
+    this.gates = layout.storeGates ? new Float32Array(storage, at, pageSize) : undefined;
+    at += this.gates?.byteLength ?? 0;
+    this.positions = new Int32Array(storage, at, pageSize);
+    at += this.positions.byteLength;
+    this.createdAt = new Int32Array(storage, at, pageSize);
+    at += this.createdAt.byteLength;
+    this.attentionCounts = layout.trackAttention
+      ? new Int32Array(storage, at, pageSize)
+      : undefined;
   }
 
   /** A deep copy of this page. */
   clone(layout: SlotLayout): Page {
     const copy = new Page(layout);
-    copy.keys.set(this.keys);
-    copy.values?.set(this.values!);
-    copy.gates?.set(this.gates!);
-    copy.positions.set(this.positions);
-    copy.createdAt.set(this.createdAt);
-    copy.attention?.set(this.attention!);
-    copy.attentionCounts?.set(this.attentionCounts!);
+    new Uint8Array(copy.storage).set(new Uint8Array(this.storage));
     return copy;
   }
 }

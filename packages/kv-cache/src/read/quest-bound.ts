@@ -26,6 +26,10 @@ export function pageUpperBounds(bounds: PageKeyBounds, query: Float32Array): Flo
  * GQA in Lethe) or `'sum'`. This is the one implementation of the bound that `QuestSelector`
  * (`@lethe/policies-heuristic`) and `@lethe/model`'s `tokenKeep` read both use.
  *
+ * Each (page, query head) sum runs over the channels in order in float64, so the scores do not
+ * depend on how the pages are visited; four pages are scored side by side (four independent
+ * sums, which the CPU overlaps instead of waiting on one chain of additions).
+ *
  * Inputs are not validated (a hot path: called per layer, sequence and KV head of every decode
  * step); see {@link pageUpperBounds} for a checked single-head form.
  *
@@ -44,18 +48,53 @@ export function questPageScores(
 ): Float32Array {
   const headDim = queries.length / group;
   const { min, max } = bounds;
+  const useMax = reduce === 'max';
+  const start = useMax ? Number.NEGATIVE_INFINITY : 0;
   const scores = new Float32Array(endPage - firstPage);
-  for (let p = firstPage; p < endPage; p++) {
+  let p = firstPage;
+  for (; p + 4 <= endPage; p += 4) {
+    const r0 = p * headDim;
+    const r1 = r0 + headDim;
+    const r2 = r1 + headDim;
+    const r3 = r2 + headDim;
+    let s0 = start;
+    let s1 = start;
+    let s2 = start;
+    let s3 = start;
+    for (let q0 = 0; q0 < queries.length; q0 += headDim) {
+      let t0 = 0;
+      let t1 = 0;
+      let t2 = 0;
+      let t3 = 0;
+      for (let c = 0; c < headDim; c++) {
+        const q = queries[q0 + c];
+        const side = q >= 0 ? max : min;
+        t0 += q * side[r0 + c];
+        t1 += q * side[r1 + c];
+        t2 += q * side[r2 + c];
+        t3 += q * side[r3 + c];
+      }
+      s0 = useMax ? Math.max(t0, s0) : s0 + t0;
+      s1 = useMax ? Math.max(t1, s1) : s1 + t1;
+      s2 = useMax ? Math.max(t2, s2) : s2 + t2;
+      s3 = useMax ? Math.max(t3, s3) : s3 + t3;
+    }
+    const at = p - firstPage;
+    scores[at] = s0;
+    scores[at + 1] = s1;
+    scores[at + 2] = s2;
+    scores[at + 3] = s3;
+  }
+  for (; p < endPage; p++) {
     const row = p * headDim;
-    let combined = reduce === 'max' ? Number.NEGATIVE_INFINITY : 0;
-    for (let g = 0; g < group; g++) {
-      const q0 = g * headDim;
+    let combined = start;
+    for (let q0 = 0; q0 < queries.length; q0 += headDim) {
       let total = 0;
       for (let c = 0; c < headDim; c++) {
         const q = queries[q0 + c];
-        total += q >= 0 ? q * max[row + c] : q * min[row + c];
+        total += q * (q >= 0 ? max : min)[row + c];
       }
-      combined = reduce === 'max' ? Math.max(total, combined) : combined + total;
+      combined = useMax ? Math.max(total, combined) : combined + total;
     }
     scores[p - firstPage] = combined;
   }

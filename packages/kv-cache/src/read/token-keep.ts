@@ -81,20 +81,27 @@ export function tokenKeepRead(
     pages === 0
       ? new Int32Array(0)
       : topKIndices(questPageScores(bounds, queries, group, 'max', firstPage, endPage), pages);
-  const out: number[] = sinks > 0 ? [0, sinks] : [];
+  // the sinks, the chosen pages' middle entries and the window, adjacent ranges merged
+  const out = new Int32Array(2 * (chosen.length + 2));
+  let length = 0;
   const add = (start: number, end: number): void => {
     if (start >= end) return;
-    if (out.length > 0 && out[out.length - 1] === start) out[out.length - 1] = end;
-    else out.push(start, end);
+    if (length > 0 && out[length - 1] === start) out[length - 1] = end;
+    else {
+      out[length] = start;
+      out[length + 1] = end;
+      length += 2;
+    }
   };
+  add(0, sinks);
   let count = sinks + window;
-  for (const index of chosen) {
-    const page = firstPage + index;
+  for (let i = 0; i < chosen.length; i++) {
+    const page = firstPage + chosen[i];
     const start = Math.max(sinks, page * pageSize);
     const end = Math.min(middleEnd, (page + 1) * pageSize);
     add(start, end);
     count += end - start;
   }
   add(middleEnd, live);
-  return { ranges: Int32Array.from(out), count, pages };
+  return { ranges: out.subarray(0, length), count, pages };
 }

@@ -76,55 +76,65 @@ export function selectTopKRequired(
 /**
  * Indices of the `k` highest scores (ties to the lower index, the order of {@link ranksBefore}),
  * ascending: {@link selectTopKRequired} with nothing required, in O(n) on average — the `k`-th
- * largest score by quickselect on a copy, then one pass — the form a per-step read
- * (`tokenKeepRead`) uses.
+ * largest score by quickselect on a copy, then one pass that counts the scores above it and one
+ * that collects the chosen indices — the form a per-step read (`tokenKeepRead`) uses. No pass
+ * branches on a score (comparisons become 0 / 1 increments), so scores that change at every
+ * step cost no mispredicted branches.
  *
  * @param scores One score per entry, no NaN (not checked: a hot path).
  * @param k Number of indices, an integer in `[0, scores.length]` (not checked).
  */
 export function topKIndices(scores: Float32Array, k: number): Int32Array {
-  const out = new Int32Array(k);
-  if (k === 0) return out;
+  // one slot more than `k`: the collection writes every index and only counts those it takes
+  const out = new Int32Array(k + 1);
+  if (k === 0) return out.subarray(0, 0);
   const threshold = kthLargest(scores, k);
   let above = 0;
-  for (let i = 0; i < scores.length; i++) if (scores[i] > threshold) above += 1;
-  let ties = k - above;
+  for (let i = 0; i < scores.length; i++) above += +(scores[i] > threshold);
+  let ties = k - above; // scores equal to the threshold still to take, lowest indices first
   let at = 0;
-  for (let i = 0; i < scores.length && at < k; i++) {
+  for (let i = 0; i < scores.length; i++) {
     const score = scores[i];
-    if (score > threshold) out[at++] = i;
-    else if (score === threshold && ties > 0) {
-      out[at++] = i;
-      ties -= 1;
-    }
+    const tied = +(score === threshold);
+    const take = +(score > threshold) | (tied & +(ties > 0));
+    out[at] = i;
+    at += take;
+    ties -= tied & take;
   }
-  return out;
+  return out.subarray(0, k);
 }
 
-/** The `k`-th largest of `scores` (1 ≤ k ≤ length), by quickselect (Hoare partition) on a copy. */
+/**
+ * The `k`-th largest of `scores` (1 ≤ k ≤ length), by quickselect on a copy with three-way
+ * partitions (greater than the pivot, equal, smaller), each a branch-free Lomuto pass.
+ */
 function kthLargest(scores: Float32Array, k: number): number {
-  const work = Float64Array.from(scores);
+  const work = scores.slice();
   const target = k - 1; // its index in descending order
   let lo = 0;
   let hi = work.length - 1;
   while (lo < hi) {
     const pivot = work[(lo + hi) >>> 1];
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (work[i] > pivot) i += 1;
-      while (work[j] < pivot) j -= 1;
-      if (i <= j) {
-        const swap = work[i];
-        work[i] = work[j];
-        work[j] = swap;
-        i += 1;
-        j -= 1;
-      }
+    let greater = lo; // [lo, greater) holds the scores above the pivot
+    for (let i = lo; i <= hi; i++) {
+      const value = work[i];
+      work[i] = work[greater];
+      work[greater] = value;
+      greater += +(value > pivot);
     }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return work[target];
+    if (target < greater) {
+      hi = greater - 1;
+      continue;
+    }
+    let equal = greater; // [greater, equal) holds the scores equal to the pivot (at least itself)
+    for (let i = greater; i <= hi; i++) {
+      const value = work[i];
+      work[i] = work[equal];
+      work[equal] = value;
+      equal += +(value >= pivot);
+    }
+    if (target < equal) return pivot;
+    lo = equal;
   }
   return work[target];
 }

@@ -123,4 +123,34 @@ describe('topKIndices', () => {
       { numRuns: 500 },
     );
   });
+
+  it('equals selectTopKRequired on rows as long as a read scores (many ties, runs, sorted rows)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 700 }),
+        fc.constantFrom('spread', 'ties', 'ascending', 'descending', 'constant'),
+        fc.nat(),
+        fc.integer(),
+        (n, shape, pick, seed) => {
+          let state = seed >>> 0;
+          const next = () => {
+            state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+            return state / 2 ** 32;
+          };
+          const scores = Float32Array.from({ length: n }, (_, i) => {
+            if (shape === 'spread') return next() * 8 - 4;
+            if (shape === 'ties') return [-1, -0, 0, 0.5, 2][Math.floor(next() * 5)]!;
+            if (shape === 'ascending') return i;
+            if (shape === 'descending') return -i;
+            return 3;
+          });
+          const k = pick % (n + 1);
+          expect(Array.from(topKIndices(scores, k))).toEqual(
+            Array.from(selectTopKRequired(scores, new Uint8Array(n), k)),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
