@@ -1,8 +1,9 @@
 import { type GenerationTask, planGeneration, wilsonInterval } from '@lethe/eval';
 import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
-import type { ActionLevels, ActionSet } from '@lethe/policies-sol';
+import type { ActionSet } from '@lethe/policies-sol';
 import { evaluateGeneration, type GenerationEvaluation } from './generation-evaluation';
+import { baselineOptions, controlledAxes, matchedBudget } from './matched-budget';
 import { operatingPoint } from './operating-points';
 import { type PairedAccuracy, pairedAccuracy } from './paired-accuracy';
 
@@ -60,14 +61,10 @@ export interface DownstreamOptions {
 export async function runDownstream(options: DownstreamOptions): Promise<Downstream> {
   const { model, task, context, registry, actions, horizon, batchSize } = options;
   const plan = planGeneration(task, options.examples, 1, 0);
-  const levels: ActionLevels = {
-    tokenKeep: [...actions.levels.tokenKeep],
-    mlpInputKeep: [...actions.levels.mlpInputKeep],
-    activationBits: [...actions.levels.activationBits],
-  };
-  const [tokenKeep, mlpInputKeep, activationBits] = actions.enabled;
-  const axes = { tokenKeep, mlpInputKeep, activationBits };
-  const fixed = await registry.prepare('sol-fixed', { options: { actions: levels, horizon } });
+  const axes = controlledAxes(actions);
+  const fixed = await registry.prepare('sol-fixed', {
+    options: baselineOptions(actions, horizon),
+  });
   try {
     const evaluate = (prepared: PreparedPolicy | undefined, budget?: { targets: object }) =>
       evaluateGeneration(
@@ -84,16 +81,7 @@ export async function runDownstream(options: DownstreamOptions): Promise<Downstr
     for (const point of options.points) {
       const targets = operatingPoint(actions, point);
       const sol = await evaluate(options.sol, { targets });
-      const [tokenKeepUsed, mlpInputKeepUsed, precisionUsed] = sol.realised.map((x) =>
-        Math.min(1, x),
-      );
-      const matched = await evaluate(fixed, {
-        targets: {
-          tokenKeep: tokenKeepUsed!,
-          mlpInputKeep: mlpInputKeepUsed!,
-          precision: precisionUsed!,
-        },
-      });
+      const matched = await evaluate(fixed, matchedBudget(sol.realised));
       const methods: [DownstreamMethod, DownstreamMethod] = [
         summary('sol', sol),
         summary('sol-fixed', matched),

@@ -3,16 +3,13 @@
 //   npm run downstream -- --model ../../models/countdown --weights ../../models/countdown-rl --policy runs/cd-c10/policy --out runs/downstream-cd-c10
 // Writes <out>/downstream.json and <out>/downstream.md.
 
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createDefaultRegistry, parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
-import { loadTaskBackbone, nodePolicyStore, runMain } from '@lethe/eval/node';
+import { loadTaskBackbone, runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
-import { writeFileAtomic } from '@lethe/model/node';
-import { type SolLoaded, solProvider } from '@lethe/policies-sol';
 import { initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { downstreamMarkdown, runDownstream } from './downstream-run';
+import { openSolPolicy, writeStudy } from './study-files';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
 
@@ -43,9 +40,7 @@ await runMain(async () => {
       throw new LetheError('E_ARG', `is a ${task.name} model, not a generation task's`, '--model');
     }
     const registry = createDefaultRegistry();
-    const directory = await nodePolicyStore().open(o.policy);
-    const sol = await registry.prepare('sol', { directory });
-    const { actions } = (await solProvider.learned!.load(directory)) as SolLoaded;
+    const { sol, actions, horizon } = await openSolPolicy(registry, o.policy);
     try {
       const downstream = await runDownstream({
         model,
@@ -54,13 +49,12 @@ await runMain(async () => {
         registry,
         sol,
         actions,
-        horizon: sol.options.horizon as number,
+        horizon,
         examples: o.examples,
         points: o.points,
         batchSize: o.batchSize,
         onProgress: (line) => process.stderr.write(`${line}\n`),
       });
-      await mkdir(o.out, { recursive: true });
       const settings = {
         model: o.model,
         ...(o.weights === undefined ? {} : { weights: o.weights }),
@@ -69,13 +63,12 @@ await runMain(async () => {
         batchSize: o.batchSize,
         points: o.points,
       };
-      await writeFileAtomic(
-        join(o.out, 'downstream.json'),
-        `${JSON.stringify({ settings, ...downstream }, null, 2)}\n`,
+      await writeStudy(
+        o.out,
+        'downstream',
+        { settings, ...downstream },
+        downstreamMarkdown(downstream),
       );
-      const markdown = downstreamMarkdown(downstream);
-      await writeFileAtomic(join(o.out, 'downstream.md'), markdown);
-      process.stdout.write(markdown);
     } finally {
       sol.release();
     }

@@ -1,7 +1,8 @@
 import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
-import type { ActionLevels, ActionSet } from '@lethe/policies-sol';
+import type { ActionSet } from '@lethe/policies-sol';
 import { type ComputeEvaluation, evaluateCompute } from './compute-evaluation';
+import { baselineOptions, controlledAxes, matchedBudget } from './matched-budget';
 import { operatingPoint } from './operating-points';
 import { type PairedComparison, pairedComparison } from './paired-comparison';
 
@@ -71,18 +72,12 @@ export interface FrontierOptions {
  */
 export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
   const { model, context, documents, prefill, registry, actions, horizon } = options;
-  const levels: ActionLevels = {
-    tokenKeep: [...actions.levels.tokenKeep],
-    mlpInputKeep: [...actions.levels.mlpInputKeep],
-    activationBits: [...actions.levels.activationBits],
-  };
-  const [tokenKeep, mlpInputKeep, activationBits] = actions.enabled;
-  const axes = { tokenKeep, mlpInputKeep, activationBits };
-  const baselineOptions = { actions: levels, horizon };
+  const axes = controlledAxes(actions);
+  const sameSchedule = baselineOptions(actions, horizon);
   const baselines = await Promise.all(
-    FRONTIER_BASELINES.map((name) => registry.prepare(name, { options: baselineOptions })),
+    FRONTIER_BASELINES.map((name) => registry.prepare(name, { options: sameSchedule })),
   );
-  const random = await registry.prepare('sol-random-steered', { options: baselineOptions });
+  const random = await registry.prepare('sol-random-steered', { options: sameSchedule });
   const evaluate = (prepared: PreparedPolicy, budget: { targets: object }, seed = 0) =>
     evaluateCompute(
       model,
@@ -100,25 +95,15 @@ export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
   for (const point of options.points) {
     const targets = operatingPoint(actions, point);
     const sol = await evaluate(options.sol, { targets });
-    // The baselines spend what SOL realised, axis by axis: a comparison at matched budgets.
-    const [tokenKeepUsed, mlpInputKeepUsed, precisionUsed] = sol.realised.map((x) =>
-      Math.min(1, x),
-    );
-    const matchedBudget = {
-      targets: {
-        tokenKeep: tokenKeepUsed!,
-        mlpInputKeep: mlpInputKeepUsed!,
-        precision: precisionUsed!,
-      },
-    };
+    const budget = matchedBudget(sol.realised);
     const evaluations: [string, ComputeEvaluation][] = [['sol', sol]];
     for (const [i, prepared] of baselines.entries()) {
-      evaluations.push([FRONTIER_BASELINES[i]!, await evaluate(prepared, matchedBudget)]);
+      evaluations.push([FRONTIER_BASELINES[i]!, await evaluate(prepared, budget)]);
     }
     let best: (MethodResult & { seed: number }) | undefined;
     let matched = 0;
     for (let seed = 0; seed < options.randomSchedules; seed++) {
-      const run = await evaluate(random, matchedBudget, seed);
+      const run = await evaluate(random, budget, seed);
       if (Math.abs(run.netKeepRate - sol.netKeepRate) > MATCHED_NET_KEEP) continue;
       matched += 1;
       if (best === undefined || run.perplexity < best.perplexity) {

@@ -4,16 +4,13 @@
 // Every method runs the paper's protocol: a dense prefill, then teacher-forced decode episodes
 // of the policy's horizon with the KV refresh; writes <out>/frontier.json and <out>/frontier.md.
 
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createDefaultRegistry, encodeText, parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
-import { loadTaskModel, nodePolicyStore, runMain } from '@lethe/eval/node';
+import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
-import { writeFileAtomic } from '@lethe/model/node';
-import { type SolLoaded, solProvider } from '@lethe/policies-sol';
 import { initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { frontierMarkdown, runFrontier } from './frontier-run';
+import { openSolPolicy, writeStudy } from './study-files';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
 
@@ -47,9 +44,7 @@ await runMain(async () => {
       encodeText(task.tokenizer, task.document(0, i)),
     );
     const registry = createDefaultRegistry();
-    const directory = await nodePolicyStore().open(o.policy);
-    const sol = await registry.prepare('sol', { directory });
-    const { actions } = (await solProvider.learned!.load(directory)) as SolLoaded;
+    const { sol, actions, horizon } = await openSolPolicy(registry, o.policy);
     try {
       const frontier = await runFrontier({
         model,
@@ -59,12 +54,11 @@ await runMain(async () => {
         registry,
         sol,
         actions,
-        horizon: sol.options.horizon as number,
+        horizon,
         points: o.points,
         randomSchedules: o.random,
         onProgress: (line) => process.stderr.write(`${line}\n`),
       });
-      await mkdir(o.out, { recursive: true });
       const settings = {
         model: o.model,
         policy: o.policy,
@@ -73,13 +67,7 @@ await runMain(async () => {
         random: o.random,
         points: o.points,
       };
-      await writeFileAtomic(
-        join(o.out, 'frontier.json'),
-        `${JSON.stringify({ settings, ...frontier }, null, 2)}\n`,
-      );
-      const markdown = frontierMarkdown(frontier);
-      await writeFileAtomic(join(o.out, 'frontier.md'), markdown);
-      process.stdout.write(markdown);
+      await writeStudy(o.out, 'frontier', { settings, ...frontier }, frontierMarkdown(frontier));
     } finally {
       sol.release();
     }
