@@ -76,24 +76,5 @@ export function decoderLayer(
   const normed = rmsNorm(x, weights.inputNorm, eps);
   const heads = projectHeads(normed, weights, config, rope);
   const h = tf.add(x, linear(mergeHeads(attend(heads, normed)), weights.output));
-  return tf.add(
-    h,
-    swiGluMlp(rmsNorm(h, weights.postNorm, eps), weights.mlp, mlpKnobs(mlpControls)),
-  );
-}
-
-/**
- * The rows' controls when one of them sets an MLP knob (`mlpInputKeep`, `mlpKeep`,
- * `activationBits`), else undefined: controls that only restrict attention (`tokenKeep`,
- * `readPages`, `attentionBias`) leave the MLP dense, which `swiGluMlp` then runs without
- * building masks that keep every channel.
- */
-function mlpKnobs(
-  controls: readonly (LayerControls | undefined)[] | undefined,
-): readonly (LayerControls | undefined)[] | undefined {
-  const any = controls?.some(
-    (c) =>
-      c?.mlpInputKeep !== undefined || c?.mlpKeep !== undefined || c?.activationBits !== undefined,
-  );
-  return any ? controls : undefined;
+  return tf.add(h, swiGluMlp(rmsNorm(h, weights.postNorm, eps), weights.mlp, mlpControls));
 }

@@ -24,7 +24,8 @@ export interface MlpWeights {
  * forward) equals the same tokens decoded one by one.
  *
  * @param x `[B, T, D]` (after `post_attention_layernorm`).
- * @param controls per batch row (length B), or undefined for a dense, full-precision MLP.
+ * @param rowControls per batch row (length B), or undefined for a dense, full-precision MLP (as
+ *   are controls none of whose rows sets an MLP knob).
  * @returns `[B, T, D]`.
  * @throws LetheError `E_BUDGET` naming `mlpInputKeep` / `mlpKeep` for a rate outside (0, 1],
  *   `E_ARG` naming `mlpInputKeep` for something other than a number, `E_ARG` naming
@@ -33,8 +34,9 @@ export interface MlpWeights {
 export function swiGluMlp(
   x: tf.Tensor,
   weights: MlpWeights,
-  controls?: readonly (LayerControls | undefined)[],
+  rowControls?: readonly (LayerControls | undefined)[],
 ): tf.Tensor {
+  const controls = mlpKnobs(rowControls);
   return tf.tidy(() => {
     const input = controls === undefined ? x : pruneInputChannels(x, controls);
     const gate = linear(input, weights.gate);
@@ -87,4 +89,20 @@ function quantizeRows(
   if (!quantized.includes(0)) return fake;
   const pick = tf.tensor(quantized, [batch, 1, 1]);
   return tf.add(tf.mul(fake, pick), tf.mul(output, tf.sub(1, pick)));
+}
+
+/**
+ * The rows' controls when one of them sets an MLP knob (`mlpInputKeep`, `mlpKeep`,
+ * `activationBits`), else undefined: controls that only restrict attention (`tokenKeep`,
+ * `readPages`, `attentionBias`) leave the MLP on its dense path, without masks that keep every
+ * channel.
+ */
+function mlpKnobs(
+  controls: readonly (LayerControls | undefined)[] | undefined,
+): readonly (LayerControls | undefined)[] | undefined {
+  const any = controls?.some(
+    (c) =>
+      c?.mlpInputKeep !== undefined || c?.mlpKeep !== undefined || c?.activationBits !== undefined,
+  );
+  return any ? controls : undefined;
 }
