@@ -4,8 +4,10 @@
 // 25% token budget — and the share of StreamingLLM's speed-up each Quest gains. A fifth run
 // reads as many pages as κ = 0.25, drawn at random every step (`readPages`, no scoring): what a
 // gathered read of a changing quarter of the full cache costs without Quest's page scoring, to
-// tell the two apart. Every figure is measured in this one run, the runs interleaved and
-// repeated (medians).
+// tell the two apart. Every figure is measured in this one run, repeated (medians), under two
+// schedules: each run decoding its steps alone, one after the other (a single stream: a small
+// cache stays in the CPU's caches from step to step), and the runs taking turns a few steps at a
+// time (as concurrent streams do; it also spreads a shared machine's speed drift over every run).
 //
 //   pnpm --filter @lethe/model bench
 import { setFlagsFromString } from 'node:v8';
@@ -32,6 +34,8 @@ const REPEATS = 9;
 const PAGE = 16;
 const KEEP = 0.25;
 const PREFILL_CHUNK = 512;
+/** Decode steps a run takes before the next run's turn when the runs take turns. */
+const TURN = 32;
 
 // The quickstart's model shape. At 8,192 tokens attention over the cache is most of a decode
 // step, at 2,048 about half (the rest is tfjs's fixed cost per op).
@@ -39,7 +43,7 @@ const config = quickstartShape(16384);
 const LAYERS = config.num_hidden_layers;
 const KV_HEADS = config.num_key_value_heads;
 
-// A full garbage collection before each timed run, so that no run pays for the copies of the
+// A full garbage collection before each run's turn, so that no run pays for the copies of the
 // cache the runs before it dropped.
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
@@ -59,12 +63,62 @@ interface Timing {
   readonly readFraction: number;
 }
 
-/** Decodes `steps` tokens from a copy of `base` as `GenerationSession` would, timed. */
-function timeRun(model: DecoderModel, base: KVCache, run: Run, steps: number, rng: Rng): Timing {
-  const cache = base.clone();
-  const state = run.eviction?.createState?.();
-  const since = new Int32Array(LAYERS);
-  const evict = () => {
+/**
+ * One run decoding from its own copy of the prefilled cache, as `GenerationSession` would
+ * (logits and hidden state read back every step, eviction rounds included), a chunk of steps at
+ * a time, with the time spent in those chunks summed.
+ */
+class TimedDecode {
+  private readonly cache: KVCache;
+  private readonly state: unknown;
+  private readonly since = new Int32Array(LAYERS);
+  private readonly options: { readSelector?: ReadSelector };
+  private step = 0;
+  private milliseconds = 0;
+  private read = 0;
+  private live = 0;
+
+  constructor(
+    private readonly model: DecoderModel,
+    base: KVCache,
+    private readonly run: Run,
+    private readonly rng: Rng,
+  ) {
+    this.cache = base.clone();
+    this.state = run.eviction?.createState?.();
+    this.options = run.readSelector ? { readSelector: run.readSelector } : {};
+    this.evict(); // StreamingLLM: from the full prefix down to its budget, before any clock
+  }
+
+  /** Decodes the next `steps` tokens, timed. */
+  advance(steps: number): void {
+    const { model, cache, run } = this;
+    const controls = Array.from({ length: steps }, (_, s) => run.controls?.(this.step + s));
+    const start = performance.now();
+    for (let s = 0; s < steps; s++) {
+      const token = Int32Array.of((5 * (this.step + s) + 3) % config.vocab_size);
+      const out = model.decodeStep([cache], token, controls[s], this.options);
+      out.logits.dataSync();
+      out.logits.dispose();
+      out.hidden.dataSync();
+      out.hidden.dispose();
+      for (const n of out.reads.entries) this.read += n;
+      for (const n of out.reads.live) this.live += n;
+      this.evict();
+    }
+    this.milliseconds += performance.now() - start;
+    this.step += steps;
+  }
+
+  timing(): Timing {
+    return {
+      tokensPerSecond: this.step / (this.milliseconds / 1000),
+      readFraction: this.read / this.live,
+    };
+  }
+
+  private evict(): void {
+    const { run, cache, since } = this;
     const policy = run.eviction;
     if (!policy) return;
     for (let layer = 0; layer < LAYERS; layer++) {
@@ -75,31 +129,33 @@ function timeRun(model: DecoderModel, base: KVCache, run: Run, steps: number, rn
         liveCounts: cache.liveCounts(layer),
         sinceLastRound: since[layer]!,
       };
-      if (!policy.shouldEvict(context, state)) continue;
-      cache.keep(layer, policy.select(cache.observe(layer, policy.needs), rng, state));
+      if (!policy.shouldEvict(context, this.state)) continue;
+      cache.keep(layer, policy.select(cache.observe(layer, policy.needs), this.rng, this.state));
       since[layer] = 0;
     }
-  };
-  evict(); // StreamingLLM: from the full prefix down to its budget, before the clock starts
-  const controls = Array.from({ length: steps }, (_, s) => run.controls?.(s));
-  const options = run.readSelector ? { readSelector: run.readSelector } : {};
-  collectGarbage();
-  let read = 0;
-  let live = 0;
-  const start = performance.now();
-  for (let s = 0; s < steps; s++) {
-    const token = Int32Array.of((5 * s + 3) % config.vocab_size);
-    const out = model.decodeStep([cache], token, controls[s], options);
-    out.logits.dataSync();
-    out.logits.dispose();
-    out.hidden.dataSync();
-    out.hidden.dispose();
-    for (const n of out.reads.entries) read += n;
-    for (const n of out.reads.live) live += n;
-    evict();
   }
-  const seconds = (performance.now() - start) / 1000;
-  return { tokensPerSecond: steps / seconds, readFraction: read / live };
+}
+
+/**
+ * One repeat: every run decodes `steps` tokens from its own copy of `base`, the runs taking
+ * turns `turn` steps at a time (`turn = steps`: each run alone, one after the other).
+ */
+function timeRuns(
+  model: DecoderModel,
+  base: KVCache,
+  runs: readonly Run[],
+  steps: number,
+  turn: number,
+  rng: Rng,
+): Timing[] {
+  const decodes = runs.map((run) => new TimedDecode(model, base, run, rng));
+  for (let done = 0; done < steps; done += turn) {
+    for (const decode of decodes) {
+      collectGarbage(); // untimed: no run pays for the garbage of the one before it
+      decode.advance(Math.min(turn, steps - done));
+    }
+  }
+  return decodes.map((decode) => decode.timing());
 }
 
 /**
@@ -134,16 +190,44 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The rows of one context and schedule: medians, and the share's range over the repeats. */
+function report(
+  context: number,
+  schedule: string,
+  runs: readonly Run[],
+  samples: Timing[][],
+): void {
+  const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
+  const gainOf = (rate: number, full: number) => rate / full - 1;
+  runs.forEach((run, i) => {
+    const rate = rates[i]!;
+    // the share from the medians, and its range over the repeats (each from its own runs)
+    const shares = samples[0]!.map(
+      (full, r) =>
+        gainOf(samples[i]![r]!.tokensPerSecond, full.tokensPerSecond) /
+        gainOf(samples[1]![r]!.tokensPerSecond, full.tokensPerSecond),
+    );
+    const share = gainOf(rate, rates[0]!) / gainOf(rates[1]!, rates[0]!);
+    const shown =
+      i >= 2
+        ? `${percent(share)} (${percent(Math.min(...shares))}–${percent(Math.max(...shares))})`
+        : '';
+    console.log(
+      `| ${context.toLocaleString('en')} | ${schedule} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${samples[i]![0]!.readFraction.toFixed(3)} | ${shown} |`,
+    );
+  });
+}
+
 async function main(): Promise<void> {
   const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
   const model = DecoderModel.random(config, 1);
   console.log(
-    `backend ${backend}; decode steps timed after a prefilled context (${CONTEXTS.map(([c, s]) => `${s} at ${c}`).join(', ')}), median of ${REPEATS} interleaved repeats; pages of ${PAGE}`,
+    `backend ${backend}; decode steps timed after a prefilled context (${CONTEXTS.map(([c, s]) => `${s} at ${c}`).join(', ')}), median of ${REPEATS} repeats, each run alone and the runs taking turns ${TURN} steps at a time; pages of ${PAGE}`,
   );
   console.log(
-    "| context | run | decode tok/s | vs full | read / live | share of StreamingLLM's speed-up (range over repeats) |",
+    "| context | schedule | run | decode tok/s | vs full | read / live | share of StreamingLLM's speed-up (range over repeats) |",
   );
-  console.log('|--:|---|--:|--:|--:|--:|');
+  console.log('|--:|---|---|--:|--:|--:|--:|');
   for (const [context, steps] of CONTEXTS) {
     const budget = context * KEEP;
     const streaming = new StreamingLLMPolicy({
@@ -176,32 +260,20 @@ async function main(): Promise<void> {
         controls: randomPages(context, steps, rng),
       },
     ];
-    timeRun(model, base, runs[0]!, steps, rng); // warm-up
-    const samples = runs.map(() => [] as Timing[]);
+    timeRuns(model, base, runs, TURN, TURN, rng); // warm-up
+    const schedules = [
+      { name: 'alone', turn: steps },
+      { name: `turns of ${TURN}`, turn: TURN },
+    ];
+    const samples = schedules.map(() => runs.map(() => [] as Timing[]));
     for (let r = 0; r < REPEATS; r++) {
-      runs.forEach((run, i) => {
-        samples[i]!.push(timeRun(model, base, run, steps, rng));
+      schedules.forEach(({ turn }, k) => {
+        timeRuns(model, base, runs, steps, turn, rng).forEach((timing, i) => {
+          samples[k]![i]!.push(timing);
+        });
       });
     }
-    const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
-    const gainOf = (rate: number, full: number) => rate / full - 1;
-    runs.forEach((run, i) => {
-      const rate = rates[i]!;
-      // the share from the medians, and its range over the repeats (each from its own runs)
-      const shares = samples[0]!.map(
-        (full, r) =>
-          gainOf(samples[i]![r]!.tokensPerSecond, full.tokensPerSecond) /
-          gainOf(samples[1]![r]!.tokensPerSecond, full.tokensPerSecond),
-      );
-      const share = gainOf(rate, rates[0]!) / gainOf(rates[1]!, rates[0]!);
-      const shown =
-        i >= 2
-          ? `${percent(share)} (${percent(Math.min(...shares))}–${percent(Math.max(...shares))})`
-          : '';
-      console.log(
-        `| ${context.toLocaleString('en')} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${samples[i]![0]!.readFraction.toFixed(3)} | ${shown} |`,
-      );
-    });
+    schedules.forEach(({ name }, k) => report(context, name, runs, samples[k]!));
   }
 }
 

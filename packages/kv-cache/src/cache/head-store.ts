@@ -117,9 +117,19 @@ export class HeadStore {
         const page = this.pages[Math.floor(i / pageSize)];
         const slot = i % pageSize;
         const n = Math.min(end - i, pageSize - slot);
-        out.keys.set(page.keys.subarray(slot * headDim, (slot + n) * headDim), at * headDim);
-        out.values?.set(page.values!.subarray(slot * headDim, (slot + n) * headDim), at * headDim);
-        out.gates?.set(page.gates!.subarray(slot, slot + n), at);
+        if (n === pageSize) {
+          // a whole page: its fields as they are, without a view to make
+          out.keys.set(page.keys, at * headDim);
+          out.values?.set(page.values!, at * headDim);
+          out.gates?.set(page.gates!, at);
+        } else {
+          out.keys.set(page.keys.subarray(slot * headDim, (slot + n) * headDim), at * headDim);
+          out.values?.set(
+            page.values!.subarray(slot * headDim, (slot + n) * headDim),
+            at * headDim,
+          );
+          out.gates?.set(page.gates!.subarray(slot, slot + n), at);
+        }
         at += n;
         i += n;
       }
