@@ -103,5 +103,5 @@ describe.each(taskModels)('the committed task model %s', (model) => {
     expect(score.metric).toBe(recorded!.metric);
     expect(score.mean).toBeCloseTo(recorded!.mean, 6);
     expect(score.n).toBe(recorded!.n);
-  });
+  }, 300_000); // retrieval-long: 64 prompts of ~1,100 tokens, about 70 s alone and 190 s beside other test tasks
 });

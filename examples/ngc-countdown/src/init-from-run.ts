@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readModelDirectory, type TaskModel } from '@lethe/eval/node';
-import type { CharTokenizer, DecoderModel } from '@lethe/model';
+import { readModelDirectory, type TaskModel, TOKENIZER_FILE } from '@lethe/eval/node';
+import { CharTokenizer, type DecoderModel } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { recordedTagTokens, runTokenizer, type TagTokens } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
@@ -24,7 +24,8 @@ export interface RunStart {
  * @param settings the new run's tag settings; the earlier run must agree on whether prompts are
  *   tagged and how the tag is tokenized (both shape the vocabulary).
  * @throws LetheError `E_ARG` naming `init` when `dir` is not a finished run, started from another
- *   task model, or disagrees on the tag; the errors of `readModelDirectory` for its files.
+ *   task model, or disagrees on the tag; `E_CHECKPOINT` naming its `tokenizer.json` when that is
+ *   not a character tokenizer; the errors of `readModelDirectory` for its files.
  */
 export async function loadRunStart(
   dir: string,
@@ -66,8 +67,16 @@ export async function loadRunStart(
     );
   }
   const { model, tokenizer } = await readModelDirectory(dir);
+  if (!(tokenizer instanceof CharTokenizer)) {
+    model.dispose();
+    throw new LetheError(
+      'E_CHECKPOINT',
+      'is not a character tokenizer: an NGC run continues from a run on a task model',
+      join(dir, TOKENIZER_FILE),
+    );
+  }
   return {
     model,
-    tokenizer: runTokenizer(tokenizer!, run.settings),
+    tokenizer: runTokenizer(tokenizer, run.settings),
   };
 }

@@ -188,7 +188,7 @@ describe('train → evaluate → report', () => {
       const { blockSize, window, logits, cadence } = DEFAULT_TRAIN_SETTINGS;
       const direct = await evaluateMethod({
         model: trained.model,
-        tokenizer: runTokenizer(trained.tokenizer!, settings),
+        tokenizer: runTokenizer(trained.tokenizer as CharTokenizer, settings),
         promptText: (example) => withEvictionRateTag(example.prompt, 0.5),
         task,
         examples: Array.from({ length: 4 }, (_, i) => task.example(0, i)),

@@ -34,6 +34,7 @@ export class LetheError extends Error {
  * - `E_FORMAT`: a file or serialised blob is malformed, truncated or of another version.
  * - `E_CHECKPOINT`: a checkpoint does not match the model (missing, extra or mis-shaped tensors).
  * - `E_BACKEND`: a requested tensor backend is unavailable.
+ * - `E_CAPACITY`: a service is full (every slot taken and its queue too); retry later.
  */
 export type LetheErrorCode =
   | 'E_ARG'
@@ -43,4 +44,5 @@ export type LetheErrorCode =
   | 'E_STATE'
   | 'E_FORMAT'
   | 'E_CHECKPOINT'
-  | 'E_BACKEND';
+  | 'E_BACKEND'
+  | 'E_CAPACITY';

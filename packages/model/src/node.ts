@@ -1,6 +1,7 @@
 /**
- * `@lethe/model/node`: the Node-only parts (file I/O with atomic writes): checkpoints on disk,
- * safetensors files, and the trainer's directory checkpoint store.
+ * `@lethe/model/node`: the Node-only parts (file I/O with atomic writes): checkpoints on disk
+ * (one `model.safetensors` or sharded), safetensors files, and the trainer's directory
+ * checkpoint store.
  *
  * @packageDocumentation
  */

@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
 import {
-  type CharTokenizer,
+  CharTokenizer,
   type DecoderModel,
+  DecodeStream,
   policyContextOf,
   type StopConditions,
+  type Tokenizer,
   validateSampling,
 } from '@lethe/model';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
@@ -17,7 +19,7 @@ import { parseJsonFlag } from '../harness/json';
 import { nodePolicyStore } from '../harness/node-policy-store';
 import { parseIntegerFlag, parseNumberFlag } from '../harness/number-flag';
 import { withArgument } from '../pretrain/error-message';
-import { loadTaskModel } from '../pretrain/load-task-model';
+import { loadTaskModel, type TaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';
 import { readModelDirectory } from '../pretrain/model-directory';
 import type { Task } from '../tasks/task';
@@ -47,7 +49,9 @@ interface GenerateFlags {
 /** What one generation needs, checked once. */
 interface Generator {
   readonly model: DecoderModel;
-  readonly tokenizer: CharTokenizer;
+  readonly tokenizer: Tokenizer;
+  /** The ids that end a generation (the tokenizer's EOS, or the directory's). */
+  readonly eosTokenIds: readonly number[];
   readonly task: Task | undefined;
   readonly policy: PreparedPolicy;
   readonly budget: number;
@@ -61,8 +65,9 @@ const DIM = '\u001b[2m';
 const RESET = '\u001b[0m';
 
 /**
- * Adds `lethe generate`: loads a model directory (a task model, or any directory with
- * `config.json`, `model.safetensors` and `tokenizer.json`), generates under an eviction policy
+ * Adds `lethe generate`: loads a model directory (a task model, or any directory
+ * `readModelDirectory` reads: `config.json`, `model.safetensors` or its shards, `tokenizer.json`
+ * — a character tokenizer or a Hugging Face Llama / Qwen2 one), generates under an eviction policy
  * at a budget fraction of the full-cache length, streams the text, and then shows, one row per
  * layer, which tokens the KV cache still holds (evicted ones as `·`; colours only on a
  * terminal). Without `--prompt` it reads prompts line by line from stdin until EOF
@@ -79,7 +84,7 @@ export function addGenerateCommand(program: Command): void {
     )
     .option(
       '--model <dir>',
-      'model directory (lethe pretrain output, or config.json + model.safetensors + tokenizer.json); not needed for a learned policy whose directory names its model (NGC)',
+      'model directory (lethe pretrain output, or config.json + model.safetensors or its shards + tokenizer.json, e.g. a Hugging Face Llama / Qwen2 directory); not needed for a learned policy whose directory names its model (NGC)',
     )
     .option(
       '--policy <name>',
@@ -128,11 +133,12 @@ export function addGenerateCommand(program: Command): void {
         throw new LetheError('E_ARG', 'is required (the policy names no model)', '--model');
       }
       const loaded = existsSync(join(modelDir, TASK_MODEL_FILE))
-        ? await loadTaskModel(modelDir)
+        ? await taskModelOf(modelDir)
         : { ...(await readModelDirectory(modelDir)), task: undefined };
       const generator: Generator = {
         model: loaded.model,
         tokenizer: loaded.tokenizer!,
+        eosTokenIds: loaded.eosTokenIds,
         task: loaded.task,
         policy,
         budget,
@@ -167,13 +173,24 @@ export function addGenerateCommand(program: Command): void {
     });
 }
 
+/** A task model, with its tokenizer's EOS as the ids that end a generation. */
+async function taskModelOf(
+  dir: string,
+): Promise<TaskModel & { readonly eosTokenIds: readonly number[] }> {
+  const loaded = await loadTaskModel(dir);
+  const eos = loaded.tokenizer.eosId;
+  return { ...loaded, eosTokenIds: [eos] };
+}
+
 /**
- * Token ids of a prompt.
+ * Token ids of a prompt (BOS first when the tokenizer has one).
  *
- * @throws LetheError `E_ARG` naming `--prompt` for a character outside the model's alphabet.
+ * @throws LetheError `E_ARG` naming `--prompt` for a character outside the alphabet of a
+ *   character tokenizer.
  */
-function encodePrompt(tokenizer: CharTokenizer, text: string): Int32Array {
+function encodePrompt(tokenizer: Tokenizer, text: string): Int32Array {
   const prompt = encodeText(tokenizer, text);
+  if (!(tokenizer instanceof CharTokenizer)) return prompt;
   const unknown = prompt.indexOf(tokenizer.unkId);
   if (unknown >= 0) {
     const char = Array.from(text)[unknown - (tokenizer.bosId === undefined ? 0 : 1)];
@@ -200,8 +217,8 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     policyContextOf(model, 1),
   );
   // A policy that conditions the prompt on its budget (NGC's interoception tag) rewrites it.
-  const text = conditioning === undefined ? typed : conditioning.text(typed);
-  const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, text);
+  const prompted = conditioning === undefined ? typed : conditioning.text(typed);
+  const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, prompted);
   const tty = process.stdout.isTTY === true;
   const color = tty && process.env.NO_COLOR === undefined;
   console.log(
@@ -210,12 +227,13 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
       : `policy ${g.policy.name}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`,
   );
   const stop: StopConditions = {
-    eosTokenIds: tokenizer.eosId === undefined ? [] : [tokenizer.eosId],
+    eosTokenIds: g.eosTokenIds,
     stopSequences:
       task?.kind === 'generation' && task.stopText !== '' ? [tokenizer.encode(task.stopText)] : [],
   };
   process.stdout.write('\n');
-  process.stdout.write(color ? `${DIM}${text}${RESET}` : text);
+  process.stdout.write(color ? `${DIM}${prompted}${RESET}` : prompted);
+  const stream = new DecodeStream(tokenizer, { skipSpecialTokens: true });
   const result = await streamGeneration({
     model,
     prompt,
@@ -225,10 +243,10 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     seed: g.seed,
     stop,
     onToken: (token) => {
-      process.stdout.write(tokenizer.decode([token], { skipSpecialTokens: true }));
+      process.stdout.write(stream.step(token));
     },
   });
-  process.stdout.write('\n\n');
+  process.stdout.write(`${stream.flush()}\n\n`);
   console.log(
     `KV cache after ${result.fed.length} tokens (${EVICTED_LEGEND}${color ? '; yellow: held by some KV heads only' : ''}):`,
   );

@@ -33,6 +33,7 @@ export {
 } from './manifest';
 export {
   assertDirectory,
+  GENERATION_CONFIG_FILE,
   type ModelDirectory,
   type ModelDirectoryContents,
   type ReadModelDirectoryOptions,

@@ -59,8 +59,10 @@ export async function loadTaskModel(dir: string): Promise<TaskModel> {
     throw inFile(manifestPath, error);
   }
   const { model, tokenizer, config } = await readModelDirectory(dir);
+  let charTokenizer: CharTokenizer;
   try {
     checkTaskTokenizer(tokenizer!, task, join(dir, TOKENIZER_FILE));
+    charTokenizer = tokenizer!;
     const size = manifest.model;
     const expected: [string, number, number][] = [
       ['hidden_size', config.hidden_size, size.hidden],
@@ -82,5 +84,5 @@ export async function loadTaskModel(dir: string): Promise<TaskModel> {
     model.dispose();
     throw error;
   }
-  return { dir, manifest, model, tokenizer: tokenizer!, task };
+  return { dir, manifest, model, tokenizer: charTokenizer, task };
 }

@@ -2,43 +2,77 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
-  CharTokenizer,
+  CHAT_TEMPLATE_FILE,
+  type CharTokenizer,
+  ChatTemplate,
   CONFIG_FILE,
   DecoderModel,
-  decodeCheckpoint,
   type ModelConfig,
   parseModelConfig,
+  TOKENIZER_CONFIG_FILE,
+  TOKENIZER_FILE,
+  type Tokenizer,
+  tokenizerFromJson,
   WEIGHTS_FILE,
 } from '@lethe/model';
-import { readFileBytes, saveCheckpoint, writeFileAtomic } from '@lethe/model/node';
+import {
+  decodeWeightFiles,
+  readWeightFiles,
+  saveCheckpoint,
+  type WeightFiles,
+  writeFileAtomic,
+} from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
 import { inFile, unreadableFile } from './file-errors';
 
-/** Tokenizer file of a model directory (`CharTokenizer.toJSON()`), beside `config.json`. */
-export const TOKENIZER_FILE = 'tokenizer.json';
+export { TOKENIZER_FILE };
 
-/** A model read from a directory: the decoder, its config and (when present) its tokenizer. */
+/** Generation settings of a Hugging Face model directory (its EOS ids are read). */
+export const GENERATION_CONFIG_FILE = 'generation_config.json';
+
+/** A model read from a directory: the decoder, its config, and what generation needs of it. */
 export interface ModelDirectory {
   readonly config: ModelConfig;
   readonly model: DecoderModel;
-  /** `undefined` when the directory has no `tokenizer.json` and it was optional. */
-  readonly tokenizer: CharTokenizer | undefined;
+  /**
+   * The tokenizer of `tokenizer.json`: a `CharTokenizer` (task models) or an `HfTokenizer`
+   * (Hugging Face directories); `undefined` when there is none and it was optional.
+   */
+  readonly tokenizer: Tokenizer | undefined;
+  /**
+   * The chat template (`chat_template.jinja`, else `tokenizer_config.json`'s `chat_template`);
+   * `undefined` when there is none and it was optional.
+   */
+  readonly chatTemplate: ChatTemplate | undefined;
+  /**
+   * The ids that end a generation: `generation_config.json`'s `eos_token_id` (one id or a list),
+   * else `config.json`'s, then the tokenizer's EOS when not among them.
+   */
+  readonly eosTokenIds: readonly number[];
 }
 
 /** Options of {@link readModelDirectory}. */
 export interface ReadModelDirectoryOptions {
-  /** Whether `tokenizer.json` must be there (default `true`). */
+  /** Whether `tokenizer.json` must be there (default `required`). */
   readonly tokenizer?: 'required' | 'optional';
+  /** Whether a chat template must be there (default `optional`). */
+  readonly chatTemplate?: 'required' | 'optional';
 }
 
 /**
- * Reads a model directory: `config.json` + `model.safetensors` (the HF layout `saveCheckpoint`
- * of `@lethe/model/node` writes) and `tokenizer.json`. Every error names the file it is about
- * and says why (see `unreadableFile`, `inFile`): a missing or unreadable file (`E_CHECKPOINT`),
- * a config that is not JSON (`E_FORMAT`) or not a valid config (`E_ARG` naming the field),
- * malformed weights (`E_FORMAT`), weights that do not fit the config (`E_CHECKPOINT` listing
- * the tensors), a tokenizer that is not a character tokenizer (`E_FORMAT`) or has more ids
- * than the model (`E_CHECKPOINT`).
+ * Reads a model directory: `config.json` with `model.safetensors` (the layout `saveCheckpoint` of
+ * `@lethe/model/node` writes) or with the shards of `model.safetensors.index.json` (a sharded
+ * Hugging Face checkpoint), `tokenizer.json` — Lethe's character tokenizer or a Hugging Face
+ * tokenizer, with `tokenizer_config.json` for its special tokens — the chat template
+ * (`chat_template.jinja` or `tokenizer_config.json`'s) and `generation_config.json` (EOS ids) when
+ * present. Every error names the file it is about and says why (see `unreadableFile`,
+ * `inFile`): a missing or unreadable file (`E_CHECKPOINT`), a JSON file that is not JSON
+ * (`E_FORMAT`), a config that is not valid (`E_ARG` naming the field), malformed weights or
+ * shard index (`E_FORMAT`), weights that do not fit the config or shards that disagree with the
+ * index (`E_CHECKPOINT` naming the tensor), a tokenizer that is neither kind (`E_FORMAT`) or
+ * has more ids than the model (`E_CHECKPOINT`), a required chat template that is missing
+ * (`E_CHECKPOINT` naming `tokenizer_config.json`) or does not parse (`E_FORMAT`), EOS ids that
+ * are not token ids (`E_FORMAT` naming `generation_config.json`).
  */
 export async function readModelDirectory(
   dir: string,
@@ -59,24 +93,42 @@ export async function readModelDirectory(
   } catch (error) {
     throw inFile(configPath, error);
   }
-  const weightsPath = join(dir, WEIGHTS_FILE);
-  let weights: Uint8Array;
+  const tokenizerConfigPath = join(dir, TOKENIZER_CONFIG_FILE);
+  const tokenizerConfig = await readOptionalJson(tokenizerConfigPath);
+  const generationConfigPath = join(dir, GENERATION_CONFIG_FILE);
+  const eosTokenIds = eosIdsOf(
+    await readOptionalJson(generationConfigPath),
+    config,
+    generationConfigPath,
+  );
+  const chatTemplate = await readChatTemplate(
+    dir,
+    tokenizerConfig,
+    options.chatTemplate ?? 'optional',
+  );
+  let weights: WeightFiles;
   try {
-    weights = await readFileBytes(weightsPath);
+    weights = await readWeightFiles(dir);
   } catch (error) {
-    throw unreadableFile(weightsPath, error);
+    const path = (error as NodeJS.ErrnoException).path;
+    throw unreadableFile(path ?? join(dir, WEIGHTS_FILE), error);
   }
   let model: DecoderModel;
   try {
-    const checkpoint = decodeCheckpoint({ config: configText, weights });
+    const checkpoint = decodeWeightFiles(configText, weights);
     model = DecoderModel.fromTensors(checkpoint.config, checkpoint.tensors);
   } catch (error) {
-    throw inFile(weightsPath, error);
+    throw inFile(weights.path, error);
   }
   const tokenizerPath = join(dir, TOKENIZER_FILE);
-  let tokenizer: CharTokenizer | undefined;
+  let tokenizer: Tokenizer | undefined;
   try {
-    tokenizer = await readTokenizer(tokenizerPath, options.tokenizer ?? 'required');
+    tokenizer = await readTokenizer(
+      tokenizerPath,
+      tokenizerConfig ?? {},
+      tokenizerConfigPath,
+      options.tokenizer ?? 'required',
+    );
     if (tokenizer !== undefined && tokenizer.vocabSize > config.vocab_size) {
       throw new LetheError(
         'E_CHECKPOINT',
@@ -88,7 +140,15 @@ export async function readModelDirectory(
     model.dispose();
     throw error;
   }
-  return { config, model, tokenizer };
+  const eos = tokenizer?.eosId;
+  return {
+    config,
+    model,
+    tokenizer,
+    chatTemplate,
+    eosTokenIds:
+      eos === undefined || eosTokenIds.includes(eos) ? eosTokenIds : [...eosTokenIds, eos],
+  };
 }
 
 /** The files {@link writeModelDirectory} writes besides the weights and config. */
@@ -195,8 +255,10 @@ async function readText(path: string): Promise<string> {
 
 async function readTokenizer(
   path: string,
+  tokenizerConfig: unknown,
+  tokenizerConfigPath: string,
   need: 'required' | 'optional',
-): Promise<CharTokenizer | undefined> {
+): Promise<Tokenizer | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -213,8 +275,100 @@ async function readTokenizer(
     throw new LetheError('E_FORMAT', `is not JSON: ${(error as Error).message}`, path);
   }
   try {
-    return CharTokenizer.fromJSON(json);
+    return tokenizerFromJson(json, tokenizerConfig, {
+      source: path,
+      configSource: tokenizerConfigPath,
+    });
   } catch (error) {
-    throw inFile(path, error);
+    throw error instanceof LetheError && error.argument === tokenizerConfigPath
+      ? error
+      : inFile(path, error);
   }
+}
+
+/** The parsed JSON file at `path`, or `undefined` when there is none. */
+async function readOptionalJson(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw unreadableFile(path, error);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new LetheError('E_FORMAT', `is not JSON: ${(error as Error).message}`, path);
+  }
+}
+
+/**
+ * The chat template of a directory: `chat_template.jinja` when there is one, else the
+ * `chat_template` of `tokenizer_config.json`; `undefined` when neither exists, unless `need` is
+ * `required` (then `E_CHECKPOINT` naming `tokenizer_config.json`).
+ */
+async function readChatTemplate(
+  dir: string,
+  tokenizerConfig: unknown,
+  need: 'required' | 'optional',
+): Promise<ChatTemplate | undefined> {
+  const configPath = join(dir, TOKENIZER_CONFIG_FILE);
+  const templatePath = join(dir, CHAT_TEMPLATE_FILE);
+  let template: string | undefined;
+  try {
+    template = await readFile(templatePath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw unreadableFile(templatePath, error);
+  }
+  const inConfig =
+    typeof tokenizerConfig === 'object' &&
+    tokenizerConfig !== null &&
+    ((tokenizerConfig as { chat_template?: unknown }).chat_template ?? null) !== null;
+  if (template === undefined && !inConfig && need === 'optional') return undefined;
+  if (template === undefined && tokenizerConfig === undefined) {
+    throw new LetheError(
+      'E_CHECKPOINT',
+      `is missing, and so is ${CHAT_TEMPLATE_FILE}: the directory has no chat template`,
+      configPath,
+    );
+  }
+  return ChatTemplate.fromTokenizerConfig(tokenizerConfig ?? {}, {
+    source: template === undefined ? configPath : templatePath,
+    configSource: configPath,
+    ...(template === undefined ? {} : { template }),
+  });
+}
+
+/**
+ * The EOS ids a directory declares: `generation_config.json`'s `eos_token_id` (an id or a list
+ * of ids in the vocabulary), else `config.json`'s.
+ *
+ * @throws LetheError `E_FORMAT` naming `path` when the generation config is not an object or its
+ *   `eos_token_id` is not such ids.
+ */
+function eosIdsOf(generationConfig: unknown, config: ModelConfig, path: string): number[] {
+  let value: unknown = config.eos_token_id;
+  if (generationConfig !== undefined) {
+    if (
+      typeof generationConfig !== 'object' ||
+      generationConfig === null ||
+      Array.isArray(generationConfig)
+    ) {
+      throw new LetheError('E_FORMAT', 'must be a JSON object', path);
+    }
+    value = (generationConfig as { eos_token_id?: unknown }).eos_token_id ?? value;
+  }
+  if (value === undefined || value === null) return [];
+  const ids = Array.isArray(value) ? value : [value];
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id) || id < 0 || id >= config.vocab_size) {
+      throw new LetheError(
+        'E_FORMAT',
+        `eos_token_id must be a token id in [0, ${config.vocab_size}) or a list of them, got ${JSON.stringify(value)}`,
+        path,
+      );
+    }
+  }
+  return [...new Set(ids as number[])];
 }

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   formatPolicyManifest,
   POLICY_FORMAT,
@@ -287,6 +288,47 @@ describe('lethe generate', () => {
     expect(out.status).toBe(0);
     expect(out.stdout.match(/^KV cache after \d+ tokens/gm)).toHaveLength(2);
     expect(out.stdout.match(/^L0\.h0 /gm)).toHaveLength(2);
+  });
+});
+
+describe('lethe generate on Hugging Face directories', () => {
+  const fixture = (name: string) =>
+    fileURLToPath(new URL(`../../../../fixtures/hf/${name}`, import.meta.url));
+
+  it('generates from tiny-qwen2 (one F16 file) and tiny-llama (BF16 shards)', async () => {
+    const qwen = await lethe(
+      ['generate', '--model', fixture('tiny-qwen2'), '--prompt', 'hi', '--tokens', '4'],
+      dir,
+    );
+    expect(qwen.stderr).toBe('');
+    expect(qwen.status).toBe(0);
+    expect(qwen.stdout).toMatch(/2 layers, hidden 32, 4 query \/ 2 KV heads/);
+    expect(qwen.stdout).toMatch(
+      /^policy full: no eviction \(full-cache length 6 = prompt 2 \+ 4 tokens\)/m,
+    );
+    expect(qwen.stdout).toMatch(/tok\/s \| finish: \S+ \| live\/peak KV entries per layer: L0/);
+    const llama = await lethe(
+      [
+        'generate',
+        '--model',
+        fixture('tiny-llama'),
+        '--policy',
+        'streaming-llm',
+        '--budget',
+        '0.5',
+        '--prompt',
+        'The cache keeps',
+        '--tokens',
+        '12',
+      ],
+      dir,
+    );
+    expect(llama.stderr).toBe('');
+    expect(llama.status).toBe(0);
+    // The prompt starts with <|begin_of_text|>, drawn ^, which StreamingLLM keeps as its sink.
+    const rows = llama.stdout.split('\n').filter((line) => /^L\d /.test(line));
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatch(/│\^The cache/);
   });
 });
 

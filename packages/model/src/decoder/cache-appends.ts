@@ -14,7 +14,7 @@ export interface LayerAppend {
   readonly values: Float32Array;
   /** `[T]`. */
   readonly positions: Int32Array;
-  /** `[T, kvHeads]` when the caches store gates. */
+  /** `[T, kvHeads]` when the cache stores gates. */
   readonly gates: Float32Array | undefined;
   /** `[T, queryHeads, headDim]` when the cache records queries. */
   readonly queries: Float32Array | undefined;
@@ -35,7 +35,7 @@ export interface StepDownload {
   readonly outgoing: Float32Array;
   /** Whether each cache records queries (query window or attention tracking). */
   readonly recordQueries: readonly boolean[];
-  /** Whether the step stores gates. */
+  /** Whether the download holds gates (a key-bias hook ran; caches that store gates keep theirs). */
   readonly gated: boolean;
 }
 
@@ -81,7 +81,7 @@ export function planAppends(
       keys: rows(kvSize, block.keys),
       values: rows(kvSize, block.values),
       positions: tokenPositions,
-      gates: block.gates && rows(kvHeads, block.gates),
+      gates: cache.storeGates ? rows(kvHeads, block.gates!) : undefined,
       queries: recordQueries[b] ? rows(querySize, block.queries!) : undefined,
     }));
   });

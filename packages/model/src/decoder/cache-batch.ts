@@ -11,7 +11,7 @@ export interface CachedLayerBatch {
   readonly values: tf.Tensor;
   /**
    * Additive logit bias `[B, Hkv, S]`: {@link HIDDEN_LOGIT} for padding, plus `attentionBias`,
-   * plus `log(gate)` when gates are used.
+   * plus `log(gate)` of the entries of caches that store gates (0 for the others).
    */
   readonly logitBias: tf.Tensor;
 }
@@ -22,13 +22,13 @@ export interface CachedLayerBatch {
  * one copy per page run; no packed view of the layer), in live order, then padding up to the
  * longest read of the batch. A restricted read therefore costs attention work in proportion to
  * what it reads. `attentionBias` `[Hkv, maxLive]` (over the live entries before the step,
- * `maxLive = max(liveCounts)`) follows the entries it belongs to.
+ * `maxLive = max(liveCounts)`) follows the entries it belongs to, and so does the gate of every
+ * entry of a cache that stores gates.
  *
  * Must run before the caches are mutated.
  *
  * @param reads what each sequence reads ({@link planLayerReads}).
  * @param controls this layer's controls per sequence (entries may be undefined).
- * @param useGates add `log(gate)` of each stored entry.
  * @returns undefined when no sequence reads any cached entry.
  * @throws LetheError `E_SHAPE` / `E_DTYPE` / `E_ARG` naming `controls[b][layer].attentionBias`.
  */
@@ -37,7 +37,6 @@ export function batchCachedLayer(
   layer: number,
   reads: readonly SequenceRead[],
   controls: readonly (LayerControls | undefined)[] | undefined,
-  useGates: boolean,
 ): CachedLayerBatch | undefined {
   const width = Math.max(...reads.map((read) => Math.max(0, ...read.counts)));
   if (width === 0) return undefined;
@@ -50,7 +49,9 @@ export function batchCachedLayer(
   const extra = controls?.some((c) => c?.attentionBias !== undefined)
     ? new Float32Array(rows * width)
     : undefined;
-  const gates = useGates ? new Float32Array(rows * width).fill(1) : undefined;
+  const gates = caches.some((cache) => cache.storeGates)
+    ? new Float32Array(rows * width).fill(1)
+    : undefined;
   reads.forEach(({ live, ranges }, b) => {
     const cache = caches[b]!;
     const bias = controls?.[b]?.attentionBias;
@@ -59,7 +60,8 @@ export function batchCachedLayer(
     for (let h = 0; h < kvHeads; h++) {
       const read = ranges[h] ?? Int32Array.of(0, live[h]!);
       const to = (b * kvHeads + h) * width;
-      const count = cache.gather(layer, h, read, { keys, values, ...(gates ? { gates } : {}) }, to);
+      const target = { keys, values, ...(cache.storeGates ? { gates } : {}) };
+      const count = cache.gather(layer, h, read, target, to);
       visible.fill(0, to, to + count);
       if (bias !== undefined) {
         let at = to;

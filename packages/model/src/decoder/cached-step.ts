@@ -7,9 +7,9 @@ import {
 } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
-import { groupedQueryAttention } from './attention';
 import { applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import { batchCachedLayer } from './cache-batch';
+import { cachedAttention } from './cached-attention';
 import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkKeyBias } from './forward-checks';
 import { linear } from './linear';
@@ -29,10 +29,16 @@ export interface CachedStepRequest {
   readonly chunks: readonly Int32Array[];
   /** `controls[b][layer]`. */
   readonly controls?: BatchControls;
-  /** Gate hook (caches store gates). */
+  /**
+   * Gate hook of the whole batch, `[B, Hkv, T]` (see `composeKeyBias`): the new keys' log-gates,
+   * stored by the caches that store gates (the others get 0 from it).
+   */
   readonly keyBias?: KeyBiasHook;
-  /** Read-time page selector, asked per sequence and layer; decode only (chunks of one token). */
-  readonly readSelector?: ReadSelector;
+  /**
+   * Read-time page selector of each sequence (undefined: dense), asked per layer; decode only
+   * (chunks of one token).
+   */
+  readonly readSelectors?: readonly (ReadSelector | undefined)[];
   /** Entries a `tokenKeep` read never skips (default {@link DEFAULT_READ_ANCHORS}). */
   readonly readAnchors?: ReadAnchors;
 }
@@ -41,16 +47,17 @@ export interface CachedStepRequest {
  * Runs a chunk of new tokens per sequence against each sequence's cache, batched: the chunks
  * are right-padded to the longest, and in each layer the new tokens attend to the cached live
  * entries they read (every live entry, or only those the `readPages` / `tokenKeep` controls and
- * the read selector leave, gathered from the cache: see {@link planLayerReads} and
- * {@link batchCachedLayer}), biased by the controls, and causally to the chunk itself. Then the
+ * the sequence's read selector leave, gathered from the cache: see {@link planLayerReads} and
+ * {@link batchCachedLayer}), biased by the controls, and causally to the chunk itself — each
+ * sequence's result independent of the others in the batch ({@link cachedAttention}). Then the
  * new keys, values (and gates) are appended to every layer of every cache, and the queries are
  * recorded where the cache keeps a query window or tracks attention — only once every one of
  * them is known to be finite, so a step that fails changes no cache (a cache honouring the
  * `KVCacheStore` contract refuses nothing else the step can produce) and frees its tensors.
- * One device read-back per call, plus, with a read selector or a `tokenKeep` κ < 1 in a layer's
- * controls, one read-back of the new queries in that layer (page selection needs them before
- * the layer's attention). Prefill is a chunk per prompt on empty caches; decode is a chunk of
- * one token.
+ * One device read-back per call, plus, with a read selector or a `tokenKeep` κ < 1 in some
+ * sequence's controls of a layer, one read-back of the new queries in that layer (page selection
+ * needs them before the layer's attention). Prefill is a chunk per prompt on empty caches; decode
+ * is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk, and the entries read.
  * @throws LetheError `E_STATE` naming `model` when a new key, value, gate or recorded query is
@@ -61,12 +68,12 @@ export function cachedStep(
   config: ModelConfig,
   request: CachedStepRequest,
 ): StepResult {
-  const { caches, chunks, controls, keyBias, readSelector } = request;
+  const { caches, chunks, controls, keyBias, readSelectors } = request;
   const anchors = request.readAnchors ?? DEFAULT_READ_ANCHORS;
   const batch = caches.length;
   const lengths = Int32Array.from(chunks, (chunk) => chunk.length);
   const width = Math.max(...lengths);
-  if (readSelector !== undefined && width !== 1) {
+  if (readSelectors !== undefined && width !== 1) {
     throw new LetheError(
       'E_ARG',
       'applies to decode steps (one token per sequence) only',
@@ -119,13 +126,13 @@ export function cachedStep(
           downloads.push(tf.transpose(gates, [0, 2, 1]));
         }
         const queries =
-          readSelector !== undefined || sparseTokenKeep(layerControls)
+          readSelectors !== undefined || sparseTokenKeep(layerControls)
             ? (heads.queries.dataSync() as Float32Array)
             : undefined;
         const selected =
-          readSelector === undefined
+          readSelectors === undefined
             ? undefined
-            : selectReadPages(caches, l, readSelector, queries!);
+            : selectReadPages(caches, l, readSelectors, queries!);
         const planned = planLayerReads(caches, l, {
           controls: layerControls,
           selected,
@@ -136,16 +143,12 @@ export function cachedStep(
           reads.entries.set(read.counts, (b * layers + l) * kvHeads);
           reads.live.set(read.live, (b * layers + l) * kvHeads);
         });
-        const cached = batchCachedLayer(caches, l, planned, layerControls, keyBias !== undefined);
-        if (cached === undefined) {
-          return groupedQueryAttention(heads.queries, heads.keys, heads.values, ownBias).output;
-        }
-        return groupedQueryAttention(
-          heads.queries,
-          tf.concat([cached.keys, heads.keys], 2),
-          tf.concat([cached.values, heads.values], 2),
-          joinBiases(cached.logitBias, ownBias, width),
-        ).output;
+        const cached = batchCachedLayer(caches, l, planned, layerControls);
+        const rows = planned.map((read, b) => ({
+          tokens: lengths[b]!,
+          reads: Math.max(0, ...read.counts),
+        }));
+        return cachedAttention(heads, ownBias, cached, rows);
       };
       x = decoderLayer(x, layer, config, rope, attend, layerControls);
     });
@@ -184,18 +187,6 @@ export function cachedStep(
 /** Whether some sequence's controls ask this layer for a sparse `tokenKeep` read (κ < 1). */
 function sparseTokenKeep(controls: readonly (LayerControls | undefined)[] | undefined): boolean {
   return controls?.some((c) => c?.tokenKeep !== undefined && c.tokenKeep < 1) ?? false;
-}
-
-/** Cached-entry bias `[B, Hkv, S]` and chunk bias `[B, Hkv|1, T, T]` → `[B, Hkv, T, S + T]`. */
-function joinBiases(cachedBias: tf.Tensor, ownBias: tf.Tensor, width: number): tf.Tensor {
-  const [batch, kvHeads, slots] = cachedBias.shape as [number, number, number];
-  return tf.concat(
-    [
-      tf.broadcastTo(tf.expandDims(cachedBias, 2), [batch, kvHeads, width, slots]),
-      tf.broadcastTo(ownBias, [batch, kvHeads, width, width]),
-    ],
-    3,
-  );
 }
 
 /** `[B, H, T, hd]` → `[B, T, H, hd]`: the cache's `[T, heads, headDim]` layout per sequence. */

@@ -7,7 +7,8 @@ import { collectCheckpointProblems, throwCheckpointProblems } from '../io/valida
 import { checkObject } from '../option-checks';
 import { cachedStep } from './cached-step';
 import { parallelForward } from './parallel-forward';
-import { checkStepInputs } from './step-checks';
+import { composeKeyBias } from './sequence-key-bias';
+import { checkStepInputs, sequenceHooks, sequenceSelectors } from './step-checks';
 import type {
   BatchControls,
   DecodeStepOptions,
@@ -147,8 +148,10 @@ export class DecoderModel {
    *
    * @param caches one cache per prompt (any `KVCacheStore`), geometry matching the model.
    * @param prompts non-empty token ids per sequence.
-   * @param options `controls[b][layer]` applied to every prompt token, and the gate hook.
-   *   Prefill reads densely: a `readSelector` (decode only) is rejected with `E_ARG`, and so is a
+   * @param options `controls[b][layer]` applied to every prompt token, and the gate hook (one for
+   *   the batch or one per sequence, see {@link StepOptions.keyBias}). Each sequence's outputs and
+   *   appended entries are those it gets in a batch of its own (bit for bit on wasm). Prefill reads
+   *   densely: a `readSelector` (decode only) is rejected with `E_ARG`, and so is a
    *   `tokenKeep` below 1 in a chunk of more than one token.
    * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, and the
    *   entries read (`reads`).
@@ -183,9 +186,12 @@ export class DecoderModel {
    *   sparsity: the read anchors plus the top pages by Quest's bound, see
    *   {@link DecodeStepOptions.readAnchors}), `mlpInputKeep`, `mlpKeep`, `activationBits`.
    *   Restricted reads are intersected and gathered: attention runs over the entries read only.
-   * @param options the gate hook; `readSelector`: per sequence and layer, pages chosen from
-   *   the cache and the new token's query, intersected with any `readPages` (see
-   *   {@link DecodeStepOptions.readSelector}); `readAnchors` of `tokenKeep` reads.
+   * @param options the gate hook (one for the batch or one per sequence, see
+   *   {@link StepOptions.keyBias}); `readSelector` (one for the batch or one per sequence): per
+   *   sequence and layer, pages chosen from the cache and the new token's query, intersected
+   *   with any `readPages` (see {@link DecodeStepOptions.readSelector}); `readAnchors` of
+   *   `tokenKeep` reads. Each sequence's outputs are those it gets in a batch of its own (bit for
+   *   bit on wasm), whatever the other sequences, their lengths, policies and controls.
    * @returns logits `[B, V]`, final hidden `[B, D]`, and the entries each token read (`reads`).
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (a bad page list
    *   from the selector names `readSelector.selectPages[b][layer]`; a `tokenKeep` that is not a
@@ -242,21 +248,18 @@ export class DecoderModel {
     chunkArgument: string,
   ): StepResult {
     this.checkLive();
-    checkStepInputs(
-      this.config,
-      caches,
-      chunks,
-      controls,
-      options.keyBias !== undefined,
-      chunkArgument,
-      options.readSelector,
-    );
+    const batch = Array.isArray(caches) ? caches.length : 0;
+    const hooks = sequenceHooks(options.keyBias, batch);
+    const selectors = sequenceSelectors(options.readSelector, batch);
+    checkStepInputs(this.config, caches, chunks, controls, hooks, chunkArgument, selectors);
     return cachedStep(this.weights, this.config, {
       caches,
       chunks,
       ...(controls !== undefined ? { controls } : {}),
-      ...(options.keyBias !== undefined ? { keyBias: options.keyBias } : {}),
-      ...(options.readSelector !== undefined ? { readSelector: options.readSelector } : {}),
+      ...(hooks !== undefined
+        ? { keyBias: composeKeyBias(hooks, this.config.num_key_value_heads) }
+        : {}),
+      ...(selectors !== undefined ? { readSelectors: selectors } : {}),
       readAnchors: resolveReadAnchors(options.readAnchors),
     });
   }

@@ -4,19 +4,21 @@ import type { ModelConfig } from '../io/index';
 import { checkAttentionMemory } from './attention-memory';
 import { checkCacheStore } from './cache-store-check';
 import { checkPerLayer, checkTokenIds } from './forward-checks';
-import type { BatchControls } from './types';
+import type { BatchControls, KeyBiasHook } from './types';
 
 /**
  * Validates the inputs of a cached step before anything is computed or mutated: distinct caches
  * implementing {@link KVCacheStore} (checked structurally, see {@link checkCacheStore}) matching
  * the model's geometry, storing values, all layers at the same length, gates stored
- * exactly when a key-bias hook is given; one non-empty chunk of in-vocabulary ids per cache,
- * within the model's context, whose attention fits the backend's memory (see
+ * exactly by the caches whose sequence has a key-bias hook; one non-empty chunk of in-vocabulary
+ * ids per cache, within the model's context, whose attention fits the backend's memory (see
  * {@link checkAttentionMemory}); controls with one list of per-layer entries per cache, each
- * `tokenKeep` a rate in (0, 1] (below 1 only in decode steps, one token per sequence); a read
- * selector (see {@link checkReadSelector}) whose `pageSize` equals every cache's and whose
- * `needs` every cache can serve.
+ * `tokenKeep` a rate in (0, 1] (below 1 only in decode steps, one token per sequence); read
+ * selectors (see {@link checkReadSelector}) whose `pageSize` equals their cache's and whose
+ * `needs` their cache can serve.
  *
+ * @param keyBias each sequence's key-bias hook (see {@link sequenceHooks}), or undefined: none.
+ * @param readSelectors each sequence's read selector (see {@link sequenceSelectors}), or undefined.
  * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the argument.
  */
 export function checkStepInputs(
@@ -24,9 +26,9 @@ export function checkStepInputs(
   caches: readonly KVCacheStore[],
   chunks: readonly Int32Array[],
   controls: BatchControls | undefined,
-  hasKeyBias: boolean,
+  keyBias: readonly (KeyBiasHook | undefined)[] | undefined,
   chunkArgument: string,
-  readSelector?: ReadSelector,
+  readSelectors?: readonly (ReadSelector | undefined)[],
 ): void {
   if (!Array.isArray(caches) || caches.length === 0) {
     throw new LetheError('E_ARG', 'must be a non-empty array of KVCacheStore', 'caches');
@@ -35,7 +37,7 @@ export function checkStepInputs(
     throw new LetheError('E_ARG', 'the same cache appears twice in the batch', 'caches');
   }
   caches.forEach((cache, b) => {
-    checkCache(config, cache, hasKeyBias, `caches[${b}]`);
+    checkCache(config, cache, keyBias?.[b] !== undefined, `caches[${b}]`);
   });
   if (!Array.isArray(chunks)) {
     throw new LetheError('E_ARG', 'must be an array of Int32Array chunks', chunkArgument);
@@ -88,12 +90,79 @@ export function checkStepInputs(
       });
     });
   }
-  if (readSelector !== undefined) {
-    checkReadSelector(readSelector);
-    caches.forEach((cache, b) => {
-      checkSelectorFits(readSelector, cache, `caches[${b}]`);
-    });
+  readSelectors?.forEach((selector, b) => {
+    if (selector === undefined) return;
+    const argument = readSelectors.every((s) => s === selector)
+      ? 'readSelector'
+      : `readSelector[${b}]`;
+    checkReadSelector(selector, argument);
+    checkSelectorFits(selector, caches[b]!, `caches[${b}]`, argument);
+  });
+}
+
+/**
+ * The key-bias hook of each of `batch` sequences from a step's `keyBias` option: one hook for
+ * all, or an array with one entry per sequence; undefined when no sequence has one.
+ *
+ * @throws LetheError `E_ARG` naming `keyBias` when it is neither a function nor an array, or
+ *   `keyBias[b]` for an entry that is neither undefined nor a function; `E_SHAPE` naming `keyBias`
+ *   for an array whose length is not the batch's.
+ */
+export function sequenceHooks(
+  keyBias: KeyBiasHook | readonly (KeyBiasHook | undefined)[] | undefined,
+  batch: number,
+): (KeyBiasHook | undefined)[] | undefined {
+  const hooks = perSequence(keyBias, batch, 'keyBias', (hook) => typeof hook === 'function');
+  hooks?.forEach((hook, b) => {
+    if (hook !== undefined && typeof hook !== 'function') {
+      throw new LetheError(
+        'E_ARG',
+        'must be a key-bias hook (a function) or undefined',
+        `keyBias[${b}]`,
+      );
+    }
+  });
+  return hooks;
+}
+
+/**
+ * The read selector of each of `batch` sequences from a decode step's `readSelector` option: one
+ * selector for all, or an array with one entry per sequence; undefined when no sequence has one.
+ * The selectors themselves are checked by {@link checkStepInputs}.
+ *
+ * @throws LetheError `E_SHAPE` naming `readSelector` for an array whose length is not the batch's.
+ */
+export function sequenceSelectors(
+  readSelector: ReadSelector | readonly (ReadSelector | undefined)[] | undefined,
+  batch: number,
+): (ReadSelector | undefined)[] | undefined {
+  return perSequence(readSelector, batch, 'readSelector', (value) => !Array.isArray(value));
+}
+
+/** `option` as one entry per sequence: `single(option)` repeated, or the array as given. */
+function perSequence<T>(
+  option: T | readonly (T | undefined)[] | undefined,
+  batch: number,
+  argument: string,
+  single: (value: unknown) => boolean,
+): (T | undefined)[] | undefined {
+  if (option === undefined) return undefined;
+  if (single(option)) return new Array<T>(batch).fill(option as T);
+  if (!Array.isArray(option)) {
+    throw new LetheError(
+      'E_ARG',
+      'must be one value for the batch or an array of one per sequence',
+      argument,
+    );
   }
+  if (option.length !== batch) {
+    throw new LetheError(
+      'E_SHAPE',
+      `expected one entry per sequence (${batch}), got ${option.length}`,
+      argument,
+    );
+  }
+  return option.some((value) => value !== undefined) ? [...option] : undefined;
 }
 
 /**
@@ -130,44 +199,50 @@ function mostLive(cache: KVCacheStore): number {
  * integer `pageSize`, and `needs` that a runtime can serve inside a layer (no `hidden`: the
  * selector gets the current query instead).
  *
- * @throws LetheError `E_ARG` naming `readSelector` or the bad field.
+ * @param argument the selector's name in errors (default `readSelector`).
+ * @throws LetheError `E_ARG` naming `argument` or its bad field (`readSelector.pageSize`, …).
  */
-export function checkReadSelector(selector: ReadSelector): void {
+export function checkReadSelector(selector: ReadSelector, argument = 'readSelector'): void {
   if (
     typeof selector !== 'object' ||
     selector === null ||
     typeof selector.selectPages !== 'function'
   ) {
-    throw new LetheError('E_ARG', 'must be a ReadSelector (with selectPages)', 'readSelector');
+    throw new LetheError('E_ARG', 'must be a ReadSelector (with selectPages)', argument);
   }
   if (!(Number.isInteger(selector.pageSize) && selector.pageSize > 0)) {
     throw new LetheError(
       'E_ARG',
       `must be a positive integer, got ${selector.pageSize}`,
-      'readSelector.pageSize',
+      `${argument}.pageSize`,
     );
   }
   const needs = selector.needs;
   if (typeof needs !== 'object' || needs === null) {
-    throw new LetheError('E_ARG', 'must be an ObservationNeeds object', 'readSelector.needs');
+    throw new LetheError('E_ARG', 'must be an ObservationNeeds object', `${argument}.needs`);
   }
   if (needs.hidden) {
     throw new LetheError(
       'E_ARG',
       'a read selector runs inside a layer, where no final hidden state exists; it gets the current query instead',
-      'readSelector.needs.hidden',
+      `${argument}.needs.hidden`,
     );
   }
 }
 
 /** Throws unless `cache` has the selector's page size and keeps what the selector needs. */
-function checkSelectorFits(selector: ReadSelector, cache: KVCacheStore, argument: string): void {
+function checkSelectorFits(
+  selector: ReadSelector,
+  cache: KVCacheStore,
+  cacheArgument: string,
+  argument: string,
+): void {
   const { pageSize } = cache.geometry;
   if (selector.pageSize !== pageSize) {
     throw new LetheError(
       'E_ARG',
-      `is ${selector.pageSize} but ${argument} has pages of ${pageSize} entries`,
-      'readSelector.pageSize',
+      `is ${selector.pageSize} but ${cacheArgument} has pages of ${pageSize} entries`,
+      `${argument}.pageSize`,
     );
   }
   const { attentionWindow, accumulatedAttention } = selector.needs;
@@ -175,14 +250,14 @@ function checkSelectorFits(selector: ReadSelector, cache: KVCacheStore, argument
     throw new LetheError(
       'E_STATE',
       `the read selector needs ${attentionWindow} recent queries but the cache keeps queryWindow = ${cache.queryWindow}`,
-      argument,
+      cacheArgument,
     );
   }
   if (accumulatedAttention && !cache.trackAttention) {
     throw new LetheError(
       'E_STATE',
       'the read selector needs accumulated attention but the cache was created without trackAttention',
-      argument,
+      cacheArgument,
     );
   }
 }

@@ -71,9 +71,15 @@ export interface StepOptions {
   /**
    * Gate hook (GSA): its output is each new key's log-gate. The gate `exp(bias)` is stored with
    * the entry (the caches must be created with `storeGates: true`), and every query adds
-   * `log(gate)` of every key it reads. Required exactly when the caches store gates.
+   * `log(gate)` of every key it reads.
+   *
+   * One hook serves every sequence: then every cache must store gates. Or one entry per
+   * sequence (`keyBias[b]`, an array as long as the batch; undefined for a sequence without a
+   * gate): cache `b` must store gates exactly when it has a hook, each distinct hook runs once per
+   * layer on the rows of the sequences that share it, and a sequence without one is computed as
+   * in a batch without gates. Required exactly when some cache stores gates.
    */
-  readonly keyBias?: KeyBiasHook;
+  readonly keyBias?: KeyBiasHook | readonly (KeyBiasHook | undefined)[];
 }
 
 /** Options of {@link DecoderModel.decodeStep}: those of every cached step, plus a read selector. */
@@ -85,10 +91,13 @@ export interface DecodeStepOptions extends StepOptions {
    * (`[queryHeads, headDim]`). The pages it returns restrict the read exactly as
    * `LayerControls.readPages` does (undefined: dense). When the layer's controls also give
    * `readPages`, only pages in both lists are read (the intersection). `pageSize` must equal
-   * every cache's, the selector may not need `hidden`, and the caches must keep what its `needs`
+   * the caches', the selector may not need `hidden`, and the caches must keep what its `needs`
    * ask for. Costs one device read-back of the queries per layer; prefill always reads densely.
+   *
+   * One selector for every sequence, or one entry per sequence (an array as long as the batch;
+   * undefined: that sequence reads densely), each checked against its own cache.
    */
-  readonly readSelector?: ReadSelector;
+  readonly readSelector?: ReadSelector | readonly (ReadSelector | undefined)[];
   /**
    * Entries a `tokenKeep` read (`LayerControls.tokenKeep` κ < 1) never skips, per KV head: the
    * first `sinks` and the last `window` live entries. Default `{ sinks: 4, window: 2 }` (SOL §4,

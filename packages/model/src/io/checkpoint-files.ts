@@ -1,16 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FloatStorageDtype } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
-import { checkObject, kindOf } from '../option-checks';
-import {
-  type Checkpoint,
-  CONFIG_FILE,
-  decodeCheckpoint,
-  encodeCheckpoint,
-  WEIGHTS_FILE,
-} from './checkpoint';
-import { readFileBytes, writeFileAtomic } from './node-fs';
+import { checkObject } from '../option-checks';
+import { type Checkpoint, CONFIG_FILE, encodeCheckpoint, WEIGHTS_FILE } from './checkpoint';
+import { checkDirectory, readFileBytes, writeFileAtomic } from './node-fs';
+import { decodeWeightFiles, readWeightFiles } from './weight-files';
 
 /** Options of {@link saveCheckpoint}. */
 export interface SaveCheckpointOptions {
@@ -40,23 +34,17 @@ export async function saveCheckpoint(
 }
 
 /**
- * Reads and validates a checkpoint directory (`config.json` + `model.safetensors`, ours or
- * a single-shard HF one), returning float32 tensors (see {@link decodeCheckpoint}; its errors
- * name the weights file by its path). File-system errors (e.g. `ENOENT`) propagate unchanged.
+ * Reads and validates a checkpoint directory in either Hugging Face layout: `config.json` with
+ * `model.safetensors` (ours, or a single-file HF one) or with `model.safetensors.index.json` and
+ * its shards (see {@link readWeightFiles}), returning float32 tensors (see
+ * {@link decodeWeightFiles}; its errors name the files by their paths). File-system errors
+ * (e.g. `ENOENT`) propagate unchanged, except for a shard the index names that does not exist.
  *
- * @throws LetheError `E_ARG` naming `dir` when it is not a string; {@link decodeCheckpoint}'s
- *   errors.
+ * @throws LetheError `E_ARG` naming `dir` when it is not a string; {@link readWeightFiles}'s and
+ *   {@link decodeWeightFiles}'s errors.
  */
 export async function loadCheckpoint(dir: string): Promise<Checkpoint> {
   checkDirectory(dir);
   const config = new TextDecoder().decode(await readFileBytes(join(dir, CONFIG_FILE)));
-  const weightsPath = join(dir, WEIGHTS_FILE);
-  const weights = await readFileBytes(weightsPath);
-  return decodeCheckpoint({ config, weights }, { weightsName: weightsPath });
-}
-
-function checkDirectory(dir: unknown): void {
-  if (typeof dir !== 'string') {
-    throw new LetheError('E_ARG', `must be a directory path, got ${kindOf(dir)}`, 'dir');
-  }
+  return decodeWeightFiles(config, await readWeightFiles(dir));
 }

@@ -3,6 +3,7 @@ import {
   type FloatStorageDtype,
   fromFloat32,
   parseSafetensors,
+  type SafetensorsMetadata,
   type SafetensorsTensor,
   serializeSafetensors,
   toFloat32,
@@ -128,9 +129,22 @@ export function decodeCheckpoint(
     throw new LetheError('E_ARG', `must be the text of ${CONFIG_FILE}`, 'files.config');
   }
   const weightsName = options.weightsName ?? WEIGHTS_FILE;
+  const config = parseConfigText(files.config);
+  const file = parseSafetensors(files.weights);
+  checkFormatVersion(file.metadata, WEIGHTS_FILE);
+  return checkpointFromStored(file.tensors, config, weightsName);
+}
+
+/**
+ * The config of a checkpoint from the text of its `config.json`.
+ *
+ * @throws LetheError `E_FORMAT` naming `config.json` when the text is not JSON; `E_ARG` for an
+ *   invalid config.
+ */
+export function parseConfigText(text: string): ModelConfig {
   let json: unknown;
   try {
-    json = JSON.parse(files.config);
+    json = JSON.parse(text);
   } catch (error) {
     throw new LetheError(
       'E_FORMAT',
@@ -138,25 +152,48 @@ export function decodeCheckpoint(
       CONFIG_FILE,
     );
   }
-  const config = parseModelConfig(json);
-  const file = parseSafetensors(files.weights);
-  const version = file.metadata?.[FORMAT_VERSION_KEY];
+  return parseModelConfig(json);
+}
+
+/**
+ * Refuses a safetensors file whose metadata carries a Lethe format version other than
+ * {@link CHECKPOINT_FORMAT_VERSION} (files without one, as HF writes them, pass).
+ *
+ * @throws LetheError `E_FORMAT` naming `file`.
+ */
+export function checkFormatVersion(metadata: SafetensorsMetadata | undefined, file: string): void {
+  const version = metadata?.[FORMAT_VERSION_KEY];
   if (version !== undefined && version !== CHECKPOINT_FORMAT_VERSION) {
     throw new LetheError(
       'E_FORMAT',
       `format version ${version} is not supported (expected ${CHECKPOINT_FORMAT_VERSION})`,
-      WEIGHTS_FILE,
+      file,
     );
   }
-  const stored = withoutTiedHead(
-    file.tensors,
+}
+
+/**
+ * A checkpoint from the stored tensors of its weight files: a tied copy of the LM head is
+ * dropped ({@link withoutTiedHead}), the tensors are checked against the config's layout and
+ * widened to float32, and every weight must be finite.
+ *
+ * @param weightsName how the non-finite weights error names the weights.
+ * @throws LetheError `E_CHECKPOINT` as {@link decodeCheckpoint}.
+ */
+export function checkpointFromStored(
+  stored: Record<string, SafetensorsTensor>,
+  config: ModelConfig,
+  weightsName: string,
+): Checkpoint {
+  const kept = withoutTiedHead(
+    stored,
     config,
     (tensor) => (CHECKPOINT_DTYPES.includes(tensor.dtype) ? toFloat32(tensor) : undefined),
     CONFIG_FILE,
   );
-  validateCheckpoint({ ...file, tensors: stored }, config);
+  validateCheckpoint({ tensors: kept, metadata: undefined }, config);
   const tensors: Record<string, Float32Tensor> = {};
-  for (const [name, tensor] of Object.entries(stored)) {
+  for (const [name, tensor] of Object.entries(kept)) {
     tensors[name] = { shape: tensor.shape, data: toFloat32(tensor) };
   }
   checkFiniteWeights(tensors, weightsName);

@@ -39,6 +39,12 @@ export {
 } from './checkpoint-layout';
 export { MODEL_TYPES, type ModelType } from './hf-config-defaults';
 export { configToJson, defaultConfig, type ModelConfig, parseModelConfig } from './model-config';
+export { parseShardIndex, type ShardIndex, WEIGHTS_INDEX_FILE } from './shard-index';
+export {
+  type DecodeShardedCheckpointOptions,
+  decodeShardedCheckpoint,
+  type ShardedCheckpointFiles,
+} from './sharded-checkpoint';
 export {
   CHECKPOINT_DTYPES,
   type CheckpointProblem,

@@ -103,3 +103,14 @@ export async function writeSafetensorsFile(
 ): Promise<void> {
   await writeFileAtomic(path, serializeSafetensors(tensors, metadata));
 }
+
+/**
+ * Refuses a directory argument that is not a string.
+ *
+ * @throws LetheError `E_ARG` naming `dir`.
+ */
+export function checkDirectory(dir: unknown): asserts dir is string {
+  if (typeof dir !== 'string') {
+    throw new LetheError('E_ARG', `must be a directory path, got ${kindOf(dir)}`, 'dir');
+  }
+}

@@ -7,3 +7,4 @@ export {
   writeFileAtomic,
   writeSafetensorsFile,
 } from './node-fs';
+export { decodeWeightFiles, readWeightFiles, type WeightFiles } from './weight-files';

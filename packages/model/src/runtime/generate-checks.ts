@@ -57,7 +57,7 @@ export function checkContextFits(
   if (positions > context) {
     throw new LetheError(
       'E_ARG',
-      `${maxNewTokens} new tokens after prompt ${longest} (${length} tokens) need ${positions} positions, past the model's context of ${context} (max_position_embeddings); at most ${context - length + 1} fit`,
+      `${maxNewTokens} new tokens after ${prompts.length === 1 ? 'the prompt' : `prompt ${longest}`} (${length} tokens) need ${positions} positions, past the model's context of ${context} (max_position_embeddings); at most ${context - length + 1} fit`,
       'maxNewTokens',
     );
   }

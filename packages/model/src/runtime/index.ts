@@ -1,4 +1,19 @@
+export type {
+  BatchFinishReason,
+  BatchHandlers,
+  BatchRequest,
+  BatchResult,
+  BatchTokenEvent,
+  SequenceCacheReport,
+} from './batch-request';
+export { CapacityError } from './capacity-error';
 export type { ComputeUsage } from './compute-usage';
+export {
+  type BatcherOptions,
+  type BatcherStats,
+  ContinuousBatcher,
+} from './continuous-batcher';
+export type { EvictionRound } from './eviction-rounds';
 export {
   type ForceTokenEvent,
   type GenerateOptions,

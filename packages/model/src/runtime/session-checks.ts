@@ -1,5 +1,6 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/tensor';
 import { checkMethods, checkObject, checkOptionalFunction } from '../option-checks';
+import { checkPolicies } from './policy-checks';
 import type { SessionOptions } from './session';
 
 /**
@@ -8,7 +9,7 @@ import type { SessionOptions } from './session';
  * policies that implement their interfaces (`eviction`: `shouldEvict`, `select`, a `needs`
  * object and, when given, a `gate` with `logGates`; `compute`: `controls`); callbacks that are functions; `streamIds` as an array of
  * non-negative safe integers; a compute policy's `refreshEvery` as a positive integer, alone
- * (see {@link checkRefresh}). `readSelector`, `pageSize` and `prefillChunk` are checked by the
+ * (see {@link checkPolicies}). `readSelector`, `pageSize` and `prefillChunk` are checked by the
  * session itself.
  *
  * @throws LetheError `E_ARG` naming `options` or the bad field.
@@ -18,18 +19,7 @@ export function checkSessionOptions(options: SessionOptions): void {
   const model = options.model as unknown;
   checkMethods(model, ['prefill', 'decodeStep'], 'model', 'a DecoderModel');
   checkObject((model as { config: unknown }).config, 'model.config');
-  if (options.eviction !== undefined) {
-    checkMethods(options.eviction, ['shouldEvict', 'select'], 'eviction', 'an EvictionPolicy');
-    checkObject(options.eviction.needs, 'eviction.needs', 'an ObservationNeeds object');
-    const chunk = options.eviction.prefillChunk;
-    if (chunk !== undefined) assertInteger(chunk, 'eviction.prefillChunk', 1);
-    const gate = options.eviction.gate as unknown;
-    if (gate !== undefined) checkMethods(gate, ['logGates'], 'eviction.gate', 'an AttentionGate');
-  }
-  if (options.compute !== undefined) {
-    checkMethods(options.compute, ['controls'], 'compute', 'a ComputePolicy');
-    checkRefresh(options);
-  }
+  checkPolicies(options, '');
   checkOptionalFunction(options.createCache, 'createCache');
   checkOptionalFunction(options.onPrefillChunk, 'onPrefillChunk');
   checkOptionalFunction(options.onEvictionRound, 'onEvictionRound');
@@ -47,43 +37,5 @@ export function checkSessionOptions(options: SessionOptions): void {
         );
       }
     });
-  }
-}
-
-/**
- * Checks the compute policy's `refreshEvery` (SOL's KV refresh): undefined, or a positive
- * integer in a session without an eviction policy or a read selector. Why alone: the refresh
- * truncates the cache and prefills the last `T` tokens again, which an eviction policy would
- * contradict (a round that evicted one of those tokens would see it come back, its round counters
- * and per-sequence state would describe a cache that no longer exists, and H2O-style accumulated
- * attention cannot be truncated), and a read selector's needs (accumulated attention, recorded
- * queries) would have to be rebuilt the same way; a combination is refused instead of being run
- * with semantics nobody specified.
- *
- * @throws LetheError `E_ARG` naming `compute.refreshEvery`.
- */
-function checkRefresh(options: SessionOptions): void {
-  const every = options.compute!.refreshEvery;
-  if (every === undefined) return;
-  if (!(typeof every === 'number' && Number.isInteger(every) && every >= 1)) {
-    throw new LetheError(
-      'E_ARG',
-      `must be a positive integer (decode steps per episode), got ${String(every)}`,
-      'compute.refreshEvery',
-    );
-  }
-  if (options.eviction !== undefined) {
-    throw new LetheError(
-      'E_ARG',
-      'cannot be combined with an eviction policy: the refresh re-prefills tokens a round may have evicted',
-      'compute.refreshEvery',
-    );
-  }
-  if (options.readSelector !== undefined) {
-    throw new LetheError(
-      'E_ARG',
-      'cannot be combined with a read selector: its cache needs cannot be refreshed',
-      'compute.refreshEvery',
-    );
   }
 }

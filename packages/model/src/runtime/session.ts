@@ -1,25 +1,24 @@
 import {
-  type AttentionGate,
   type ComputePolicy,
   type EvictionPolicy,
-  type KeepDecision,
   KVCache,
   type KVCacheOptions,
   type KVCacheStore,
-  type LayerControls,
-  type LayerObservation,
-  type ObservationNeeds,
   type ReadAnchors,
   type ReadSelector,
   resolveReadAnchors,
 } from '@lethe/kv-cache';
-import { assertInteger, LetheError, Rng, type tf } from '@lethe/tensor';
-import type { DecoderModel, KeyBiasHook, StepReads } from '../decoder/index';
+import { assertInteger, LetheError } from '@lethe/tensor';
+import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
-import { type ComputeUsage, ComputeUsageAccumulator } from './compute-usage';
+import { decodeStates, prefillStates, type StepRow } from './batch-steps';
+import { sequenceCacheOptions } from './cache-options';
+import type { ComputeUsage } from './compute-usage';
+import type { EvictionRound } from './eviction-rounds';
 import type { DecodeReads } from './generation-stats';
 import { prefillChunkEnd } from './prefill-chunks';
 import { type Prompt, promptIds } from './prompts';
+import { SequenceState } from './sequence-state';
 import { checkSessionOptions } from './session-checks';
 
 /** Options of a {@link GenerationSession}. */
@@ -106,17 +105,9 @@ export interface SessionOptions {
 }
 
 /** What {@link SessionOptions.onEvictionRound} sees after an eviction round. */
-export interface EvictionRoundEvent {
+export interface EvictionRoundEvent extends EvictionRound {
   /** Index of the sequence whose cache ran the round. */
   readonly sequence: number;
-  /** Layer index. */
-  readonly layer: number;
-  /** Tokens in the layer when the round ran (the cache's `length(layer)`). */
-  readonly step: number;
-  /** What the policy observed; its arrays are only valid during the call (copy what you keep). */
-  readonly observation: LayerObservation;
-  /** What the policy returned and the cache applied. */
-  readonly decision: KeepDecision;
 }
 
 /** What {@link SessionOptions.onPrefillChunk} sees before a prefill chunk. */
@@ -163,33 +154,14 @@ export class GenerationSession {
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
   private readonly readAnchors: ReadAnchors;
-  /** The eviction policy's gate as the model's key-bias hook, or undefined. */
-  private readonly keyBias: KeyBiasHook | undefined;
   private readonly pageSize: number;
   private readonly seed: number;
   private readonly streamIds: readonly number[] | undefined;
   private readonly prefillChunk: number | undefined;
   private readonly onPrefillChunk: ((event: PrefillChunkEvent) => void) | undefined;
   private readonly onEvictionRound: ((event: EvictionRoundEvent) => void) | undefined;
-  private evictionRngs: Rng[] = [];
-  /** Each sequence's own eviction-policy state (`EvictionPolicy.createState`), or undefined. */
-  private evictionStates: unknown[] = [];
-  private computeRngs: Rng[] = [];
-  /** Each sequence's own compute-policy state (`ComputePolicy.createState`), or undefined. */
-  private computeStates: unknown[] = [];
-  private computeUsages: ComputeUsageAccumulator[] = [];
-  private sinceRound: Int32Array[] = [];
-  private lastHidden: Float32Array[] = [];
-  /** Next-token logits of each sequence's last prefill or step (what a compute policy may observe). */
-  private lastLogits: Float32Array[] = [];
-  private readEntries: number[] = [];
-  private readLive: number[] = [];
-  /** `compute.refreshEvery` (`T`), or undefined: no refresh. */
-  private readonly refreshEvery: number | undefined;
-  /** Per sequence, the tokens its decode steps fed since its last refresh (at most `T − 1` between steps). */
-  private sinceRefresh: number[][] = [];
-  /** Per sequence, the refreshes run so far. */
-  private refreshCounts: number[] = [];
+  /** Each sequence's policy state, reads and last outputs (see {@link SequenceState}). */
+  private states: SequenceState[] = [];
 
   /**
    * @throws LetheError `E_ARG` naming `options` when it is not an object, `model`, `eviction` or
@@ -207,8 +179,6 @@ export class GenerationSession {
     this.model = options.model;
     this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
     this.eviction = options.eviction;
-    const gate = options.eviction?.gate as AttentionGate<tf.Tensor> | undefined;
-    this.keyBias = gate === undefined ? undefined : (layer, input) => gate.logGates(layer, input);
     this.compute = options.compute;
     this.readSelector = options.readSelector;
     if (this.readSelector !== undefined) {
@@ -229,7 +199,6 @@ export class GenerationSession {
     this.prefillChunk = options.prefillChunk;
     this.onPrefillChunk = options.onPrefillChunk;
     this.onEvictionRound = options.onEvictionRound;
-    this.refreshEvery = options.compute?.refreshEvery;
   }
 
   /** Number of sequences. */
@@ -242,7 +211,7 @@ export class GenerationSession {
    * and KV heads (`entries / live`: the realised read fraction).
    */
   get decodeReads(): DecodeReads[] {
-    return this.readEntries.map((entries, b) => ({ entries, live: this.readLive[b]! }));
+    return this.states.map((state) => state.decodeReads);
   }
 
   /**
@@ -250,7 +219,7 @@ export class GenerationSession {
    * controls averaged over steps and layers (κ, ρ and q / 16; dense layers count as 1).
    */
   get computeUsage(): ComputeUsage[] {
-    return this.computeUsages.map((usage) => usage.usage());
+    return this.states.map((state) => state.computeUsage);
   }
 
   /**
@@ -259,7 +228,7 @@ export class GenerationSession {
    * array.
    */
   get refreshes(): number[] {
-    return [...this.refreshCounts];
+    return this.states.map((state) => state.refreshes);
   }
 
   /**
@@ -285,63 +254,38 @@ export class GenerationSession {
         'streamIds',
       );
     }
-    const config = this.model.config;
-    const needs = this.eviction?.needs;
-    const readNeeds = this.readSelector?.needs;
-    const cacheOptions: KVCacheOptions = {
-      geometry: {
-        layers: config.num_hidden_layers,
-        kvHeads: config.num_key_value_heads,
-        headDim: this.model.headDim,
-        pageSize: this.pageSize,
-      },
-      queryHeads: config.num_attention_heads,
-      anchors: this.eviction?.anchors,
-      queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
-      trackAttention:
-        (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
-      storeGates: this.keyBias !== undefined,
-      // A refresh truncates the cache, which a visibility trace cannot follow.
-      ...(this.refreshEvery === undefined ? {} : { trace: false }),
+    const policies = {
+      eviction: this.eviction,
+      compute: this.compute,
+      readSelector: this.readSelector,
     };
+    const cacheOptions = sequenceCacheOptions(this.model, policies, this.pageSize);
     const caches = prompts.map(() => this.createCache(cacheOptions));
     // A cache that cannot truncate is refused now, not after the first episode's steps.
-    if (this.refreshEvery !== undefined) for (const cache of caches) cache.truncate(0);
+    if (this.compute?.refreshEvery !== undefined) for (const cache of caches) cache.truncate(0);
     this.caches = caches;
-    const root = new Rng(this.seed);
-    this.evictionRngs = ids.map((id) => root.fork(`evict-${id}`));
-    this.evictionStates = prompts.map(() => this.eviction?.createState?.());
-    this.computeRngs = ids.map((id) => root.fork(`compute-${id}`));
-    this.computeStates = prompts.map(() => this.compute?.createState?.());
-    this.computeUsages = prompts.map(() => new ComputeUsageAccumulator());
-    this.sinceRound = prompts.map(() => new Int32Array(config.num_hidden_layers));
-    this.readEntries = prompts.map(() => 0);
-    this.readLive = prompts.map(() => 0);
-    this.sinceRefresh = prompts.map(() => []);
-    this.refreshCounts = prompts.map(() => 0);
+    const layers = this.model.config.num_hidden_layers;
+    this.states = caches.map(
+      (cache, b) => new SequenceState(cache, policies, this.seed, ids[b]!, layers),
+    );
     const longest = Math.max(...prompts.map((p) => p.length));
-    const logits: Float32Array[] = [];
-    const hidden: Float32Array[] = [];
     for (let start = 0, end = 0; start < longest; start = end) {
       end = prefillChunkEnd(start, longest, this.prefillChunk, this.eviction?.prefillChunk);
       const sequences = prompts.flatMap((p, b) => (p.length > start ? [b] : []));
       const pieces = sequences.map((b) => prompts[b]!.subarray(start, end));
       const lengths = pieces.map((p) => p.length);
       this.onPrefillChunk?.({ sequences, caches: this.caches, start, lengths });
-      const out = this.model.prefill(
-        sequences.map((b) => this.caches[b]!),
+      await prefillStates(
+        this.model,
+        sequences.map((b) => this.states[b]!),
         pieces,
-        this.keyBias === undefined ? {} : { keyBias: this.keyBias },
+        this.roundHooks(sequences),
       );
-      const result = await this.download(out, lengths, sequences);
-      sequences.forEach((b, i) => {
-        logits[b] = result.logits[i]!;
-        hidden[b] = result.hidden[i]!;
-      });
     }
-    this.lastHidden = [...hidden];
-    this.lastLogits = [...logits];
-    return { logits, hidden };
+    return {
+      logits: this.states.map((state) => state.lastLogits),
+      hidden: this.states.map((state) => state.lastHidden),
+    };
   }
 
   /**
@@ -380,172 +324,24 @@ export class GenerationSession {
         );
       }
     }
-    const caches = sequences.map((b) => this.caches[b]!);
-    const controls = this.compute ? this.controlsFor(sequences, tokens) : undefined;
-    const out = this.model.decodeStep(caches, tokens, controls, {
-      ...(this.readSelector === undefined ? {} : { readSelector: this.readSelector }),
-      ...(this.keyBias === undefined ? {} : { keyBias: this.keyBias }),
-      readAnchors: this.readAnchors,
-    });
-    this.countReads(sequences, out.reads);
-    const result = await this.download(
-      out,
-      sequences.map(() => 1),
-      sequences,
+    const rows = await decodeStates(
+      this.model,
+      sequences.map((b) => this.states[b]!),
+      tokens,
+      this.readAnchors,
+      this.roundHooks(sequences),
     );
-    sequences.forEach((b, i) => {
-      this.lastHidden[b] = result.hidden[i]!;
-      this.lastLogits[b] = result.logits[i]!;
-      if (controls !== undefined) this.computeUsages[b]!.add(controls[i]!);
-    });
-    if (this.refreshEvery !== undefined) await this.refreshDue(sequences, tokens);
-    return result;
+    const done = rows as StepRow[];
+    return { logits: done.map((row) => row.logits), hidden: done.map((row) => row.hidden) };
   }
 
-  /**
-   * SOL's KV refresh: records the tokens this step fed and, for every sequence whose count
-   * reaches `refreshEvery`, truncates its cache by those tokens and prefills them again densely
-   * (one batched prefill for all such sequences), keeping only the refreshed final hidden state.
-   */
-  private async refreshDue(sequences: readonly number[], tokens: Int32Array): Promise<void> {
-    const every = this.refreshEvery!;
-    const due: number[] = [];
-    sequences.forEach((b, i) => {
-      const fed = this.sinceRefresh[b]!;
-      fed.push(tokens[i]!);
-      if (fed.length === every) due.push(b);
-    });
-    if (due.length === 0) return;
-    const caches = due.map((b) => this.caches[b]!);
-    const replay = due.map((b) => Int32Array.from(this.sinceRefresh[b]!));
-    for (const b of due) this.sinceRefresh[b] = [];
-    for (const cache of caches) cache.truncate(cache.length(0) - every);
-    const out = this.model.prefill(
-      caches,
-      replay,
-      this.keyBias === undefined ? {} : { keyBias: this.keyBias },
-    );
-    out.logits.dispose();
-    try {
-      const hidden = (await out.hidden.data()) as Float32Array;
-      const width = out.hidden.shape[1];
-      due.forEach((b, i) => {
-        this.lastHidden[b] = hidden.slice(i * width, (i + 1) * width);
-        this.refreshCounts[b]! += 1;
-      });
-    } finally {
-      out.hidden.dispose();
-    }
+  /** The eviction-round hook of a step over `sequences` (indices into the batch). */
+  private roundHooks(sequences: readonly number[]) {
+    const listener = this.onEvictionRound;
+    if (listener === undefined) return {};
+    return {
+      onRound: (index: number, round: EvictionRound) =>
+        listener({ sequence: sequences[index]!, ...round }),
+    };
   }
-
-  /** Adds a decode step's reads to each stepped sequence's totals. */
-  private countReads(sequences: readonly number[], reads: StepReads): void {
-    const perSequence = reads.entries.length / sequences.length;
-    sequences.forEach((b, i) => {
-      for (let k = i * perSequence; k < (i + 1) * perSequence; k++) {
-        this.readEntries[b]! += reads.entries[k]!;
-        this.readLive[b]! += reads.live[k]!;
-      }
-    });
-  }
-
-  /** Asks the compute policy for each sequence's controls of the step feeding `tokens`. */
-  private controlsFor(
-    sequences: readonly number[],
-    tokens: Int32Array,
-  ): (readonly (LayerControls | undefined)[])[] {
-    const compute = this.compute!;
-    const width = this.model.config.hidden_size;
-    const embeddings = compute.needs?.embedding ? this.embeddingsOf(tokens) : undefined;
-    const layers = this.model.config.num_hidden_layers;
-    return sequences.map((b, i) => {
-      const cache = this.caches[b]!;
-      const livePerLayer = new Int32Array(layers);
-      for (let l = 0; l < layers; l++) livePerLayer[l] = sumOf(cache.liveCounts(l));
-      const observation = {
-        step: cache.length(0),
-        token: tokens[i]!,
-        hidden: this.lastHidden[b]!,
-        livePerLayer,
-        ...(compute.needs?.logits ? { logits: this.lastLogits[b]! } : {}),
-        ...(embeddings === undefined
-          ? {}
-          : { embedding: embeddings.subarray(i * width, (i + 1) * width) }),
-      };
-      return compute.controls(observation, this.computeRngs[b]!, this.computeStates[b]);
-    });
-  }
-
-  /** The input embeddings of the step's tokens; `E_ARG` naming `tokens` for an id outside the vocabulary. */
-  private embeddingsOf(tokens: Int32Array): Float32Array {
-    const vocab = this.model.config.vocab_size;
-    tokens.forEach((token, i) => {
-      if (!(token >= 0 && token < vocab)) {
-        throw new LetheError('E_ARG', `token ${token} at ${i} is outside [0, ${vocab})`, 'tokens');
-      }
-    });
-    return this.model.embeddingRows(tokens);
-  }
-
-  /** Reads the step outputs to the host, frees them, and runs eviction rounds where due. */
-  private async download(
-    out: { logits: tf.Tensor2D; hidden: tf.Tensor2D },
-    advanced: readonly number[],
-    sequences: readonly number[],
-  ): Promise<StepOutput> {
-    const [logitsFlat, hiddenFlat] = await Promise.all([out.logits.data(), out.hidden.data()]);
-    const vocab = out.logits.shape[1];
-    const width = out.hidden.shape[1];
-    out.logits.dispose();
-    out.hidden.dispose();
-    const logits = sequences.map((_, i) =>
-      (logitsFlat as Float32Array).slice(i * vocab, (i + 1) * vocab),
-    );
-    const hidden = sequences.map((_, i) =>
-      (hiddenFlat as Float32Array).slice(i * width, (i + 1) * width),
-    );
-    sequences.forEach((b, i) => {
-      this.evictIfDue(b, advanced[i]!, hidden[i]!);
-    });
-    return { logits, hidden };
-  }
-
-  private evictIfDue(b: number, advanced: number, hidden: Float32Array): void {
-    const policy = this.eviction;
-    if (!policy) return;
-    const cache = this.caches[b]!;
-    const since = this.sinceRound[b]!;
-    const state = this.evictionStates[b];
-    for (let layer = 0; layer < since.length; layer++) {
-      since[layer]! += advanced;
-      const liveCounts = cache.liveCounts(layer);
-      const due = policy.shouldEvict(
-        { layer, step: cache.length(layer), liveCounts, sinceLastRound: since[layer]! },
-        state,
-      );
-      if (!due) continue;
-      const observation = cache.observe(
-        layer,
-        roundNeeds(policy.needs, since[layer]!),
-        policy.needs.hidden ? hidden : undefined,
-      );
-      const decision = policy.select(observation, this.evictionRngs[b]!, state);
-      const step = cache.length(layer);
-      cache.keep(layer, decision);
-      since[layer] = 0;
-      this.onEvictionRound?.({ sequence: b, layer, step, observation, decision });
-    }
-  }
-}
-
-/** The needs of one round: a policy reading attention since its last round gets only those queries. */
-function roundNeeds(needs: ObservationNeeds, sinceLastRound: number): ObservationNeeds {
-  if (!needs.attentionSinceLastRound) return needs;
-  return { ...needs, attentionWindow: Math.min(needs.attentionWindow, sinceLastRound) };
-}
-
-function sumOf(values: Int32Array): number {
-  let s = 0;
-  for (const v of values) s += v;
-  return s;
 }

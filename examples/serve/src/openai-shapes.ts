@@ -1,0 +1,143 @@
+import type { CacheReport } from './choice-run';
+import type { PolicyChoice } from './request-policy';
+
+/** Which endpoint a response belongs to: its object names and its choice shape follow. */
+export type Endpoint = 'completions' | 'chat';
+
+/** `finish_reason` of a choice. */
+export type FinishReason = 'stop' | 'length';
+
+/** Token counts of a response. */
+export interface Usage {
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+}
+
+/** What a finished choice contributes to a response. */
+export interface FinishedChoice {
+  readonly index: number;
+  readonly text: string;
+  readonly finishReason: FinishReason;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cache: CacheReport;
+}
+
+/** The identity every object and chunk of one response shares. */
+export interface ResponseHeader {
+  readonly id: string;
+  readonly created: number;
+  readonly model: string;
+}
+
+/**
+ * The `lethe` field next to `usage`: the policy and budget the request ran with and, per
+ * choice, what its cache held (live and peak entries per layer), the evictions it performed and
+ * the realised budget (peak / full-cache length).
+ */
+export function letheReport(policy: PolicyChoice, choices: readonly FinishedChoice[]) {
+  return {
+    policy: policy.name,
+    budget: policy.budget,
+    cache: choices.map((choice) => ({ index: choice.index, ...choice.cache })),
+  };
+}
+
+/** `usage` summed over the choices (prompt tokens counted once per distinct prompt). */
+export function usageOf(choices: readonly FinishedChoice[], promptTokens: number): Usage {
+  const completion = choices.reduce((sum, choice) => sum + choice.completionTokens, 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+  };
+}
+
+/** The whole (non-streamed) response object. */
+export function responseObject(
+  endpoint: Endpoint,
+  header: ResponseHeader,
+  choices: readonly FinishedChoice[],
+  usage: Usage,
+  policy: PolicyChoice,
+) {
+  const sorted = [...choices].sort((a, b) => a.index - b.index);
+  return {
+    id: header.id,
+    object: endpoint === 'chat' ? 'chat.completion' : 'text_completion',
+    created: header.created,
+    model: header.model,
+    choices: sorted.map((choice) =>
+      endpoint === 'chat'
+        ? {
+            index: choice.index,
+            message: { role: 'assistant', content: choice.text },
+            logprobs: null,
+            finish_reason: choice.finishReason,
+          }
+        : {
+            index: choice.index,
+            text: choice.text,
+            logprobs: null,
+            finish_reason: choice.finishReason,
+          },
+    ),
+    usage,
+    lethe: letheReport(policy, sorted),
+  };
+}
+
+/**
+ * One streamed chunk of choice `index`: a piece of text, or (with `finishReason`) its end. A chat
+ * stream's first chunk of a choice carries `role: 'assistant'`.
+ */
+export function chunkObject(
+  endpoint: Endpoint,
+  header: ResponseHeader,
+  index: number,
+  piece: { text?: string; role?: boolean; finishReason?: FinishReason },
+) {
+  const finish = piece.finishReason ?? null;
+  const choice =
+    endpoint === 'chat'
+      ? {
+          index,
+          delta: {
+            ...(piece.role ? { role: 'assistant' } : {}),
+            ...(piece.text !== undefined ? { content: piece.text } : {}),
+          },
+          logprobs: null,
+          finish_reason: finish,
+        }
+      : { index, text: piece.text ?? '', logprobs: null, finish_reason: finish };
+  return {
+    id: header.id,
+    object: endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+    created: header.created,
+    model: header.model,
+    choices: [choice],
+  };
+}
+
+/** The closing chunk with no choices, carrying `usage` (when asked for) and the `lethe` report. */
+export function closingChunk(
+  endpoint: Endpoint,
+  header: ResponseHeader,
+  usage: Usage | null,
+  policy: PolicyChoice,
+  choices: readonly FinishedChoice[],
+) {
+  return {
+    id: header.id,
+    object: endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+    created: header.created,
+    model: header.model,
+    choices: [],
+    usage,
+    lethe: letheReport(
+      policy,
+      [...choices].sort((a, b) => a.index - b.index),
+    ),
+  };
+}

@@ -1,0 +1,157 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { PolicyRegistry } from '@lethe/kv-cache';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { answerJob } from './answer-job';
+import { ApiError, toApiError } from './api-error';
+import { chatJob, completionJob, type RequestLimits, servedModel } from './job-builders';
+import { type LearnedPolicy, RequestPolicies } from './request-policy';
+import {
+  type ChatBody,
+  type CompletionBody,
+  chatBodySchema,
+  completionBodySchema,
+} from './request-schemas';
+import type { ServedModel } from './served-model';
+import { type EngineGauges, ServerMetrics } from './server-metrics';
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** The models it answers for, by id: loaded at start-up from the directories it was given. */
+  readonly models: ReadonlyMap<string, ServedModel>;
+  /** The heuristic policies requests may name (`lethe.policy`). */
+  readonly registry: PolicyRegistry;
+  /** Trained policies loaded at start-up (`loadLearnedPolicy`), by the name requests use. */
+  readonly learned?: ReadonlyMap<string, LearnedPolicy>;
+  /** Request limits: the `max_tokens` cap. */
+  readonly limits: RequestLimits;
+  /** Largest request body in bytes (default 1 MiB); larger → 413. */
+  readonly bodyLimit?: number;
+  /** When set, `/v1/*` requires `Authorization: Bearer <apiKey>` (401 otherwise). */
+  readonly apiKey?: string;
+  /** The framework's logger option (pino): `false` for none, `true` or pino options for JSON logs. */
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+/**
+ * The OpenAI-compatible HTTP server (fastify): `POST /v1/completions`,
+ * `POST /v1/chat/completions` (streamed or not), `GET /v1/models`, `GET /health`,
+ * `GET /metrics` (Prometheus). Request bodies are checked against JSON schemas (no coercion,
+ * unknown fields refused by name); every error is answered in the OpenAI shape naming the field.
+ * Closing the server (`close()`) stops accepting requests, lets the running ones finish, then
+ * drains and closes every model's batch.
+ */
+export function createServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
+  });
+  const { models } = options;
+  const policies = new RequestPolicies(options.registry, options.learned);
+  const metrics = new ServerMetrics(() => {
+    const gauges = new Map<string, EngineGauges>();
+    for (const [id, served] of models) {
+      const stats = served.batcher.stats();
+      gauges.set(id, {
+        queued: stats.queued,
+        active: stats.active,
+        kvEntries: stats.kvEntries,
+        evictions: stats.evictedEntries,
+      });
+    }
+    return gauges;
+  });
+  for (const [id, served] of models) {
+    served.onToken = (sinceLast, first) => metrics.token(id, sinceLast, first);
+  }
+  let draining = false;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.on('finish', () =>
+      metrics.request(request.routeOptions.url ?? 'unknown', reply.raw.statusCode),
+    );
+    if (draining && request.url !== '/metrics') {
+      throw new ApiError(503, 'the server is shutting down', 'server_error', null, 'shutting_down');
+    }
+    if (options.apiKey !== undefined && request.url.startsWith('/v1/')) {
+      checkApiKey(request.headers.authorization, options.apiKey);
+    }
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const api = toApiError(error);
+    if (api.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (api.retryAfter !== undefined) void reply.header('retry-after', String(api.retryAfter));
+    return reply.status(api.status).send(api.body());
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send(
+        new ApiError(404, `no route ${request.method} ${request.url}`, 'not_found_error').body(),
+      ),
+  );
+
+  app.get('/health', async () => ({ status: 'ok', models: [...models.keys()] }));
+  app.get('/metrics', async (_request, reply) =>
+    reply.header('content-type', metrics.contentType).send(await metrics.text()),
+  );
+  app.get('/v1/models', async () => ({
+    object: 'list',
+    data: [...models.values()].map(modelObject),
+  }));
+  app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) =>
+    modelObject(servedModel(models, request.params.id)),
+  );
+  app.post<{ Body: CompletionBody }>(
+    '/v1/completions',
+    { schema: { body: completionBodySchema } },
+    async (request, reply) => {
+      const job = await completionJob(request.body, models, policies, options.limits);
+      try {
+        return await answerJob(job, reply, policies);
+      } finally {
+        job.policy.release();
+      }
+    },
+  );
+  app.post<{ Body: ChatBody }>(
+    '/v1/chat/completions',
+    { schema: { body: chatBodySchema } },
+    async (request, reply) => {
+      const job = await chatJob(request.body, models, policies, options.limits);
+      try {
+        return await answerJob(job, reply, policies);
+      } finally {
+        job.policy.release();
+      }
+    },
+  );
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onClose', async () => {
+    await Promise.all([...models.values()].map((served) => served.batcher.close()));
+    for (const learned of options.learned?.values() ?? []) learned.prepared.release();
+  });
+  return app;
+}
+
+/** `GET /v1/models` entry. */
+function modelObject(served: ServedModel) {
+  return { id: served.id, object: 'model', created: served.created, owned_by: 'lethe' };
+}
+
+/** 401 unless `header` is `Bearer <key>` (compared in constant time). */
+function checkApiKey(header: string | undefined, key: string): void {
+  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
+  const expected = Buffer.from(key);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new ApiError(
+      401,
+      'missing or wrong API key: send Authorization: Bearer <key>',
+      'authentication_error',
+      null,
+      'invalid_api_key',
+    );
+  }
+}

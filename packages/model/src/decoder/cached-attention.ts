@@ -1,0 +1,166 @@
+import { tf } from '@lethe/tensor';
+import { batchMatMul, type MatMulPath, productSplits } from './batch-matmul';
+import type { CachedLayerBatch } from './cache-batch';
+import type { HeadProjections } from './decoder-layer';
+
+/** The sizes of one sequence's part of a cached step's attention, before padding. */
+export interface RowExtent {
+  /** New tokens of the sequence (its chunk length). */
+  readonly tokens: number;
+  /** Cached entries it reads: the most over its KV heads. */
+  readonly reads: number;
+}
+
+/**
+ * Grouped-query attention of a cached step: each sequence's new tokens attend to its own chunk
+ * (causally, `ownBias`) and to the cached entries it reads (`cached`), computed so that a
+ * sequence's output does not depend on which other sequences share the batch — on wasm it is bit
+ * for bit what the same sequence gets in a batch of its own. Three things make it so:
+ *
+ * - a chunk of several tokens (prefill, KV refresh) is attended sequence by sequence over exactly
+ *   its real entries (see `perSequence`); a decode step's rows — one new token each, its cached
+ *   reads after it and padding last — line up as they are, so sums over the entries see the same
+ *   values in the same places, followed by zeros;
+ * - the softmax is `exp(x − max) / Σ exp(x − max)` with tfjs's sequential sum (its fused softmax
+ *   sums in SIMD lanes, whose grouping moves with the padded length);
+ * - each sequence's products take the path its own sizes choose ({@link productSplits}), and a
+ *   batch whose sequences choose differently is attended in two groups.
+ *
+ * Call it inside `tf.tidy`.
+ *
+ * @param heads the chunk's queries `[B, Hq, T, hd]` and keys, values `[B, Hkv, T, hd]` (after RoPE).
+ * @param ownBias the chunk's logit bias `[B, Hkv|1, T, T]` (causal padding mask, new key biases).
+ * @param cached the cached entries read, padded to the longest read (undefined: none read).
+ * @param rows each sequence's chunk length and reads.
+ * @returns the attention output `[B, Hq, T, hd]`.
+ */
+export function cachedAttention(
+  heads: HeadProjections,
+  ownBias: tf.Tensor,
+  cached: CachedLayerBatch | undefined,
+  rows: readonly RowExtent[],
+): tf.Tensor {
+  const [batch, queryHeads, width, headDim] = heads.queries.shape as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const kvHeads = heads.keys.shape[1]!;
+  const group = queryHeads / kvHeads;
+  const pathOf = ({ tokens, reads }: RowExtent): MatMulPath =>
+    productSplits(group * tokens, headDim, tokens + reads) ? 'split' : 'batched';
+  if (width > 1) return perSequence(heads, ownBias, cached, rows, pathOf);
+  // One new token per sequence: no chunk padding, so the rows line up as they are.
+  let keys = heads.keys;
+  let values = heads.values;
+  let bias = tf.broadcastTo(ownBias, [batch, kvHeads, 1, 1]);
+  if (cached !== undefined) {
+    const slots = cached.keys.shape[2]!;
+    keys = tf.concat([keys, cached.keys], 2);
+    values = tf.concat([values, cached.values], 2);
+    const cachedBias = tf.expandDims(cached.logitBias, 2);
+    bias = tf.concat([bias, tf.broadcastTo(cachedBias, [batch, kvHeads, 1, slots])], 3);
+  }
+  const paths = rows.map(pathOf);
+  if (paths.every((path) => path === paths[0])) {
+    return attend(heads.queries, keys, values, bias, paths[0]!);
+  }
+  const groups = (['batched', 'split'] as const).map((path) => ({
+    path,
+    members: paths.flatMap((p, b) => (p === path ? [b] : [])),
+  }));
+  const outputs = groups.map(({ path, members }) => {
+    const index = tf.tensor1d(members, 'int32');
+    const pick = (x: tf.Tensor) => tf.gather(x, index);
+    return attend(pick(heads.queries), pick(keys), pick(values), pick(bias), path);
+  });
+  const inverse = new Int32Array(batch);
+  groups
+    .flatMap(({ members }) => members)
+    .forEach((b, i) => {
+      inverse[b] = i;
+    });
+  return tf.gather(tf.concat(outputs), tf.tensor1d(inverse, 'int32'));
+}
+
+/**
+ * A chunk of several tokens (a prefill, a KV refresh): each sequence attends on its own, over
+ * exactly its real entries — its chunk's `tokens` and the `reads` cached entries it reads — as
+ * it would in a batch of one, each in its own `tf.tidy` so that the `[Hq, T, T + S]` scores of
+ * one sequence are freed before the next (the batch's at once can outgrow wasm's memory for
+ * long prompts); the outputs are padded back to the chunk's width.
+ */
+function perSequence(
+  heads: HeadProjections,
+  ownBias: tf.Tensor,
+  cached: CachedLayerBatch | undefined,
+  rows: readonly RowExtent[],
+  pathOf: (row: RowExtent) => MatMulPath,
+): tf.Tensor {
+  const [, queryHeads, width, headDim] = heads.queries.shape as [number, number, number, number];
+  const kvHeads = heads.keys.shape[1]!;
+  const biasHeads = ownBias.shape[1]!;
+  const outputs = rows.map((row, b) =>
+    tf.tidy(() => {
+      const { tokens, reads } = row;
+      const own = (x: tf.Tensor, depth: number) =>
+        tf.slice(x, [b, 0, 0, 0], [1, depth, tokens, -1]);
+      let keys = own(heads.keys, kvHeads);
+      let values = own(heads.values, kvHeads);
+      let bias = tf.broadcastTo(tf.slice(ownBias, [b, 0, 0, 0], [1, biasHeads, tokens, tokens]), [
+        1,
+        kvHeads,
+        tokens,
+        tokens,
+      ]);
+      if (cached !== undefined && reads > 0) {
+        const read = (x: tf.Tensor) => tf.slice(x, [b, 0, 0, 0], [1, kvHeads, reads, headDim]);
+        keys = tf.concat([keys, read(cached.keys)], 2);
+        values = tf.concat([values, read(cached.values)], 2);
+        const readBias = tf.slice(cached.logitBias, [b, 0, 0], [1, kvHeads, reads]);
+        bias = tf.concat(
+          [bias, tf.broadcastTo(tf.expandDims(readBias, 2), [1, kvHeads, tokens, reads])],
+          3,
+        );
+      }
+      const queries = tf.slice(heads.queries, [b, 0, 0, 0], [1, queryHeads, tokens, headDim]);
+      const output = attend(queries, keys, values, bias, pathOf(row));
+      return tokens === width
+        ? output
+        : tf.pad(output, [
+            [0, 0],
+            [0, 0],
+            [0, width - tokens],
+            [0, 0],
+          ]);
+    }),
+  );
+  return outputs.length === 1 ? outputs[0]! : tf.concat(outputs);
+}
+
+/**
+ * `softmax(q·kᵀ / √hd + bias) · v` with grouped-query heads (query head `a` reads KV head
+ * `⌊a / G⌋`), both products on `path`, the softmax summed sequentially.
+ */
+function attend(
+  queries: tf.Tensor,
+  keys: tf.Tensor,
+  values: tf.Tensor,
+  bias: tf.Tensor,
+  path: MatMulPath,
+): tf.Tensor {
+  const [batch, queryHeads, length, headDim] = queries.shape as [number, number, number, number];
+  const [, kvHeads, keyCount] = keys.shape as [number, number, number, number];
+  const group = queryHeads / kvHeads;
+  const grouped = tf.reshape(queries, [batch, kvHeads, group * length, headDim]);
+  const scores = tf.mul(batchMatMul(grouped, keys, true, path), 1 / Math.sqrt(headDim));
+  const logits = tf.add(
+    tf.reshape(scores, [batch, kvHeads, group, length, keyCount]),
+    tf.expandDims(bias, 2),
+  );
+  const shifted = tf.exp(tf.sub(logits, tf.max(logits, -1, true)));
+  const probabilities = tf.div(shifted, tf.sum(shifted, -1, true));
+  const flat = tf.reshape(probabilities, [batch, kvHeads, group * length, keyCount]);
+  return tf.reshape(batchMatMul(flat, values, false, path), [batch, queryHeads, length, headDim]);
+}

@@ -1,0 +1,36 @@
+import type { KVCacheOptions } from '@lethe/kv-cache';
+import type { DecoderModel } from '../decoder/index';
+import type { SequencePolicies } from './sequence-state';
+
+/**
+ * The options of the cache of a sequence run under `policies`: the model's geometry with
+ * `pageSize`, the eviction policy's anchors, the query window and attention tracking that the
+ * eviction policy and read selector need, gates when the eviction policy has a gate, and no
+ * visibility trace with a KV refresh (`compute.refreshEvery`: a `KVCache` with a trace cannot
+ * truncate).
+ */
+export function sequenceCacheOptions(
+  model: DecoderModel,
+  policies: SequencePolicies,
+  pageSize: number,
+): KVCacheOptions {
+  const config = model.config;
+  const needs = policies.eviction?.needs;
+  const readNeeds = policies.readSelector?.needs;
+  return {
+    geometry: {
+      layers: config.num_hidden_layers,
+      kvHeads: config.num_key_value_heads,
+      headDim: model.headDim,
+      pageSize,
+    },
+    queryHeads: config.num_attention_heads,
+    anchors: policies.eviction?.anchors,
+    queryWindow: Math.max(needs?.attentionWindow ?? 0, readNeeds?.attentionWindow ?? 0),
+    trackAttention:
+      (needs?.accumulatedAttention ?? false) || (readNeeds?.accumulatedAttention ?? false),
+    storeGates: policies.eviction?.gate !== undefined,
+    // A refresh truncates the cache, which a visibility trace cannot follow.
+    ...(policies.compute?.refreshEvery === undefined ? {} : { trace: false }),
+  };
+}
