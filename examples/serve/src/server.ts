@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { answerJob } from './answer-job';
+import { answerJob, type GenerationJob } from './answer-job';
 import { ApiError, toApiError } from './api-error';
 import { chatJob, completionJob, type RequestLimits, servedModel } from './job-builders';
 import { type LearnedPolicy, RequestPolicies } from './request-policy';
@@ -102,30 +102,28 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) =>
     modelObject(servedModel(models, request.params.id)),
   );
-  app.post<{ Body: CompletionBody }>(
-    '/v1/completions',
-    { schema: { body: completionBodySchema } },
-    async (request, reply) => {
-      const job = await completionJob(request.body, models, policies, options.limits);
+  /** A generation endpoint: the body checked by `schema`, turned into a job by `toJob`, answered. */
+  const generation = <B extends CompletionBody | ChatBody>(
+    url: string,
+    schema: object,
+    toJob: (
+      body: B,
+      models: ReadonlyMap<string, ServedModel>,
+      policies: RequestPolicies,
+      limits: RequestLimits,
+    ) => Promise<GenerationJob>,
+  ) =>
+    app.post(url, { schema: { body: schema } }, async (request, reply) => {
+      // the schema has checked the body's shape
+      const job = await toJob(request.body as B, models, policies, options.limits);
       try {
         return await answerJob(job, reply, policies);
       } finally {
         job.policy.release();
       }
-    },
-  );
-  app.post<{ Body: ChatBody }>(
-    '/v1/chat/completions',
-    { schema: { body: chatBodySchema } },
-    async (request, reply) => {
-      const job = await chatJob(request.body, models, policies, options.limits);
-      try {
-        return await answerJob(job, reply, policies);
-      } finally {
-        job.policy.release();
-      }
-    },
-  );
+    });
+  generation<CompletionBody>('/v1/completions', completionBodySchema, completionJob);
+  generation<ChatBody>('/v1/chat/completions', chatBodySchema, chatJob);
   app.addHook('preClose', async () => {
     draining = true;
   });

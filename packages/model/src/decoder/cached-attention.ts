@@ -17,10 +17,11 @@ export interface RowExtent {
  * sequence's output does not depend on which other sequences share the batch — on wasm it is bit
  * for bit what the same sequence gets in a batch of its own. Three things make it so:
  *
- * - a chunk of several tokens (prefill, KV refresh) is attended sequence by sequence over exactly
- *   its real entries (see `perSequence`); a decode step's rows — one new token each, its cached
- *   reads after it and padding last — line up as they are, so sums over the entries see the same
- *   values in the same places, followed by zeros;
+ * - every row lays out its real entries first, in the same order as alone — its chunk's tokens,
+ *   then its cached reads — and padding after them (a gather reorders the rows of a ragged chunk;
+ *   decode steps need none), so sums over the entries see the same values in the same places,
+ *   followed by zeros; a chunk whose scores would be large is attended sequence by sequence over
+ *   exactly its real entries instead ({@link perSequence}), which keeps it within wasm's memory;
  * - the softmax is `exp(x − max) / Σ exp(x − max)` with tfjs's sequential sum (its fused softmax
  *   sums in SIMD lanes, whose grouping moves with the padded length);
  * - each sequence's products take the path its own sizes choose ({@link productSplits}), and a
@@ -50,17 +51,25 @@ export function cachedAttention(
   const group = queryHeads / kvHeads;
   const pathOf = ({ tokens, reads }: RowExtent): MatMulPath =>
     productSplits(group * tokens, headDim, tokens + reads) ? 'split' : 'batched';
-  if (width > 1) return perSequence(heads, ownBias, cached, rows, pathOf);
-  // One new token per sequence: no chunk padding, so the rows line up as they are.
+  const slots = cached?.keys.shape[2] ?? 0;
+  // Scores of the whole batch at once past this many floats go sequence by sequence instead.
+  if (batch * queryHeads * width * (width + slots) > PER_SEQUENCE_SCORES) {
+    return perSequence(heads, ownBias, cached, rows, pathOf);
+  }
   let keys = heads.keys;
   let values = heads.values;
-  let bias = tf.broadcastTo(ownBias, [batch, kvHeads, 1, 1]);
+  let bias = tf.broadcastTo(ownBias, [batch, kvHeads, width, width]);
   if (cached !== undefined) {
-    const slots = cached.keys.shape[2]!;
     keys = tf.concat([keys, cached.keys], 2);
     values = tf.concat([values, cached.values], 2);
     const cachedBias = tf.expandDims(cached.logitBias, 2);
-    bias = tf.concat([bias, tf.broadcastTo(cachedBias, [batch, kvHeads, 1, slots])], 3);
+    bias = tf.concat([bias, tf.broadcastTo(cachedBias, [batch, kvHeads, width, slots])], 3);
+    if (rows.some((row) => row.tokens < width)) {
+      const order = realEntriesFirst(rows, width, slots);
+      keys = gatherEntries(keys, order, 2);
+      values = gatherEntries(values, order, 2);
+      bias = gatherEntries(bias, order, 3);
+    }
   }
   const paths = rows.map(pathOf);
   if (paths.every((path) => path === paths[0])) {
@@ -85,7 +94,16 @@ export function cachedAttention(
 }
 
 /**
- * A chunk of several tokens (a prefill, a KV refresh): each sequence attends on its own, over
+ * Floats of a batch's attention scores (`B·Hq·T·(T + S)`) above which a chunk is attended
+ * sequence by sequence ({@link perSequence}): 4 Mi floats, 16 MB per score-sized tensor, of which
+ * the softmax keeps a few alive at once — the batch's scores at once overflowed wasm's memory for
+ * 16 prompts of 1,100 tokens, while attending sequence by sequence costs a dozen ops per sequence
+ * and layer, which small chunks (4-token prefill chunks, decode steps) should not pay.
+ */
+const PER_SEQUENCE_SCORES = 4 * 2 ** 20;
+
+/**
+ * A large chunk (a long prefill, a KV refresh of a large batch): each sequence attends on its own, over
  * exactly its real entries — its chunk's `tokens` and the `reads` cached entries it reads — as
  * it would in a batch of one, each in its own `tf.tidy` so that the `[Hq, T, T + S]` scores of
  * one sequence are freed before the next (the batch's at once can outgrow wasm's memory for
@@ -163,4 +181,43 @@ function attend(
   const probabilities = tf.div(shifted, tf.sum(shifted, -1, true));
   const flat = tf.reshape(probabilities, [batch, kvHeads, group * length, keyCount]);
   return tf.reshape(batchMatMul(flat, values, false, path), [batch, queryHeads, length, headDim]);
+}
+
+/**
+ * Per row, the order of the `width + slots` entries that puts its real ones first: its chunk's
+ * tokens `[0, tokens)`, the cached slots `[width, width + slots)` (their padding hidden by the
+ * bias), then the chunk's padding `[tokens, width)`. `[B, width + slots]`, row-major.
+ */
+function realEntriesFirst(rows: readonly RowExtent[], width: number, slots: number): Int32Array {
+  const total = width + slots;
+  const order = new Int32Array(rows.length * total);
+  rows.forEach(({ tokens }, b) => {
+    let at = b * total;
+    for (let t = 0; t < tokens; t++) order[at++] = t;
+    for (let s = 0; s < slots; s++) order[at++] = width + s;
+    for (let t = tokens; t < width; t++) order[at++] = t;
+  });
+  return order;
+}
+
+/**
+ * Reorders the entries of each batch row of `x` by `order` `[B, L]`: entries on axis 2 of keys or
+ * values `[B, Hkv, L, hd]`, on axis 3 of a bias `[B, Hkv, T, L]`. One flat gather (tfjs's
+ * `gather` with `batchDims` mixes rows up on wasm).
+ */
+function gatherEntries(x: tf.Tensor, order: Int32Array, axis: 2 | 3): tf.Tensor {
+  const [batch, kvHeads, third, fourth] = x.shape as [number, number, number, number];
+  const entries = order.length / batch;
+  const outer = axis === 3 ? kvHeads * third : kvHeads;
+  const inner = axis === 3 ? 1 : fourth;
+  const index = new Int32Array(batch * outer * entries);
+  let at = 0;
+  for (let b = 0; b < batch; b++) {
+    const row = order.subarray(b * entries, (b + 1) * entries);
+    for (let block = b * outer; block < (b + 1) * outer; block++) {
+      for (let j = 0; j < entries; j++) index[at++] = block * entries + row[j]!;
+    }
+  }
+  const flat = tf.reshape(x, [batch * outer * entries, inner]);
+  return tf.reshape(tf.gather(flat, tf.tensor1d(index, 'int32')), x.shape);
 }

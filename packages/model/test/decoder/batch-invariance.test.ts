@@ -153,6 +153,30 @@ describe.each(CONFIGS)('batch invariance (%s)', (_, config) => {
   });
 });
 
+describe('batch invariance of a large chunk (attended sequence by sequence)', () => {
+  it('a batch whose scores are too large for one tensor equals each prompt alone', () => {
+    const config = tinyConfig({ vocab_size: 29, max_position_embeddings: 1024 });
+    const model = lively(config, 17);
+    // together: 2·4·1000·1000 = 8 M score floats, past the per-sequence threshold (4 Mi);
+    // alone: 4 M and less, attended as a batch of one
+    const long = randomTokens(8, 1000, config.vocab_size);
+    const short = randomTokens(9, 300, config.vocab_size);
+    const prefillAll = (prompts: Int32Array[]) =>
+      rowsOf(
+        model.prefill(
+          prompts.map(() => cacheFor(config, { pageSize: PAGE })),
+          prompts,
+        ),
+      ).logits;
+    const before = tf.memory().numTensors;
+    const together = prefillAll([long, short]);
+    expect(Array.from(together[0]!)).toEqual(Array.from(prefillAll([long])[0]!));
+    expect(Array.from(together[1]!)).toEqual(Array.from(prefillAll([short])[0]!));
+    expect(tf.memory().numTensors).toBe(before);
+    model.dispose();
+  });
+});
+
 describe('per-sequence step options', () => {
   const config = CONFIGS[0]![1];
   let model: DecoderModel;
