@@ -90,7 +90,10 @@ export async function runChoice(
         const now = performance.now();
         served.onToken?.(now - last, index === 0);
         last = now;
-        const scan = stopper.push(text.step(token));
+        // A model may have more ids than its tokenizer (a vocabulary padded for speed, as
+        // Qwen2's): such an id has no text, and writes none.
+        const piece = token < served.tokenizer.vocabSize ? text.step(token) : '';
+        const scan = stopper.push(piece);
         write(scan.text);
         if (scan.stopped) {
           stopped = true;
