@@ -7,10 +7,10 @@
 // one ended, until the round's requests are done.
 //
 //   npm run bench            (from examples/serve)
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createTask, type PerplexityTask } from '@lethe/eval';
+import { spawnServer } from '../test/spawn-server';
 
 const CLIENTS = [1, 8, 32, 64] as const;
 const MAX_TOKENS = 48;
@@ -23,42 +23,6 @@ const SCHEDULERS = [
   { label: 'continuous batching', flags: ['--max-sequences', '64', '--max-queue', '256'] },
   { label: 'one at a time', flags: ['--max-sequences', '1', '--max-queue', '256'] },
 ] as const;
-
-/** A server process and its address. */
-interface Server {
-  readonly process: ChildProcess;
-  readonly url: string;
-}
-
-/** Starts `src/main.ts` on an ephemeral port and waits for its "listening" log line. */
-async function startServer(flags: readonly string[]): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('../src/main.ts', import.meta.url)),
-      '--model',
-      `lm=${MODEL_DIR}`,
-      '--port',
-      '0',
-      '--max-tokens',
-      String(MAX_TOKENS),
-      ...flags,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let buffered = '';
-  for await (const data of child.stdout!) {
-    buffered += String(data);
-    const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(buffered);
-    if (match) {
-      child.stdout!.resume(); // keep draining its logs
-      return { process: child, url: match[1]! };
-    }
-  }
-  throw new Error(`the server exited before listening: ${buffered}`);
-}
 
 /** What one streamed request measured, ms. */
 interface Trace {
@@ -161,7 +125,13 @@ async function main(): Promise<void> {
   );
   console.log('|--:|---|---|--:|--:|--:|');
   for (const scheduler of SCHEDULERS) {
-    const server = await startServer(scheduler.flags);
+    const server = await spawnServer([
+      '--model',
+      `lm=${MODEL_DIR}`,
+      '--max-tokens',
+      String(MAX_TOKENS),
+      ...scheduler.flags,
+    ]);
     try {
       await round(server.url, 4, 8, POLICIES[0].lethe, prompts); // warm-up
       for (const clients of CLIENTS) {

@@ -39,13 +39,9 @@ export async function completionJob(
 ): Promise<GenerationJob> {
   const served = servedModel(models, body.model);
   const raw = body.prompt;
-  const list: readonly (string | readonly number[])[] =
-    typeof raw === 'string'
-      ? [raw]
-      : raw.length > 0 && typeof raw[0] === 'number'
-        ? [raw as readonly number[]]
-        : (raw as readonly (string | readonly number[])[]);
+  // one prompt (text, or token ids), or a list of them
   const single = typeof raw === 'string' || typeof raw[0] === 'number';
+  const list = (single ? [raw] : raw) as readonly (string | readonly number[])[];
   const prompts = list.map((prompt, i) => {
     const param = single ? 'prompt' : `prompt.${i}`;
     if (typeof prompt === 'string') {

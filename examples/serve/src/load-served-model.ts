@@ -40,18 +40,11 @@ export async function loadServedModel(
       ? (text, kind) =>
           tokenizer.encode(text, kind === 'completion' ? { addSpecialTokens: true } : {})
       : (text) => tokenizer.encode(text);
-  const template = loaded.chatTemplate;
   return {
     id,
     model: loaded.model,
     tokenizer,
-    chat:
-      template === undefined || isTaskModel
-        ? undefined
-        : {
-            render: (messages, options) =>
-              template.render(messages, { addGenerationPrompt: options.addGenerationPrompt }),
-          },
+    chat: isTaskModel ? undefined : loaded.chatTemplate,
     encode,
     stopTokens: loaded.eosTokenIds,
     created: Math.floor(Date.now() / 1000),

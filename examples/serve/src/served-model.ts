@@ -1,12 +1,4 @@
-import type { ContinuousBatcher, DecoderModel, Tokenizer } from '@lethe/model';
-
-/** A chat template: messages in, the prompt text out. */
-export interface ChatPrompter {
-  render(
-    messages: readonly { role: string; content: string }[],
-    options: { addGenerationPrompt: boolean },
-  ): string;
-}
+import type { ChatTemplate, ContinuousBatcher, DecoderModel, Tokenizer } from '@lethe/model';
 
 /** A model the server answers for, loaded at start-up from a directory it was given. */
 export interface ServedModel {
@@ -15,7 +7,7 @@ export interface ServedModel {
   readonly model: DecoderModel;
   readonly tokenizer: Tokenizer;
   /** Its chat template, when the directory has one (`/v1/chat/completions` needs it). */
-  readonly chat: ChatPrompter | undefined;
+  readonly chat: ChatTemplate | undefined;
   /** Token ids that end a sequence (the end-of-text ids). */
   readonly stopTokens: readonly number[];
   /**

@@ -24,8 +24,8 @@ export class ServerMetrics {
   private readonly requests: Counter<'endpoint' | 'status'>;
   private readonly firstToken: Histogram<'model'>;
   private readonly interToken: Histogram<'model'>;
-  /** Per model, the times (ms) of the tokens generated within the rate window. */
-  private readonly recent = new Map<string, number[]>();
+  /** Per model, tokens generated per whole second (`[second, count]`, oldest first) within the rate window. */
+  private readonly recent = new Map<string, [number, number][]>();
 
   constructor(
     engines: () => ReadonlyMap<string, EngineGauges>,
@@ -52,17 +52,16 @@ export class ServerMetrics {
     );
     perModel('lethe_evictions', 'KV-cache entries evicted since start-up', (g) => g.evictions);
     const recent = this.recent;
+    const window = (model: string) => this.window(model);
     new Gauge({
       name: 'lethe_tokens_per_second',
       help: `Generated tokens per second over the last ${RATE_WINDOW_SECONDS} s`,
       labelNames: ['model'],
       registers,
       collect() {
-        const since = now() - RATE_WINDOW_SECONDS * 1000;
-        for (const [model, times] of recent) {
-          const kept = times.filter((t) => t >= since);
-          recent.set(model, kept);
-          this.set({ model }, kept.length / RATE_WINDOW_SECONDS);
+        for (const model of recent.keys()) {
+          const total = window(model).reduce((sum, [, count]) => sum + count, 0);
+          this.set({ model }, total / RATE_WINDOW_SECONDS);
         }
       },
     });
@@ -99,9 +98,19 @@ export class ServerMetrics {
   token(model: string, sinceLast: number, first: boolean): void {
     this.tokens.inc({ model });
     (first ? this.firstToken : this.interToken).observe({ model }, sinceLast / 1000);
-    const times = this.recent.get(model) ?? [];
-    times.push(this.now());
-    this.recent.set(model, times);
+    const buckets = this.window(model);
+    const second = Math.floor(this.now() / 1000);
+    const last = buckets[buckets.length - 1];
+    if (last !== undefined && last[0] === second) last[1] += 1;
+    else buckets.push([second, 1]);
+  }
+
+  /** `model`'s per-second token counts, those older than the rate window dropped (at most one per second kept). */
+  private window(model: string): [number, number][] {
+    const since = Math.floor(this.now() / 1000) - RATE_WINDOW_SECONDS;
+    const buckets = (this.recent.get(model) ?? []).filter(([second]) => second > since);
+    this.recent.set(model, buckets);
+    return buckets;
   }
 
   /** Records an answered request. */

@@ -1,41 +1,20 @@
 // The server as a user starts it (`npm run serve`, here `src/main.ts` through tsx): SIGTERM
 // while a request streams lets that request finish, refuses new connections, and exits 0.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { createTask, type PerplexityTask } from '@lethe/eval';
 import { describe, expect, it } from 'vitest';
+import { spawnServer } from './spawn-server';
 import { repoPath } from './support';
 
 describe('npm run serve', () => {
   it('drains on SIGTERM: the running request finishes, then the process exits 0', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        fileURLToPath(new URL('../src/main.ts', import.meta.url)),
-        '--model',
-        `lm=${repoPath('models/lm')}`,
-        '--port',
-        '0',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let logs = '';
-    child.stderr!.on('data', (data) => {
-      logs += String(data);
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (data) => {
-        logs += String(data);
-        const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(logs);
-        if (match) resolve(match[1]!);
-      });
-      child.once('exit', () => reject(new Error(`exited before listening:\n${logs}`)));
-    });
+    const server = await spawnServer(['--model', `lm=${repoPath('models/lm')}`]);
+    const { url, process: child } = server;
+    const logs = () => server.logs();
     // every log line is one JSON object (pino)
-    const first = logs.split('\n').find((line) => line.includes('listening'))!;
+    const first = logs()
+      .split('\n')
+      .find((line) => line.includes('listening'))!;
     expect(JSON.parse(first)).toMatchObject({ level: 30 });
     const prompt = (createTask('lm') as PerplexityTask).document(0, 2).slice(0, 40);
     const response = await fetch(`${url}/v1/completions`, {
@@ -56,6 +35,6 @@ describe('npm run serve', () => {
     expect(body).toContain('"finish_reason":"length"');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    expect(logs).toContain('draining');
+    expect(logs()).toContain('draining');
   }, 60_000);
 });

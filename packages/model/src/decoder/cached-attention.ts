@@ -1,5 +1,6 @@
 import { tf } from '@lethe/tensor';
-import { batchMatMul, type MatMulPath, productSplits } from './batch-matmul';
+import { groupedQueryAttention } from './attention';
+import { type MatMulPath, productSplits } from './batch-matmul';
 import type { CachedLayerBatch } from './cache-batch';
 import type { HeadProjections } from './decoder-layer';
 
@@ -157,10 +158,7 @@ function perSequence(
   return outputs.length === 1 ? outputs[0]! : tf.concat(outputs);
 }
 
-/**
- * `softmax(q·kᵀ / √hd + bias) · v` with grouped-query heads (query head `a` reads KV head
- * `⌊a / G⌋`), both products on `path`, the softmax summed sequentially.
- */
+/** Attention of a cached step: both products on `path`, the softmax summed sequentially. */
 function attend(
   queries: tf.Tensor,
   keys: tf.Tensor,
@@ -168,19 +166,8 @@ function attend(
   bias: tf.Tensor,
   path: MatMulPath,
 ): tf.Tensor {
-  const [batch, queryHeads, length, headDim] = queries.shape as [number, number, number, number];
-  const [, kvHeads, keyCount] = keys.shape as [number, number, number, number];
-  const group = queryHeads / kvHeads;
-  const grouped = tf.reshape(queries, [batch, kvHeads, group * length, headDim]);
-  const scores = tf.mul(batchMatMul(grouped, keys, true, path), 1 / Math.sqrt(headDim));
-  const logits = tf.add(
-    tf.reshape(scores, [batch, kvHeads, group, length, keyCount]),
-    tf.expandDims(bias, 2),
-  );
-  const shifted = tf.exp(tf.sub(logits, tf.max(logits, -1, true)));
-  const probabilities = tf.div(shifted, tf.sum(shifted, -1, true));
-  const flat = tf.reshape(probabilities, [batch, kvHeads, group * length, keyCount]);
-  return tf.reshape(batchMatMul(flat, values, false, path), [batch, queryHeads, length, headDim]);
+  return groupedQueryAttention(queries, keys, values, bias, { path, sequentialSoftmax: true })
+    .output;
 }
 
 /**

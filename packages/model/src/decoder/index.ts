@@ -1,4 +1,4 @@
-export { type AttentionResult, groupedQueryAttention } from './attention';
+export { type AttentionOptions, type AttentionResult, groupedQueryAttention } from './attention';
 export { type ChannelKeep, channelKeepMask } from './channel-keep';
 export { DecoderModel } from './decoder-model';
 export { ACTIVATION_BITS_RANGE, fakeQuantizeRows, quantizationLevels } from './fake-quant';
