@@ -1,5 +1,8 @@
 import { assertLength } from '@lethe/core';
+import { topKIndices } from '../selection/top-k';
 import type { PageKeyBounds } from './page-key-bounds';
+import { QuestKernel } from './quest-kernel';
+import { laneQuestScores } from './quest-lanes';
 
 /** How the page bounds of the query heads sharing one KV head (a GQA group) combine. */
 export type QuestGroupReduce = 'max' | 'sum';
@@ -26,9 +29,11 @@ export function pageUpperBounds(bounds: PageKeyBounds, query: Float32Array): Flo
  * GQA in Lethe) or `'sum'`. This is the one implementation of the bound that `QuestSelector`
  * (`@lethe/policies-heuristic`) and `@lethe/model`'s `tokenKeep` read both use.
  *
- * Each (page, query head) sum runs over the channels in order in float64, so the scores do not
- * depend on how the pages are visited; four pages are scored side by side (four independent
- * sums, which the CPU overlaps instead of waiting on one chain of additions).
+ * The sums are float32, in a fixed order that does not depend on how the pages are visited: per
+ * page and query head, four lane sums over the channels `c ≡ l (mod 4)` in increasing order,
+ * then `(l0 + l2) + (l1 + l3)` (see `laneQuestScores`). Where the head dimension is a multiple
+ * of 4 a WebAssembly SIMD kernel computes them (`QuestKernel`), elsewhere portable JavaScript
+ * does, bit for bit the same.
  *
  * Inputs are not validated (a hot path: called per layer, sequence and KV head of every decode
  * step); see {@link pageUpperBounds} for a checked single-head form.
@@ -36,7 +41,7 @@ export function pageUpperBounds(bounds: PageKeyBounds, query: Float32Array): Flo
  * @param bounds the KV head's page bounds, `[pages, headDim]`.
  * @param queries the group's query vectors, `[group, headDim]` (query heads `h·group …
  *   (h+1)·group − 1` of a `[queryHeads, headDim]` query, which are contiguous).
- * @returns `[endPage − firstPage]`, float64 sums rounded to float32.
+ * @returns `[endPage − firstPage]`.
  */
 export function questPageScores(
   bounds: PageKeyBounds,
@@ -46,57 +51,39 @@ export function questPageScores(
   firstPage = 0,
   endPage = bounds.pages,
 ): Float32Array {
-  const headDim = queries.length / group;
-  const { min, max } = bounds;
   const useMax = reduce === 'max';
-  const start = useMax ? Number.NEGATIVE_INFINITY : 0;
-  const scores = new Float32Array(endPage - firstPage);
-  let p = firstPage;
-  for (; p + 4 <= endPage; p += 4) {
-    const r0 = p * headDim;
-    const r1 = r0 + headDim;
-    const r2 = r1 + headDim;
-    const r3 = r2 + headDim;
-    let s0 = start;
-    let s1 = start;
-    let s2 = start;
-    let s3 = start;
-    for (let q0 = 0; q0 < queries.length; q0 += headDim) {
-      let t0 = 0;
-      let t1 = 0;
-      let t2 = 0;
-      let t3 = 0;
-      for (let c = 0; c < headDim; c++) {
-        const q = queries[q0 + c];
-        const side = q >= 0 ? max : min;
-        t0 += q * side[r0 + c];
-        t1 += q * side[r1 + c];
-        t2 += q * side[r2 + c];
-        t3 += q * side[r3 + c];
-      }
-      s0 = useMax ? Math.max(t0, s0) : s0 + t0;
-      s1 = useMax ? Math.max(t1, s1) : s1 + t1;
-      s2 = useMax ? Math.max(t2, s2) : s2 + t2;
-      s3 = useMax ? Math.max(t3, s3) : s3 + t3;
-    }
-    const at = p - firstPage;
-    scores[at] = s0;
-    scores[at + 1] = s1;
-    scores[at + 2] = s2;
-    scores[at + 3] = s3;
-  }
-  for (; p < endPage; p++) {
-    const row = p * headDim;
-    let combined = start;
-    for (let q0 = 0; q0 < queries.length; q0 += headDim) {
-      let total = 0;
-      for (let c = 0; c < headDim; c++) {
-        const q = queries[q0 + c];
-        total += q * (q >= 0 ? max : min)[row + c];
-      }
-      combined = useMax ? Math.max(total, combined) : combined + total;
-    }
-    scores[p - firstPage] = combined;
-  }
-  return scores;
+  const kernel = endPage > firstPage ? kernelFor(queries.length / group) : undefined;
+  return kernel !== undefined
+    ? kernel.scores(bounds, queries, group, useMax, firstPage, endPage)
+    : laneQuestScores(bounds, queries, group, useMax, firstPage, endPage);
+}
+
+/**
+ * The `k` pages of `[firstPage, endPage)` with the highest max-reduced {@link questPageScores},
+ * as indices from `firstPage`, ascending, ties to the older page: `topKIndices` of those scores,
+ * in the SIMD kernel when it runs (the scores never leave it). Unchecked, as
+ * {@link questPageScores}; `1 ≤ k ≤ endPage − firstPage`.
+ */
+export function questTopPages(
+  bounds: PageKeyBounds,
+  queries: Float32Array,
+  group: number,
+  firstPage: number,
+  endPage: number,
+  k: number,
+): Int32Array {
+  const kernel = kernelFor(queries.length / group);
+  return kernel !== undefined
+    ? kernel.topPages(bounds, queries, group, firstPage, endPage, k)
+    : topKIndices(laneQuestScores(bounds, queries, group, true, firstPage, endPage), k);
+}
+
+/** The SIMD kernel once loaded; null where the runtime lacks WebAssembly SIMD. */
+let loaded: QuestKernel | null | undefined;
+
+/** The kernel where it runs and takes this head dimension (a multiple of 4). */
+function kernelFor(headDim: number): QuestKernel | undefined {
+  if (headDim % 4 !== 0) return undefined;
+  loaded ??= QuestKernel.load() ?? null;
+  return loaded ?? undefined;
 }

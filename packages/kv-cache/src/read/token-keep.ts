@@ -1,6 +1,5 @@
-import { topKIndices } from '../selection/top-k';
 import type { PageKeyBounds } from './page-key-bounds';
-import { questPageScores } from './quest-bound';
+import { questTopPages } from './quest-bound';
 import type { ReadAnchors } from './read-anchors';
 
 /**
@@ -49,10 +48,10 @@ export function tokenKeepPageCount(
  * - of the *middle* `[s, K − w)`, the entries of the top `n` pages ({@link tokenKeepPageCount},
  *   so the anchors count against `b = ⌈κ·K⌉`) among the pages that hold a middle entry, ranked
  *   by Quest's bound for the token's query reduced over the GQA group by max
- *   ({@link questPageScores}), ties to the older page. Pages are the cache's: page `p` = entries
- *   `[p·pageSize, (p+1)·pageSize)`, so the first and the last candidate page may hold fewer
- *   than `pageSize` middle entries; the read is at most `b + pageSize − 1` entries when `b`
- *   exceeds the anchors.
+ *   (`questPageScores`; chosen by `questTopPages`), ties to the older page. Pages are the
+ *   cache's: page `p` = entries `[p·pageSize, (p+1)·pageSize)`, so the first and the last
+ *   candidate page may hold fewer than `pageSize` middle entries; the read is at most
+ *   `b + pageSize − 1` entries when `b` exceeds the anchors.
  *
  * @param bounds the head's page bounds (`KVCacheStore.pageKeyBounds`).
  * @param queries the token's query heads of the group, `[group, headDim]`, after RoPE.
@@ -80,7 +79,7 @@ export function tokenKeepRead(
   const chosen =
     pages === 0
       ? new Int32Array(0)
-      : topKIndices(questPageScores(bounds, queries, group, 'max', firstPage, endPage), pages);
+      : questTopPages(bounds, queries, group, firstPage, endPage, pages);
   // the sinks, the chosen pages' middle entries and the window, adjacent ranges merged
   const out = new Int32Array(2 * (chosen.length + 2));
   let length = 0;

@@ -1,0 +1,142 @@
+import type { PageKeyBounds } from './page-key-bounds';
+import { QUEST_KERNEL_WASM } from './quest-kernel-wasm';
+
+/** What the kernel module exports (`quest-kernel.wat`). */
+interface KernelExports {
+  readonly memory: WebAssembly.Memory;
+  questScores(
+    min: number,
+    max: number,
+    split: number,
+    out: number,
+    pages: number,
+    dim: number,
+    group: number,
+    useMax: number,
+  ): void;
+  topIndices(scores: number, work: number, chosen: number, n: number, k: number): void;
+}
+
+const WASM_PAGE_BYTES = 65536;
+
+/**
+ * Quest's page bound, and the choice of the top pages by it, as a WebAssembly SIMD kernel
+ * (`quest-kernel.wat`: four channels per f32x4 lane vector, four pages side by side, then the
+ * quickselect of `topKIndices`): the same float32 arithmetic as `laneQuestScores`
+ * (`quest-lanes.ts`) and the same choice as `topKIndices`, several times faster than JavaScript
+ * (figures in the package README). One instance per realm; each call copies the page range's
+ * bounds and the split query into the kernel's memory, which grows to the largest call and does
+ * not shrink.
+ */
+export class QuestKernel {
+  private heap: Float32Array;
+
+  private constructor(private readonly kernel: KernelExports) {
+    this.heap = new Float32Array(kernel.memory.buffer);
+  }
+
+  /**
+   * The kernel, or undefined where WebAssembly or its SIMD instructions are missing (the
+   * portable form then runs). Compiled once, synchronously (the module is under the 4 KB a browser's main thread
+   * may compile synchronously; a test holds it there).
+   */
+  static load(): QuestKernel | undefined {
+    if (typeof WebAssembly !== 'object') return undefined;
+    const bytes = Uint8Array.from(atob(QUEST_KERNEL_WASM), (char) => char.charCodeAt(0));
+    if (!WebAssembly.validate(bytes)) return undefined;
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+    return new QuestKernel(instance.exports as unknown as KernelExports);
+  }
+
+  /**
+   * Scores of pages `[firstPage, endPage)`: see `questPageScores`. The head dimension
+   * (`queries.length / group`) must be a multiple of 4.
+   */
+  scores(
+    bounds: PageKeyBounds,
+    queries: Float32Array,
+    group: number,
+    useMax: boolean,
+    firstPage: number,
+    endPage: number,
+  ): Float32Array {
+    const outAt = this.score(
+      bounds,
+      queries,
+      group,
+      useMax,
+      firstPage,
+      endPage,
+      endPage - firstPage,
+    );
+    return this.heap.slice(outAt, outAt + endPage - firstPage);
+  }
+
+  /**
+   * The `k` top pages of `[firstPage, endPage)` by the max-reduced scores, as indices from
+   * `firstPage`, ascending, ties to the older page: `topKIndices(questPageScores(…), k)` in one
+   * call, the scores never leaving the kernel. `1 ≤ k ≤ endPage − firstPage`; the head dimension
+   * must be a multiple of 4.
+   */
+  topPages(
+    bounds: PageKeyBounds,
+    queries: Float32Array,
+    group: number,
+    firstPage: number,
+    endPage: number,
+    k: number,
+  ): Int32Array {
+    const pages = endPage - firstPage;
+    // the scores, a scratch copy of them and the chosen indices, each in `slots` 16-byte aligned
+    const slots = 4 * Math.ceil((pages + 1) / 4);
+    const outAt = this.score(bounds, queries, group, true, firstPage, endPage, 3 * slots);
+    const workAt = outAt + slots;
+    const chosenAt = workAt + slots;
+    this.kernel.topIndices(4 * outAt, 4 * workAt, 4 * chosenAt, pages, k);
+    return new Int32Array(this.heap.buffer, 4 * chosenAt, k).slice();
+  }
+
+  /**
+   * Runs the score kernel with the inputs copied in and `room` floats of memory from the
+   * scores on; returns the scores' float offset.
+   */
+  private score(
+    bounds: PageKeyBounds,
+    queries: Float32Array,
+    group: number,
+    useMax: boolean,
+    firstPage: number,
+    endPage: number,
+    room: number,
+  ): number {
+    const dim = queries.length / group;
+    const pages = endPage - firstPage;
+    // float offsets; each block is a multiple of 4 floats (16 bytes) long
+    const maxAt = pages * dim;
+    const splitAt = 2 * maxAt;
+    const outAt = splitAt + 2 * queries.length;
+    const heap = this.reserve(outAt + room);
+    heap.set(bounds.min.subarray(firstPage * dim, endPage * dim), 0);
+    heap.set(bounds.max.subarray(firstPage * dim, endPage * dim), maxAt);
+    for (let g = 0; g < group; g++) {
+      const positiveAt = splitAt + 2 * g * dim;
+      for (let c = 0; c < dim; c++) {
+        const q = queries[g * dim + c];
+        const positive = q >= 0;
+        heap[positiveAt + c] = positive ? q : 0;
+        heap[positiveAt + dim + c] = positive ? 0 : q;
+      }
+    }
+    this.kernel.questScores(0, 4 * maxAt, 4 * splitAt, 4 * outAt, pages, dim, group, +useMax);
+    return outAt;
+  }
+
+  /** A float32 view of the kernel's memory, grown to at least `floats` floats. */
+  private reserve(floats: number): Float32Array {
+    const { memory } = this.kernel;
+    const missing = 4 * floats - memory.buffer.byteLength;
+    if (missing > 0) memory.grow(Math.ceil(missing / WASM_PAGE_BYTES));
+    if (this.heap.buffer !== memory.buffer) this.heap = new Float32Array(memory.buffer);
+    return this.heap;
+  }
+}

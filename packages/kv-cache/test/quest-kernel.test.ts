@@ -1,0 +1,126 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileQuestKernel } from '../scripts/compile-quest-kernel.mjs';
+import { questPageScores } from '../src/index';
+import { questTopPages } from '../src/read/quest-bound';
+import { QuestKernel } from '../src/read/quest-kernel';
+import { QUEST_KERNEL_WASM } from '../src/read/quest-kernel-wasm';
+import { laneQuestScores } from '../src/read/quest-lanes';
+import { topKIndices } from '../src/selection/top-k';
+import { mulberry32 } from './helpers';
+
+/** Page bounds `[pages, headDim]` (min ≤ max) and a group's queries, from a seed. */
+function randomCase(pages: number, headDim: number, group: number, seed: number) {
+  const random = mulberry32(seed);
+  const draw = () => (random() * 2 - 1) * 4;
+  const a = Float32Array.from({ length: pages * headDim }, draw);
+  const b = Float32Array.from({ length: pages * headDim }, draw);
+  return {
+    bounds: {
+      pages,
+      min: Float32Array.from(a, (x, i) => Math.min(x, b[i]!)),
+      max: Float32Array.from(a, (x, i) => Math.max(x, b[i]!)),
+    },
+    queries: Float32Array.from({ length: group * headDim }, draw),
+  };
+}
+
+describe('Quest bound kernel (WebAssembly SIMD)', () => {
+  it('embeds exactly the bytes its WAT source compiles to', async () => {
+    const compiled = await compileQuestKernel();
+    expect(Buffer.from(QUEST_KERNEL_WASM, 'base64').equals(Buffer.from(compiled))).toBe(true);
+  });
+
+  it('stays under 4 KB, the most a browser compiles synchronously on its main thread', () => {
+    expect(Buffer.from(QUEST_KERNEL_WASM, 'base64').length).toBeLessThan(4096);
+  });
+
+  it('loads in Node (the tests would otherwise only see the portable form)', () => {
+    expect(QuestKernel.load()).toBeInstanceOf(QuestKernel);
+  });
+
+  it('equals the portable lane sums bit for bit, any page range, both reduces', () => {
+    const kernel = QuestKernel.load()!;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 8 }).map((n) => 4 * n),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(),
+        fc.nat(),
+        fc.nat(),
+        fc.boolean(),
+        (pages, headDim, group, seed, from, to, useMax) => {
+          const { bounds, queries } = randomCase(pages, headDim, group, seed);
+          const first = Math.min(from % pages, to % pages);
+          const end = Math.max(from % pages, to % pages) + 1;
+          expect(kernel.scores(bounds, queries, group, useMax, first, end)).toEqual(
+            laneQuestScores(bounds, queries, group, useMax, first, end),
+          );
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('grows its memory for a long cache and still scores a short one after it', () => {
+    const kernel = QuestKernel.load()!;
+    for (const pages of [3, 40000, 5]) {
+      const { bounds, queries } = randomCase(pages, 16, 2, pages);
+      expect(kernel.scores(bounds, queries, 2, true, 0, pages)).toEqual(
+        laneQuestScores(bounds, queries, 2, true, 0, pages),
+      );
+    }
+  });
+
+  it('is what questPageScores returns for a head dimension that is a multiple of 4', () => {
+    const { bounds, queries } = randomCase(33, 8, 2, 7);
+    expect(questPageScores(bounds, queries, 2, 'sum', 1, 30)).toEqual(
+      QuestKernel.load()!.scores(bounds, queries, 2, false, 1, 30),
+    );
+  });
+
+  it('chooses the top pages exactly as topKIndices over the portable scores, ties included', () => {
+    const kernel = QuestKernel.load()!;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 4 }).map((n) => 4 * n),
+        fc.integer({ min: 1, max: 3 }),
+        fc.nat(),
+        fc.nat(),
+        fc.nat(),
+        fc.boolean(),
+        (pages, headDim, group, seed, from, pick, coarse) => {
+          const { bounds, queries } = randomCase(pages, headDim, group, seed);
+          if (coarse) {
+            // bounds and queries rounded to −1, 0 or 1: many pages tie
+            for (const v of [bounds.min, bounds.max, queries])
+              v.forEach((x, i) => (v[i] = Math.round(x / 4)));
+            bounds.min.forEach((x, i) => (bounds.min[i] = Math.min(x, bounds.max[i]!)));
+          }
+          const first = from % pages;
+          const k = 1 + (pick % (pages - first));
+          const expected = topKIndices(
+            laneQuestScores(bounds, queries, group, true, first, pages),
+            k,
+          );
+          expect(kernel.topPages(bounds, queries, group, first, pages, k)).toEqual(expected);
+          expect(questTopPages(bounds, queries, group, first, pages, k)).toEqual(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('chooses the top pages of a long cache after scoring a short one', () => {
+    const kernel = QuestKernel.load()!;
+    for (const pages of [7, 30000, 9]) {
+      const { bounds, queries } = randomCase(pages, 16, 2, pages);
+      const k = Math.ceil(pages / 4);
+      expect(kernel.topPages(bounds, queries, 2, 1, pages, k)).toEqual(
+        topKIndices(laneQuestScores(bounds, queries, 2, true, 1, pages), k),
+      );
+    }
+  });
+});
