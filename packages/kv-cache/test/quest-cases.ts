@@ -1,0 +1,50 @@
+import { questPageScores, questTopPages } from '../src/read/quest-bound';
+import { QuestKernel } from '../src/read/quest-kernel';
+import { mulberry32 } from './helpers';
+
+/** One Quest scoring case as plain numbers (what crosses into a browser page). */
+export interface QuestCase {
+  readonly pages: number;
+  readonly min: number[];
+  readonly max: number[];
+  readonly queries: number[];
+  readonly group: number;
+  readonly k: number;
+}
+
+/** Random page bounds `[pages, headDim]` and a group's queries, float32 values; k = ⌈pages/4⌉. */
+export function makeQuestCase(
+  pages: number,
+  headDim: number,
+  group: number,
+  seed: number,
+): QuestCase {
+  const random = mulberry32(seed);
+  const draw = () => Math.fround(random() * 8 - 4);
+  const a = Array.from({ length: pages * headDim }, draw);
+  const b = Array.from({ length: pages * headDim }, draw);
+  return {
+    pages,
+    min: a.map((x, i) => Math.min(x, b[i]!)),
+    max: a.map((x, i) => Math.max(x, b[i]!)),
+    queries: Array.from({ length: group * headDim }, draw),
+    group,
+    k: Math.ceil(pages / 4),
+  };
+}
+
+/** A case's max- and sum-reduced scores and top pages, as plain arrays. */
+export function runQuestCase(c: QuestCase) {
+  const bounds = { pages: c.pages, min: Float32Array.from(c.min), max: Float32Array.from(c.max) };
+  const queries = Float32Array.from(c.queries);
+  return {
+    max: Array.from(questPageScores(bounds, queries, c.group, 'max')),
+    sum: Array.from(questPageScores(bounds, queries, c.group, 'sum')),
+    top: Array.from(questTopPages(bounds, queries, c.group, 0, c.pages, c.k)),
+  };
+}
+
+/** Whether the SIMD kernel runs here. */
+export function kernelRuns(): boolean {
+  return QuestKernel.load() !== undefined;
+}
