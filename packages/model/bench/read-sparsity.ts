@@ -1,13 +1,15 @@
 // Is reading a quarter of the cache as cheap as holding a quarter? Decode throughput at 2,048- and
 // 8,192-token contexts: the full cache, StreamingLLM evicting to 25%, and Quest reading 25% —
 // SOL's token keep rate κ = 0.25 (`LayerControls.tokenKeep`) and the `QuestSelector` with a
-// 25% token budget — and the share of StreamingLLM's speed-up each Quest gains. A fifth run
-// reads as many pages as κ = 0.25, drawn at random every step (`readPages`, no scoring): what a
-// gathered read of a changing quarter of the full cache costs without Quest's page scoring, to
-// tell the two apart. Every figure is measured in this one run, repeated (medians), under two
-// schedules: each run decoding its steps alone, one after the other (a single stream: a small
-// cache stays in the CPU's caches from step to step), and the runs taking turns a few steps at a
-// time (as concurrent streams do; it also spreads a shared machine's speed drift over every run).
+// 25% token budget — and the share of StreamingLLM's speed-up each Quest gains. Three controls
+// read as many pages as κ = 0.25 with `readPages`, no scoring: drawn at random every step (a
+// gathered read of a changing quarter of the full cache), drawn at random once (the same
+// scattered quarter every step), and the sink page plus the newest pages (one contiguous
+// quarter) — to tell the page choice, the scatter and the changing working set apart. Every
+// figure is measured in this one run, repeated (medians), under two schedules: each run decoding
+// its steps alone, one after the other (a single stream: a small cache stays in the CPU's
+// caches from step to step), and the runs taking turns a few steps at a time (as concurrent
+// streams do; it also spreads a shared machine's speed drift over every run).
 //
 //   pnpm --filter @lethe/model bench
 import { setFlagsFromString } from 'node:v8';
@@ -158,27 +160,61 @@ function timeRuns(
   return decodes.map((decode) => decode.timing());
 }
 
+/** The pages of a cache of `live` entries (pages of {@link PAGE}) and how many a κ read takes. */
+function pageCounts(live: number): { pages: number; count: number } {
+  return {
+    pages: Math.ceil(live / PAGE),
+    count: tokenKeepPageCount(KEEP, live, DEFAULT_READ_ANCHORS, PAGE),
+  };
+}
+
 /**
- * Per step, in every layer and KV head, the read anchors' pages plus as many other pages as a
- * κ read chooses, drawn at random (a fixed draw per run, so every repeat reads the same).
+ * The first and last pages (the read anchors') plus as many others as a κ read chooses, drawn
+ * at random among the rest of a cache of `live` entries.
  */
-function randomPages(context: number, steps: number, rng: Rng): (step: number) => BatchControls {
-  const perStep = Array.from({ length: steps }, (_, s) => {
-    const live = context + s;
-    const pages = Math.ceil(live / PAGE);
-    const count = tokenKeepPageCount(KEEP, live, DEFAULT_READ_ANCHORS, PAGE);
-    const layer = (): LayerControls => ({
-      readPages: Array.from({ length: KV_HEADS }, () => {
-        const u = rng.uniform(pages - 2);
-        const order = Array.from({ length: pages - 2 }, (_, p) => p + 1).sort(
-          (a, b) => u[a - 1]! - u[b - 1]!,
-        );
-        return Int32Array.from([0, ...order.slice(0, count), pages - 1]).sort();
-      }),
-    });
-    return [Array.from({ length: LAYERS }, layer)];
-  });
+function randomPageList(live: number, rng: Rng): Int32Array {
+  const { pages, count } = pageCounts(live);
+  const u = rng.uniform(pages - 2);
+  const order = Array.from({ length: pages - 2 }, (_, p) => p + 1).sort(
+    (a, b) => u[a - 1]! - u[b - 1]!,
+  );
+  return Int32Array.from([0, ...order.slice(0, count), pages - 1]).sort();
+}
+
+/**
+ * Per step, in every layer and KV head, a fresh {@link randomPageList} (a fixed draw per run, so
+ * every repeat reads the same); with `redraw` false, one draw per layer and KV head read at
+ * every step.
+ */
+function randomPages(
+  context: number,
+  steps: number,
+  rng: Rng,
+  redraw: boolean,
+): (step: number) => BatchControls {
+  const draw = (live: number): BatchControls => [
+    Array.from({ length: LAYERS }, () => ({
+      readPages: Array.from({ length: KV_HEADS }, () => randomPageList(live, rng)),
+    })),
+  ];
+  if (!redraw) {
+    const once = draw(context);
+    return () => once;
+  }
+  const perStep = Array.from({ length: steps }, (_, s) => draw(context + s));
   return (step) => perStep[step]!;
+}
+
+/** Per step, the sink page and the newest pages, as many as a κ read chooses plus the last. */
+function newestPages(context: number): (step: number) => BatchControls {
+  return (step) => {
+    const { pages, count } = pageCounts(context + step);
+    const newest = Array.from({ length: count + 1 }, (_, i) => pages - count - 1 + i);
+    const layer: LayerControls = {
+      readPages: Array.from({ length: KV_HEADS }, () => Int32Array.from([0, ...newest])),
+    };
+    return [Array.from({ length: LAYERS }, () => layer)];
+  };
 }
 
 function percent(x: number): string {
@@ -257,7 +293,15 @@ async function main(): Promise<void> {
       },
       {
         name: 'random pages, as many (`readPages`)',
-        controls: randomPages(context, steps, rng),
+        controls: randomPages(context, steps, rng, true),
+      },
+      {
+        name: 'random pages drawn once (`readPages`)',
+        controls: randomPages(context, steps, rng, false),
+      },
+      {
+        name: 'sink and newest pages (`readPages`)',
+        controls: newestPages(context),
       },
     ];
     timeRuns(model, base, runs, TURN, TURN, rng); // warm-up
