@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compileQuestKernel } from '../scripts/compile-quest-kernel.mjs';
 import { questPageScores } from '../src/index';
 import { questTopPages } from '../src/read/quest-bound';
@@ -37,6 +37,17 @@ describe('Quest bound kernel (WebAssembly SIMD)', () => {
 
   it('loads in Node (the tests would otherwise only see the portable form)', () => {
     expect(QuestKernel.load()).toBeInstanceOf(QuestKernel);
+  });
+
+  it('is absent, not an error, where compiling WebAssembly is refused (a strict CSP)', () => {
+    const refuse = vi.spyOn(WebAssembly, 'Module').mockImplementation(function refused() {
+      throw new WebAssembly.CompileError('WebAssembly compilation is disallowed');
+    });
+    try {
+      expect(QuestKernel.load()).toBeUndefined();
+    } finally {
+      refuse.mockRestore();
+    }
   });
 
   it('equals the portable lane sums bit for bit, any page range, both reduces', () => {

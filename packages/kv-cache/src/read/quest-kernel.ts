@@ -36,16 +36,21 @@ export class QuestKernel {
   }
 
   /**
-   * The kernel, or undefined where WebAssembly or its SIMD instructions are missing (the
-   * portable form then runs). Compiled once, synchronously (the module is under the 4 KB a browser's main thread
-   * may compile synchronously; a test holds it there).
+   * The kernel, or undefined where it cannot run — no WebAssembly, no SIMD instructions, or a
+   * page whose Content Security Policy forbids compiling WebAssembly — and the portable form,
+   * which computes the same bits, runs instead. Compiled synchronously (the module is under the
+   * 4 KB a browser's main thread may compile synchronously; a test holds it there).
    */
   static load(): QuestKernel | undefined {
     if (typeof WebAssembly !== 'object') return undefined;
     const bytes = Uint8Array.from(atob(QUEST_KERNEL_WASM), (char) => char.charCodeAt(0));
     if (!WebAssembly.validate(bytes)) return undefined;
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-    return new QuestKernel(instance.exports as unknown as KernelExports);
+    try {
+      const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+      return new QuestKernel(instance.exports as unknown as KernelExports);
+    } catch {
+      return undefined; // compilation refused (a CSP without 'wasm-unsafe-eval')
+    }
   }
 
   /**
