@@ -1,3 +1,4 @@
+import type { PageKeyBounds } from '../src/read/page-key-bounds';
 import { questPageScores, questTopPages } from '../src/read/quest-bound';
 import { QuestKernel } from '../src/read/quest-kernel';
 import { mulberry32 } from './helpers';
@@ -33,10 +34,17 @@ export function makeQuestCase(
   };
 }
 
+/** A case's page bounds and queries as the typed arrays the scoring functions take. */
+export function questCaseArrays(c: QuestCase): { bounds: PageKeyBounds; queries: Float32Array } {
+  return {
+    bounds: { pages: c.pages, min: Float32Array.from(c.min), max: Float32Array.from(c.max) },
+    queries: Float32Array.from(c.queries),
+  };
+}
+
 /** A case's max- and sum-reduced scores and top pages, as plain arrays. */
 export function runQuestCase(c: QuestCase) {
-  const bounds = { pages: c.pages, min: Float32Array.from(c.min), max: Float32Array.from(c.max) };
-  const queries = Float32Array.from(c.queries);
+  const { bounds, queries } = questCaseArrays(c);
   return {
     max: Array.from(questPageScores(bounds, queries, c.group, 'max')),
     sum: Array.from(questPageScores(bounds, queries, c.group, 'sum')),

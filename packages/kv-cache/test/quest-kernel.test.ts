@@ -7,22 +7,11 @@ import { QuestKernel } from '../src/read/quest-kernel';
 import { QUEST_KERNEL_WASM } from '../src/read/quest-kernel-wasm';
 import { laneQuestScores } from '../src/read/quest-lanes';
 import { topKIndices } from '../src/selection/top-k';
-import { mulberry32 } from './helpers';
+import { makeQuestCase, questCaseArrays } from './quest-cases';
 
 /** Page bounds `[pages, headDim]` (min ≤ max) and a group's queries, from a seed. */
 function randomCase(pages: number, headDim: number, group: number, seed: number) {
-  const random = mulberry32(seed);
-  const draw = () => (random() * 2 - 1) * 4;
-  const a = Float32Array.from({ length: pages * headDim }, draw);
-  const b = Float32Array.from({ length: pages * headDim }, draw);
-  return {
-    bounds: {
-      pages,
-      min: Float32Array.from(a, (x, i) => Math.min(x, b[i]!)),
-      max: Float32Array.from(a, (x, i) => Math.max(x, b[i]!)),
-    },
-    queries: Float32Array.from({ length: group * headDim }, draw),
-  };
+  return questCaseArrays(makeQuestCase(pages, headDim, group, seed));
 }
 
 describe('Quest bound kernel (WebAssembly SIMD)', () => {

@@ -29,10 +29,13 @@ const WASM_PAGE_BYTES = 65536;
  * not shrink.
  */
 export class QuestKernel {
+  /** The kernel's memory as floats and as int32 indices (views renewed when it grows). */
   private heap: Float32Array;
+  private indices: Int32Array;
 
   private constructor(private readonly kernel: KernelExports) {
     this.heap = new Float32Array(kernel.memory.buffer);
+    this.indices = new Int32Array(kernel.memory.buffer);
   }
 
   /**
@@ -65,16 +68,9 @@ export class QuestKernel {
     firstPage: number,
     endPage: number,
   ): Float32Array {
-    const outAt = this.score(
-      bounds,
-      queries,
-      group,
-      useMax,
-      firstPage,
-      endPage,
-      endPage - firstPage,
-    );
-    return this.heap.slice(outAt, outAt + endPage - firstPage);
+    const pages = endPage - firstPage;
+    const outAt = this.score(bounds, queries, group, useMax, firstPage, endPage, pages);
+    return this.heap.slice(outAt, outAt + pages);
   }
 
   /**
@@ -98,7 +94,7 @@ export class QuestKernel {
     const workAt = outAt + slots;
     const chosenAt = workAt + slots;
     this.kernel.topIndices(4 * outAt, 4 * workAt, 4 * chosenAt, pages, k);
-    return new Int32Array(this.heap.buffer, 4 * chosenAt, k).slice();
+    return this.indices.slice(chosenAt, chosenAt + k);
   }
 
   /**
@@ -141,7 +137,10 @@ export class QuestKernel {
     const { memory } = this.kernel;
     const missing = 4 * floats - memory.buffer.byteLength;
     if (missing > 0) memory.grow(Math.ceil(missing / WASM_PAGE_BYTES));
-    if (this.heap.buffer !== memory.buffer) this.heap = new Float32Array(memory.buffer);
+    if (this.heap.buffer !== memory.buffer) {
+      this.heap = new Float32Array(memory.buffer);
+      this.indices = new Int32Array(memory.buffer);
+    }
     return this.heap;
   }
 }
