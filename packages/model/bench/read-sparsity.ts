@@ -1,15 +1,16 @@
 // Is reading a quarter of the cache as cheap as holding a quarter? Decode throughput at 2,048- and
-// 8,192-token contexts: the full cache, StreamingLLM evicting to 25%, and Quest reading 25% —
-// SOL's token keep rate κ = 0.25 (`LayerControls.tokenKeep`) and the `QuestSelector` with a
-// 25% token budget — and the share of StreamingLLM's speed-up each Quest gains. Three controls
-// read as many pages as κ = 0.25 with `readPages`, no scoring: drawn at random every step (a
-// gathered read of a changing quarter of the full cache), drawn at random once (the same
+// 8,192-token contexts: the full cache; StreamingLLM evicting to 25% of the prefilled context (a
+// fixed capacity) and to 25% of the context so far (a capacity that grows with it); Quest reading
+// 25% — SOL's token keep rate κ = 0.25 (`LayerControls.tokenKeep`) and the `QuestSelector` with a
+// 25% token budget — and the share of either StreamingLLM's speed-up each Quest gains. Three
+// controls read as many pages as κ = 0.25 with `readPages`, no scoring: drawn at random every
+// step (a gathered read of a changing quarter of the full cache), drawn at random once (the same
 // scattered quarter every step), and the sink page plus the newest pages (one contiguous
 // quarter) — to tell the page choice, the scatter and the changing working set apart. Every
 // figure is measured in this one run, repeated (medians), under two schedules: each run decoding
-// its steps alone, one after the other (a single stream: a small cache stays in the CPU's
-// caches from step to step), and the runs taking turns a few steps at a time (as concurrent
-// streams do; it also spreads a shared machine's speed drift over every run).
+// its steps alone (a single stream: a small cache stays in the CPU's caches from step to step),
+// and the runs taking turns a few steps at a time (as concurrent streams do; it also spreads a
+// shared machine's speed drift over every run), in a random order every round.
 //
 //   pnpm --filter @lethe/model bench
 import { setFlagsFromString } from 'node:v8';
@@ -26,6 +27,7 @@ import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { initBackend, Rng } from '@lethe/tensor';
 import { type BatchControls, DecoderModel } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
+import { StreamingShareOfContext } from './streaming-share';
 
 /** Contexts, and the decode steps timed per run at each (fewer where a step is slower). */
 const CONTEXTS: readonly (readonly [context: number, steps: number])[] = [
@@ -38,6 +40,8 @@ const KEEP = 0.25;
 const PREFILL_CHUNK = 512;
 /** Decode steps a run takes before the next run's turn when the runs take turns. */
 const TURN = 32;
+/** Entries StreamingLLM's heads may grow by between eviction rounds. */
+const SLACK = 32;
 
 // The quickstart's model shape. At 8,192 tokens attention over the cache is most of a decode
 // step, at 2,048 about half (the rest is tfjs's fixed cost per op).
@@ -63,6 +67,8 @@ interface Run {
 interface Timing {
   readonly tokensPerSecond: number;
   readonly readFraction: number;
+  /** Cached entries one KV head's read took, on average over the steps. */
+  readonly entriesPerRead: number;
 }
 
 /**
@@ -116,6 +122,7 @@ class TimedDecode {
     return {
       tokensPerSecond: this.step / (this.milliseconds / 1000),
       readFraction: this.read / this.live,
+      entriesPerRead: this.read / (this.step * LAYERS * KV_HEADS),
     };
   }
 
@@ -140,7 +147,9 @@ class TimedDecode {
 
 /**
  * One repeat: every run decodes `steps` tokens from its own copy of `base`, the runs taking
- * turns `turn` steps at a time (`turn = steps`: each run alone, one after the other).
+ * turns `turn` steps at a time (`turn = steps`: each run alone, one after the other), in a
+ * fresh random order every round of turns — a run that follows the full cache finds the CPU's
+ * caches full of another cache's entries, so no run may always follow the same one.
  */
 function timeRuns(
   model: DecoderModel,
@@ -152,7 +161,10 @@ function timeRuns(
 ): Timing[] {
   const decodes = runs.map((run) => new TimedDecode(model, base, run, rng));
   for (let done = 0; done < steps; done += turn) {
-    for (const decode of decodes) {
+    const order = rng.uniform(decodes.length);
+    const shuffled = decodes.map((_, i) => i).sort((i, j) => order[i]! - order[j]!);
+    for (const i of shuffled) {
+      const decode = decodes[i]!;
       collectGarbage(); // untimed: no run pays for the garbage of the one before it
       decode.advance(Math.min(turn, steps - done));
     }
@@ -226,7 +238,26 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** The rows of one context and schedule: medians, and the share's range over the repeats. */
+/** Runs before the Quests and controls: the full cache and the two StreamingLLMs. */
+const BASELINES = 3;
+
+/**
+ * The share of StreamingLLM's speed-up a run gains — from the medians, and its range over the
+ * repeats (each from its own runs) — against StreamingLLM run `streaming`.
+ */
+function shareOf(samples: Timing[][], run: number, streaming: number): string {
+  const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
+  const gainOf = (rate: number, full: number) => rate / full - 1;
+  const shares = samples[0]!.map(
+    (full, r) =>
+      gainOf(samples[run]![r]!.tokensPerSecond, full.tokensPerSecond) /
+      gainOf(samples[streaming]![r]!.tokensPerSecond, full.tokensPerSecond),
+  );
+  const share = gainOf(rates[run]!, rates[0]!) / gainOf(rates[streaming]!, rates[0]!);
+  return `${percent(share)} (${percent(Math.min(...shares))}–${percent(Math.max(...shares))})`;
+}
+
+/** The rows of one context and schedule: medians, and the shares with their ranges. */
 function report(
   context: number,
   schedule: string,
@@ -234,22 +265,12 @@ function report(
   samples: Timing[][],
 ): void {
   const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
-  const gainOf = (rate: number, full: number) => rate / full - 1;
   runs.forEach((run, i) => {
     const rate = rates[i]!;
-    // the share from the medians, and its range over the repeats (each from its own runs)
-    const shares = samples[0]!.map(
-      (full, r) =>
-        gainOf(samples[i]![r]!.tokensPerSecond, full.tokensPerSecond) /
-        gainOf(samples[1]![r]!.tokensPerSecond, full.tokensPerSecond),
-    );
-    const share = gainOf(rate, rates[0]!) / gainOf(rates[1]!, rates[0]!);
-    const shown =
-      i >= 2
-        ? `${percent(share)} (${percent(Math.min(...shares))}–${percent(Math.max(...shares))})`
-        : '';
+    const { readFraction, entriesPerRead } = samples[i]![0]!;
+    const shares = i >= BASELINES ? `${shareOf(samples, i, 1)} | ${shareOf(samples, i, 2)}` : ' | ';
     console.log(
-      `| ${context.toLocaleString('en')} | ${schedule} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${samples[i]![0]!.readFraction.toFixed(3)} | ${shown} |`,
+      `| ${context.toLocaleString('en')} | ${schedule} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${readFraction.toFixed(3)} | ${entriesPerRead.toFixed(0)} | ${shares} |`,
     );
   });
 }
@@ -261,14 +282,14 @@ async function main(): Promise<void> {
     `backend ${backend}; decode steps timed after a prefilled context (${CONTEXTS.map(([c, s]) => `${s} at ${c}`).join(', ')}), median of ${REPEATS} repeats, each run alone and the runs taking turns ${TURN} steps at a time; pages of ${PAGE}`,
   );
   console.log(
-    "| context | schedule | run | decode tok/s | vs full | read / live | share of StreamingLLM's speed-up (range over repeats) |",
+    "| context | schedule | run | decode tok/s | vs full | read / live | entries per read | share of StreamingLLM's speed-up, fixed capacity (range over repeats) | share of StreamingLLM's speed-up, a quarter of the context |",
   );
-  console.log('|--:|---|---|--:|--:|--:|--:|');
+  console.log('|--:|---|---|--:|--:|--:|--:|--:|--:|');
   for (const [context, steps] of CONTEXTS) {
     const budget = context * KEEP;
     const streaming = new StreamingLLMPolicy({
       budget: { capacity: budget },
-      trigger: { whenLiveExceeds: budget, slack: 32 },
+      trigger: { whenLiveExceeds: budget, slack: SLACK },
     });
     const base = new KVCache({
       geometry: { layers: LAYERS, kvHeads: KV_HEADS, headDim: config.head_dim, pageSize: PAGE },
@@ -286,6 +307,10 @@ async function main(): Promise<void> {
     const runs: Run[] = [
       { name: 'full cache' },
       { name: 'StreamingLLM 25%', eviction: streaming },
+      {
+        name: 'StreamingLLM, a quarter of the context',
+        eviction: new StreamingShareOfContext(KEEP, SLACK),
+      },
       { name: 'Quest κ = 0.25 (`tokenKeep`)', controls: () => keep },
       {
         name: 'Quest `QuestSelector` 25%',
