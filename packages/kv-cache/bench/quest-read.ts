@@ -54,10 +54,16 @@ for (const headDim of [16, 128]) {
     const first = 1;
     const end = bounds.pages - 1;
     const k = tokenKeepPageCount(KEEP, live, DEFAULT_READ_ANCHORS, PAGE);
+    const inputs = (q: Float32Array) => ({
+      bounds,
+      queries: q,
+      group: GROUP,
+      firstPage: first,
+      endPage: end,
+    });
     const forms = {
-      portable: (q: Float32Array) =>
-        topKIndices(laneQuestScores(bounds, q, GROUP, true, first, end), k),
-      kernel: (q: Float32Array) => questTopPages(bounds, q, GROUP, first, end, k),
+      portable: (q: Float32Array) => topKIndices(laneQuestScores(inputs(q), true), k),
+      kernel: (q: Float32Array) => questTopPages(inputs(q), k),
     };
     const times: Record<keyof typeof forms, number[]> = { portable: [], kernel: [] };
     for (let round = 0; round < ROUNDS; round++) {

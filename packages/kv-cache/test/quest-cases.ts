@@ -48,7 +48,9 @@ export function runQuestCase(c: QuestCase) {
   return {
     max: Array.from(questPageScores(bounds, queries, c.group, 'max')),
     sum: Array.from(questPageScores(bounds, queries, c.group, 'sum')),
-    top: Array.from(questTopPages(bounds, queries, c.group, 0, c.pages, c.k)),
+    top: Array.from(
+      questTopPages({ bounds, queries, group: c.group, firstPage: 0, endPage: c.pages }, c.k),
+    ),
   };
 }
 

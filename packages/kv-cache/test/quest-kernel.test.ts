@@ -14,6 +14,25 @@ function randomCase(pages: number, headDim: number, group: number, seed: number)
   return questCaseArrays(makeQuestCase(pages, headDim, group, seed));
 }
 
+/**
+ * Random cases of 1 to `maxPages` pages, a head dimension that is a multiple of 4 up to
+ * `4·maxQuads`, and 1 to `maxGroup` query heads per KV head.
+ */
+function arbitraryCase(maxPages: number, maxQuads: number, maxGroup: number) {
+  return fc
+    .tuple(
+      fc.integer({ min: 1, max: maxPages }),
+      fc.integer({ min: 1, max: maxQuads }),
+      fc.integer({ min: 1, max: maxGroup }),
+      fc.nat(),
+    )
+    .map(([pages, quads, group, seed]) => ({
+      pages,
+      group,
+      ...randomCase(pages, 4 * quads, group, seed),
+    }));
+}
+
 describe('Quest bound kernel (WebAssembly SIMD)', () => {
   it('embeds exactly the bytes its WAT source compiles to', async () => {
     const compiled = await compileQuestKernel();
@@ -43,20 +62,15 @@ describe('Quest bound kernel (WebAssembly SIMD)', () => {
     const kernel = QuestKernel.load()!;
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 40 }),
-        fc.integer({ min: 1, max: 8 }).map((n) => 4 * n),
-        fc.integer({ min: 1, max: 4 }),
-        fc.nat(),
+        arbitraryCase(40, 8, 4),
         fc.nat(),
         fc.nat(),
         fc.boolean(),
-        (pages, headDim, group, seed, from, to, useMax) => {
-          const { bounds, queries } = randomCase(pages, headDim, group, seed);
-          const first = Math.min(from % pages, to % pages);
-          const end = Math.max(from % pages, to % pages) + 1;
-          expect(kernel.scores(bounds, queries, group, useMax, first, end)).toEqual(
-            laneQuestScores(bounds, queries, group, useMax, first, end),
-          );
+        ({ pages, group, bounds, queries }, from, to, useMax) => {
+          const firstPage = Math.min(from % pages, to % pages);
+          const endPage = Math.max(from % pages, to % pages) + 1;
+          const inputs = { bounds, queries, group, firstPage, endPage };
+          expect(kernel.scores(inputs, useMax)).toEqual(laneQuestScores(inputs, useMax));
         },
       ),
       { numRuns: 400 },
@@ -66,17 +80,15 @@ describe('Quest bound kernel (WebAssembly SIMD)', () => {
   it('grows its memory for a long cache and still scores a short one after it', () => {
     const kernel = QuestKernel.load()!;
     for (const pages of [3, 40000, 5]) {
-      const { bounds, queries } = randomCase(pages, 16, 2, pages);
-      expect(kernel.scores(bounds, queries, 2, true, 0, pages)).toEqual(
-        laneQuestScores(bounds, queries, 2, true, 0, pages),
-      );
+      const inputs = { ...randomCase(pages, 16, 2, pages), group: 2, firstPage: 0, endPage: pages };
+      expect(kernel.scores(inputs, true)).toEqual(laneQuestScores(inputs, true));
     }
   });
 
   it('is what questPageScores returns for a head dimension that is a multiple of 4', () => {
     const { bounds, queries } = randomCase(33, 8, 2, 7);
     expect(questPageScores(bounds, queries, 2, 'sum', 1, 30)).toEqual(
-      QuestKernel.load()!.scores(bounds, queries, 2, false, 1, 30),
+      QuestKernel.load()!.scores({ bounds, queries, group: 2, firstPage: 1, endPage: 30 }, false),
     );
   });
 
@@ -84,29 +96,23 @@ describe('Quest bound kernel (WebAssembly SIMD)', () => {
     const kernel = QuestKernel.load()!;
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 60 }),
-        fc.integer({ min: 1, max: 4 }).map((n) => 4 * n),
-        fc.integer({ min: 1, max: 3 }),
-        fc.nat(),
+        arbitraryCase(60, 4, 3),
         fc.nat(),
         fc.nat(),
         fc.boolean(),
-        (pages, headDim, group, seed, from, pick, coarse) => {
-          const { bounds, queries } = randomCase(pages, headDim, group, seed);
+        ({ pages, group, bounds, queries }, from, pick, coarse) => {
           if (coarse) {
             // bounds and queries rounded to −1, 0 or 1: many pages tie
             for (const v of [bounds.min, bounds.max, queries])
               v.forEach((x, i) => (v[i] = Math.round(x / 4)));
             bounds.min.forEach((x, i) => (bounds.min[i] = Math.min(x, bounds.max[i]!)));
           }
-          const first = from % pages;
-          const k = 1 + (pick % (pages - first));
-          const expected = topKIndices(
-            laneQuestScores(bounds, queries, group, true, first, pages),
-            k,
-          );
-          expect(kernel.topPages(bounds, queries, group, first, pages, k)).toEqual(expected);
-          expect(questTopPages(bounds, queries, group, first, pages, k)).toEqual(expected);
+          const firstPage = from % pages;
+          const k = 1 + (pick % (pages - firstPage));
+          const inputs = { bounds, queries, group, firstPage, endPage: pages };
+          const expected = topKIndices(laneQuestScores(inputs, true), k);
+          expect(kernel.topPages(inputs, k)).toEqual(expected);
+          expect(questTopPages(inputs, k)).toEqual(expected);
         },
       ),
       { numRuns: 500 },
@@ -116,11 +122,9 @@ describe('Quest bound kernel (WebAssembly SIMD)', () => {
   it('chooses the top pages of a long cache after scoring a short one', () => {
     const kernel = QuestKernel.load()!;
     for (const pages of [7, 30000, 9]) {
-      const { bounds, queries } = randomCase(pages, 16, 2, pages);
+      const inputs = { ...randomCase(pages, 16, 2, pages), group: 2, firstPage: 1, endPage: pages };
       const k = Math.ceil(pages / 4);
-      expect(kernel.topPages(bounds, queries, 2, 1, pages, k)).toEqual(
-        topKIndices(laneQuestScores(bounds, queries, 2, true, 1, pages), k),
-      );
+      expect(kernel.topPages(inputs, k)).toEqual(topKIndices(laneQuestScores(inputs, true), k));
     }
   });
 });

@@ -242,11 +242,10 @@ function median(values: number[]): number {
 const BASELINES = 3;
 
 /**
- * The share of StreamingLLM's speed-up a run gains — from the medians, and its range over the
- * repeats (each from its own runs) — against StreamingLLM run `streaming`.
+ * The share of StreamingLLM's speed-up a run gains — from the median `rates`, and its range over
+ * the repeats (each from its own runs) — against StreamingLLM run `streaming`.
  */
-function shareOf(samples: Timing[][], run: number, streaming: number): string {
-  const rates = samples.map((timings) => median(timings.map((t) => t.tokensPerSecond)));
+function shareOf(samples: Timing[][], rates: number[], run: number, streaming: number): string {
   const gainOf = (rate: number, full: number) => rate / full - 1;
   const shares = samples[0]!.map(
     (full, r) =>
@@ -268,7 +267,10 @@ function report(
   runs.forEach((run, i) => {
     const rate = rates[i]!;
     const { readFraction, entriesPerRead } = samples[i]![0]!;
-    const shares = i >= BASELINES ? `${shareOf(samples, i, 1)} | ${shareOf(samples, i, 2)}` : ' | ';
+    const shares =
+      i >= BASELINES
+        ? `${shareOf(samples, rates, i, 1)} | ${shareOf(samples, rates, i, 2)}`
+        : ' | ';
     console.log(
       `| ${context.toLocaleString('en')} | ${schedule} | ${run.name} | ${rate.toFixed(1)} | ×${(rate / rates[0]!).toFixed(2)} | ${readFraction.toFixed(3)} | ${entriesPerRead.toFixed(0)} | ${shares} |`,
     );

@@ -1,6 +1,7 @@
 import { assertLength } from '@lethe/core';
 import { topKIndices } from '../selection/top-k';
 import type { PageKeyBounds } from './page-key-bounds';
+import type { QuestInputs } from './quest-inputs';
 import { QuestKernel } from './quest-kernel';
 import { laneQuestScores } from './quest-lanes';
 
@@ -51,11 +52,10 @@ export function questPageScores(
   firstPage = 0,
   endPage = bounds.pages,
 ): Float32Array {
+  const inputs: QuestInputs = { bounds, queries, group, firstPage, endPage };
   const useMax = reduce === 'max';
   const kernel = endPage > firstPage ? kernelFor(queries.length / group) : undefined;
-  return kernel !== undefined
-    ? kernel.scores(bounds, queries, group, useMax, firstPage, endPage)
-    : laneQuestScores(bounds, queries, group, useMax, firstPage, endPage);
+  return kernel !== undefined ? kernel.scores(inputs, useMax) : laneQuestScores(inputs, useMax);
 }
 
 /**
@@ -64,18 +64,11 @@ export function questPageScores(
  * in the SIMD kernel when it runs (the scores never leave it). Unchecked, as
  * {@link questPageScores}; `1 ≤ k ≤ endPage − firstPage`.
  */
-export function questTopPages(
-  bounds: PageKeyBounds,
-  queries: Float32Array,
-  group: number,
-  firstPage: number,
-  endPage: number,
-  k: number,
-): Int32Array {
-  const kernel = kernelFor(queries.length / group);
+export function questTopPages(inputs: QuestInputs, k: number): Int32Array {
+  const kernel = kernelFor(inputs.queries.length / inputs.group);
   return kernel !== undefined
-    ? kernel.topPages(bounds, queries, group, firstPage, endPage, k)
-    : topKIndices(laneQuestScores(bounds, queries, group, true, firstPage, endPage), k);
+    ? kernel.topPages(inputs, k)
+    : topKIndices(laneQuestScores(inputs, true), k);
 }
 
 /** The SIMD kernel once loaded; null where the runtime lacks WebAssembly SIMD. */

@@ -1,4 +1,4 @@
-import type { PageKeyBounds } from './page-key-bounds';
+import type { QuestInputs } from './quest-inputs';
 import { QUEST_KERNEL_WASM } from './quest-kernel-wasm';
 
 /** What the kernel module exports (`quest-kernel.wat`). */
@@ -60,16 +60,9 @@ export class QuestKernel {
    * Scores of pages `[firstPage, endPage)`: see `questPageScores`. The head dimension
    * (`queries.length / group`) must be a multiple of 4.
    */
-  scores(
-    bounds: PageKeyBounds,
-    queries: Float32Array,
-    group: number,
-    useMax: boolean,
-    firstPage: number,
-    endPage: number,
-  ): Float32Array {
-    const pages = endPage - firstPage;
-    const outAt = this.score(bounds, queries, group, useMax, firstPage, endPage, pages);
+  scores(inputs: QuestInputs, useMax: boolean): Float32Array {
+    const pages = inputs.endPage - inputs.firstPage;
+    const outAt = this.score(inputs, useMax, pages);
     return this.heap.slice(outAt, outAt + pages);
   }
 
@@ -79,18 +72,11 @@ export class QuestKernel {
    * call, the scores never leaving the kernel. `1 ≤ k ≤ endPage − firstPage`; the head dimension
    * must be a multiple of 4.
    */
-  topPages(
-    bounds: PageKeyBounds,
-    queries: Float32Array,
-    group: number,
-    firstPage: number,
-    endPage: number,
-    k: number,
-  ): Int32Array {
-    const pages = endPage - firstPage;
+  topPages(inputs: QuestInputs, k: number): Int32Array {
+    const pages = inputs.endPage - inputs.firstPage;
     // the scores, a scratch copy of them and the chosen indices, each in `slots` 16-byte aligned
     const slots = 4 * Math.ceil((pages + 1) / 4);
-    const outAt = this.score(bounds, queries, group, true, firstPage, endPage, 3 * slots);
+    const outAt = this.score(inputs, true, 3 * slots);
     const workAt = outAt + slots;
     const chosenAt = workAt + slots;
     this.kernel.topIndices(4 * outAt, 4 * workAt, 4 * chosenAt, pages, k);
@@ -101,15 +87,8 @@ export class QuestKernel {
    * Runs the score kernel with the inputs copied in and `room` floats of memory from the
    * scores on; returns the scores' float offset.
    */
-  private score(
-    bounds: PageKeyBounds,
-    queries: Float32Array,
-    group: number,
-    useMax: boolean,
-    firstPage: number,
-    endPage: number,
-    room: number,
-  ): number {
+  private score(inputs: QuestInputs, useMax: boolean, room: number): number {
+    const { bounds, queries, group, firstPage, endPage } = inputs;
     const dim = queries.length / group;
     const pages = endPage - firstPage;
     // float offsets; each block is a multiple of 4 floats (16 bytes) long

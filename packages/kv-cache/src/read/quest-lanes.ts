@@ -1,4 +1,4 @@
-import type { PageKeyBounds } from './page-key-bounds';
+import type { QuestInputs } from './quest-inputs';
 
 const f32 = Math.fround;
 
@@ -19,16 +19,10 @@ function term(q: number, min: Float32Array, max: Float32Array, at: number): numb
  * group's heads combine in order by max (from −∞) or by sum (from 0).
  *
  * `questPageScores` runs this where the kernel cannot: a head dimension that is not a multiple
- * of 4, or a runtime without WebAssembly SIMD. Arguments as `questPageScores`'s (unchecked).
+ * of 4, or a runtime without WebAssembly SIMD. Returns `[endPage − firstPage]`.
  */
-export function laneQuestScores(
-  bounds: PageKeyBounds,
-  queries: Float32Array,
-  group: number,
-  useMax: boolean,
-  firstPage: number,
-  endPage: number,
-): Float32Array {
+export function laneQuestScores(inputs: QuestInputs, useMax: boolean): Float32Array {
+  const { bounds, queries, group, firstPage, endPage } = inputs;
   const headDim = queries.length / group;
   const whole = headDim - (headDim % 4);
   const { min, max } = bounds;

@@ -79,7 +79,7 @@ export function tokenKeepRead(
   const chosen =
     pages === 0
       ? new Int32Array(0)
-      : questTopPages(bounds, queries, group, firstPage, endPage, pages);
+      : questTopPages({ bounds, queries, group, firstPage, endPage }, pages);
   // the sinks, the chosen pages' middle entries and the window, adjacent ranges merged
   const out = new Int32Array(2 * (chosen.length + 2));
   let length = 0;
