@@ -1,7 +1,8 @@
 // Tests of the root tooling a newcomer meets first: the `lethe` bin shim, the pnpm wrapper's
 // colour handling and the silenced tfjs banner. Run by `npm test` (node --test scripts/test/).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,28 @@ describe('scripts/pnpm.mjs', () => {
   it('leaves colours to FORCE_COLOR and an explicit NO_COLOR', () => {
     assert.equal(envOf({ FORCE_COLOR: '1' }).stdout, 'undefined|1');
     assert.equal(envOf({ NO_COLOR: '' }).stdout, '|undefined');
+  });
+
+  it('passes SIGTERM on to what it runs, and exits only once that has finished', async () => {
+    // a "server" that says it is ready, and on SIGTERM takes 1.5 s to drain, then writes a mark
+    const mark = join(work, 'drained');
+    const server = `process.on('SIGTERM', () => setTimeout(() => { require('fs').writeFileSync(${JSON.stringify(mark)}, 'ok'); process.exit(0); }, 1500)); console.log('ready'); setInterval(() => {}, 1000);`;
+    const shim = spawn(process.execPath, ['scripts/pnpm.mjs', 'exec', 'node', '-e', server], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise((resolve) =>
+      shim.stdout.on('data', (data) => String(data).includes('ready') && resolve()),
+    );
+    const start = Date.now();
+    shim.kill('SIGTERM');
+    const [code] = await once(shim, 'exit');
+    assert.ok(existsSync(mark), 'the child drained before the launcher exited');
+    assert.ok(
+      Date.now() - start >= 1400,
+      `the launcher waited for the drain (${Date.now() - start} ms)`,
+    );
+    assert.notEqual(code, null);
   });
 });
 

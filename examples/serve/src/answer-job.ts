@@ -1,15 +1,18 @@
 import type { PreparedPolicy } from '@lethe/kv-cache';
+import type { SamplingOptions } from '@lethe/model';
 import type { FastifyReply } from 'fastify';
 import { toApiError } from './api-error';
 import { type ChoiceOutcome, runChoice } from './choice-run';
 import { EventStream } from './event-stream';
 import {
+  type ChunkExtras,
   chunkObject,
-  closingChunk,
   type Endpoint,
   type FinishedChoice,
+  letheReport,
   type ResponseHeader,
   responseObject,
+  usageChunk,
   usageOf,
 } from './openai-shapes';
 import type { PolicyChoice, RequestPolicies } from './request-policy';
@@ -25,13 +28,16 @@ export interface GenerationJob {
   /** Choices per prompt. */
   readonly n: number;
   readonly maxTokens: number;
-  readonly temperature: number;
-  readonly topP: number;
+  readonly sampling: SamplingOptions;
   /** Seed of choice 0; choice `i` samples with `seed + i`. */
   readonly seed: number;
   readonly stop: readonly string[];
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** Alternatives per logprobs position, or undefined for no logprobs. */
+  readonly logprobs: number | undefined;
+  /** Each prompt's text to send before its choices' text (a completion's `echo`), or undefined. */
+  readonly echo: readonly string[] | undefined;
   readonly policy: {
     readonly choice: PolicyChoice;
     readonly prepared: PreparedPolicy;
@@ -51,38 +57,49 @@ class ClientGone extends Error {
 /**
  * Runs every choice of `job` in the model's continuous batch — each its own sequence with its
  * own policies and cache — and answers: one JSON object, or (with `stream`) one event per piece
- * of text as it is produced, each choice's closing chunk, a closing chunk with `usage` (when
- * `stream_options.include_usage`) and the `lethe` cache report, then `[DONE]`. A client that
+ * of text as it is produced, each choice's closing chunk, then `[DONE]`. Every chunk has a
+ * choice, as OpenAI clients expect (`chunk.choices[0].delta`), except the usage chunk a request
+ * asks for with `stream_options.include_usage` (no choices, `usage`, and `usage: null` on every
+ * chunk before it). The `lethe` cache report rides on the usage chunk when there is one, else on
+ * the closing chunk of the last choice to finish. A client that
  * disconnects cancels every sequence of its request (they leave the batch at the next step and
  * free their caches). A failure before anything was streamed is thrown (answered as a JSON error
  * with its status, e.g. 429 when the batch is full); after, it ends the stream with an error
  * event.
  *
+ * @param draining whether the server is draining (a stream it starts then says `connection: close`).
  * @returns the response object for a non-streamed job, undefined once a stream has ended.
  */
 export async function answerJob(
   job: GenerationJob,
   reply: FastifyReply,
   policies: RequestPolicies,
+  draining: () => boolean,
 ): Promise<object | undefined> {
   const { served, endpoint, header } = job;
-  const stream = job.stream ? new EventStream(reply) : undefined;
+  const stream = job.stream ? new EventStream(reply, draining) : undefined;
   const controller = new AbortController();
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) controller.abort(new ClientGone());
   });
   const roleSent = new Set<number>();
-  const send = (index: number, piece: Parameters<typeof chunkObject>[3]) => {
+  const usageField: ChunkExtras = job.includeUsage ? { usage: null } : {};
+  const send = (
+    index: number,
+    piece: Parameters<typeof chunkObject>[3],
+    extras: ChunkExtras = usageField,
+  ) => {
     if (stream === undefined || controller.signal.aborted) return;
     const role = endpoint === 'chat' && !roleSent.has(index);
     roleSent.add(index);
-    stream.send(chunkObject(endpoint, header, index, { ...piece, role }));
+    stream.send(chunkObject(endpoint, header, index, { ...piece, role }, extras));
   };
   // every choice's policies first: a refused budget or option starts no sequence
   const choices = job.prompts.flatMap((prompt, p) =>
     Array.from({ length: job.n }, (_, i) => ({
       index: p * job.n + i,
       prompt,
+      promptIndex: p,
       policies: policies.build(
         job.policy.prepared,
         job.policy.choice,
@@ -92,23 +109,39 @@ export async function answerJob(
       ),
     })),
   );
-  const runs = choices.map(({ index, prompt, policies: built }) =>
+  const report = (done: readonly FinishedChoice[]) =>
+    letheReport(
+      job.policy.choice,
+      [...done].sort((a, b) => a.index - b.index),
+    );
+  const finishedSoFar: FinishedChoice[] = [];
+  const runs = choices.map(({ index, prompt, promptIndex, policies: built }) =>
     runChoice(
       served,
       {
         prompt,
         maxTokens: job.maxTokens,
-        temperature: job.temperature,
-        topP: job.topP,
+        sampling: job.sampling,
         seed: job.seed + index,
         stop: job.stop,
         policies: built,
         signal: controller.signal,
+        ...(job.logprobs === undefined ? {} : { logprobs: job.logprobs }),
+        ...(job.echo === undefined ? {} : { echo: job.echo[promptIndex]! }),
       },
-      (text) => send(index, { text }),
+      (text, logprobs) =>
+        send(index, { text, ...(job.logprobs === undefined ? {} : { logprobs }) }),
     ).then((outcome: ChoiceOutcome): FinishedChoice => {
-      send(index, { finishReason: outcome.finishReason });
-      return { index, ...outcome };
+      const done = { index, ...outcome };
+      finishedSoFar.push(done);
+      // the last choice to finish carries the report, unless a usage chunk will
+      const last = finishedSoFar.length === choices.length && !job.includeUsage;
+      send(
+        index,
+        { finishReason: outcome.finishReason },
+        last ? { lethe: report(finishedSoFar) } : usageField,
+      );
+      return done;
     }),
   );
   let finished: FinishedChoice[];
@@ -128,9 +161,7 @@ export async function answerJob(
   if (stream === undefined) {
     return responseObject(endpoint, header, finished, usage, job.policy.choice);
   }
-  stream.send(
-    closingChunk(endpoint, header, job.includeUsage ? usage : null, job.policy.choice, finished),
-  );
+  if (job.includeUsage) stream.send(usageChunk(endpoint, header, usage, report(finished)));
   stream.done();
   return undefined;
 }

@@ -47,6 +47,16 @@ export function invalidRequest(
   return new ApiError(400, message, 'invalid_request_error', param, code);
 }
 
+/**
+ * A Lethe error's message without the library's code and argument (`[E_ARG] budget.capacity: `):
+ * what a client reads, in words about its request.
+ */
+export function plainMessage(error: LetheError): string {
+  const prefix =
+    error.argument === undefined ? `[${error.code}] ` : `[${error.code}] ${error.argument}: `;
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+}
+
 /** Lethe error codes that describe a bad request rather than a fault of the server. */
 const CLIENT_CODES = new Set(['E_ARG', 'E_SHAPE', 'E_DTYPE', 'E_BUDGET']);
 
@@ -65,7 +75,9 @@ interface FrameworkError {
 
 /**
  * Maps anything a request can throw to the {@link ApiError} the client receives: an
- * `ApiError` as it is; a `LetheError` about an argument → 400 naming it (a full batch and queue, `CapacityError`, → 429 with its retry-after);
+ * `ApiError` as it is; a `LetheError` about an argument the handlers did not rename into a
+ * request field → 400 with its message in words and no `param` (a full batch and queue,
+ * `CapacityError`, → 429 with its retry-after);
  * the framework's own errors (bad JSON → 400 `invalid_json`, a body past the limit → 413, an
  * unsupported content type → 415, a schema violation → 400 naming the field); anything else →
  * 500 with a generic message (the details go to the log, not to the client).
@@ -83,9 +95,9 @@ export function toApiError(error: unknown): ApiError {
         Math.max(1, Math.ceil(error.retryAfterSeconds)),
       );
     }
-    if (CLIENT_CODES.has(error.code)) {
-      return invalidRequest(error.argument ?? null, error.message, error.code.toLowerCase());
-    }
+    // A Lethe error the handlers did not rename names a library argument, not a field of the
+    // request: the client gets the words, not the internal name or code.
+    if (CLIENT_CODES.has(error.code)) return invalidRequest(null, plainMessage(error));
     return new ApiError(500, 'the server failed while running the request', 'server_error');
   }
   const framework = error as FrameworkError;

@@ -9,7 +9,14 @@ import type { FastifyReply } from 'fastify';
 export class EventStream {
   private open = false;
 
-  constructor(private readonly reply: FastifyReply) {}
+  /**
+   * @param reply the framework's reply it takes over.
+   * @param closing whether the connection should close after this response (a draining server).
+   */
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly closing: () => boolean = () => false,
+  ) {}
 
   /** Whether an event was sent (the status and headers are gone). */
   get started(): boolean {
@@ -41,7 +48,7 @@ export class EventStream {
     this.reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      connection: this.closing() ? 'close' : 'keep-alive',
     });
   }
 }

@@ -1,8 +1,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { GenerationJob } from './answer-job';
 import { ApiError, invalidRequest } from './api-error';
+import { completionPrompts } from './completion-prompts';
 import type { Endpoint } from './openai-shapes';
+import { checkPromptChars } from './prompt-char-limit';
+import { checkDefaultsOnly } from './request-defaults';
 import type { RequestPolicies } from './request-policy';
+import { samplingOf } from './request-sampling';
 import type { ChatBody, CompletionBody, SamplingBody } from './request-schemas';
 import type { ServedModel } from './served-model';
 
@@ -38,35 +42,40 @@ export async function completionJob(
   limits: RequestLimits,
 ): Promise<GenerationJob> {
   const served = servedModel(models, body.model);
-  const raw = body.prompt;
-  // one prompt (text, or token ids), or a list of them
-  const single = typeof raw === 'string' || typeof raw[0] === 'number';
-  const list = (single ? [raw] : raw) as readonly (string | readonly number[])[];
-  const prompts = list.map((prompt, i) => {
-    const param = single ? 'prompt' : `prompt.${i}`;
-    if (typeof prompt === 'string') {
-      return served.encode(prompt, 'completion');
-    }
-    const vocab = served.model.config.vocab_size;
-    const bad = prompt.find((id) => id >= vocab);
-    if (bad !== undefined) {
-      throw invalidRequest(
-        param,
-        `token id ${bad} is not below the model's vocabulary size ${vocab}`,
-      );
-    }
-    return Int32Array.from(prompt);
+  checkDefaultsOnly(body, 'completions');
+  const entries = completionPrompts(body.prompt, served.model.config.vocab_size);
+  const prompts = entries.map(({ prompt, param }) => {
+    if (typeof prompt !== 'string') return prompt;
+    checkPromptChars(prompt, served.maxPromptChars, param);
+    return served.encode(prompt, 'completion');
   });
-  return job(
-    'completions',
+  const echo = body.echo === true;
+  if (body.max_tokens === 0 && !echo) {
+    throw invalidRequest(
+      'max_tokens',
+      'max_tokens: must be at least 1 (0 only with echo, to score the prompt)',
+    );
+  }
+  return job({
+    endpoint: 'completions',
     body,
     served,
     prompts,
-    'prompt',
-    COMPLETION_DEFAULT_TOKENS,
+    promptParam: 'prompt',
+    defaultTokens: COMPLETION_DEFAULT_TOKENS,
     policies,
     limits,
-  );
+    logprobs: body.logprobs ?? undefined,
+    echo: echo
+      ? entries.map(({ prompt }, i) =>
+          typeof prompt === 'string'
+            ? prompt
+            : served.tokenizer.decode(onlyTokenizerIds(prompts[i]!, served), {
+                skipSpecialTokens: true,
+              }),
+        )
+      : undefined,
+  });
 }
 
 /** A `POST /v1/chat/completions` body as a job: the messages rendered by the model's chat template. */
@@ -77,6 +86,7 @@ export async function chatJob(
   limits: RequestLimits,
 ): Promise<GenerationJob> {
   const served = servedModel(models, body.model);
+  checkDefaultsOnly(body, 'chat');
   if (served.chat === undefined) {
     throw invalidRequest(
       'model',
@@ -90,6 +100,10 @@ export async function chatJob(
       'give max_tokens or max_completion_tokens, not both',
     );
   }
+  if (body.max_tokens === 0) throw invalidRequest('max_tokens', 'max_tokens: must be at least 1');
+  if ((body.top_logprobs ?? 0) > 0 && body.logprobs !== true) {
+    throw invalidRequest('top_logprobs', 'top_logprobs: needs logprobs: true');
+  }
   const messages = body.messages.map((message) => ({
     role: message.role === 'developer' ? 'system' : message.role,
     content:
@@ -98,30 +112,57 @@ export async function chatJob(
         : message.content.map((part) => part.text).join(''),
   }));
   const text = served.chat.render(messages, { addGenerationPrompt: true });
+  checkPromptChars(text, served.maxPromptChars, 'messages');
   const prompt = served.encode(text, 'chat');
   const merged: SamplingBody = {
     ...body,
     max_tokens: body.max_tokens ?? body.max_completion_tokens,
   };
-  return job('chat', merged, served, [prompt], 'messages', undefined, policies, limits);
+  return job({
+    endpoint: 'chat',
+    body: merged,
+    served,
+    prompts: [prompt],
+    promptParam: 'messages',
+    defaultTokens: undefined,
+    policies,
+    limits,
+    logprobs: body.logprobs === true ? (body.top_logprobs ?? 0) : undefined,
+    echo: undefined,
+  });
+}
+
+/** A prompt's ids the tokenizer can write (a padded vocabulary's extra ids have no text). */
+function onlyTokenizerIds(prompt: Int32Array, served: ServedModel): Int32Array {
+  return prompt.filter((id) => id < served.tokenizer.vocabSize);
+}
+
+/** What {@link job} builds a job from. */
+interface JobParts {
+  readonly endpoint: Endpoint;
+  readonly body: SamplingBody;
+  readonly served: ServedModel;
+  readonly prompts: readonly Int32Array[];
+  /** The field the prompts came from (`prompt`, `messages`). */
+  readonly promptParam: string;
+  /** `max_tokens` when none is given; undefined: the rest of the context, up to the cap. */
+  readonly defaultTokens: number | undefined;
+  readonly policies: RequestPolicies;
+  readonly limits: RequestLimits;
+  /** Alternatives per logprobs position, or undefined for no logprobs. */
+  readonly logprobs: number | undefined;
+  /** Each prompt's text to echo, or undefined. */
+  readonly echo: readonly string[] | undefined;
 }
 
 /**
  * The parts both endpoints share: `max_tokens` (default: a completion's 16, a chat's whole
- * remaining context up to the server's cap), the prompts against the model's context, sampling
- * defaults (temperature 1, top_p 1; a request without a seed gets a random one), stop sequences,
- * and the policy.
+ * remaining context up to the server's cap), the prompts against the model's context, `n`
+ * against what the model's batch can ever hold, sampling (see `samplingOf`; a request without a
+ * seed gets a random one), stop sequences, and the policy.
  */
-async function job(
-  endpoint: Endpoint,
-  body: SamplingBody,
-  served: ServedModel,
-  prompts: readonly Int32Array[],
-  promptParam: string,
-  defaultTokens: number | undefined,
-  policies: RequestPolicies,
-  limits: RequestLimits,
-): Promise<GenerationJob> {
+async function job(parts: JobParts): Promise<GenerationJob> {
+  const { endpoint, body, served, prompts, promptParam, limits } = parts;
   const context = served.model.config.max_position_embeddings;
   const longest = Math.max(...prompts.map((prompt) => prompt.length));
   const empty = prompts.findIndex((prompt) => prompt.length === 0);
@@ -139,7 +180,7 @@ async function job(
     );
   }
   const maxTokens =
-    body.max_tokens ?? defaultTokens ?? Math.min(limits.maxTokens, context - longest + 1);
+    body.max_tokens ?? parts.defaultTokens ?? Math.min(limits.maxTokens, context - longest + 1);
   if (maxTokens > limits.maxTokens) {
     throw invalidRequest(
       'max_tokens',
@@ -154,9 +195,17 @@ async function job(
       'context_length_exceeded',
     );
   }
+  const n = body.n ?? 1;
+  if (n * prompts.length > served.capacity) {
+    throw invalidRequest(
+      prompts.length > 1 ? promptParam : 'n',
+      `asks for ${n * prompts.length} sequences (n ${n} × ${prompts.length} prompts); this server runs at most ${served.capacity} at once for "${served.id}", queue included`,
+    );
+  }
+  const sampling = samplingOf(body, served.model.config.vocab_size);
   const stop =
     body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : [...body.stop];
-  const policy = await policies.prepare(body.lethe, served.id);
+  const policy = await parts.policies.prepare(body.lethe ?? undefined, served.id);
   return {
     endpoint,
     header: {
@@ -166,14 +215,15 @@ async function job(
     },
     served,
     prompts,
-    n: body.n ?? 1,
+    n,
     maxTokens,
-    temperature: body.temperature ?? 1,
-    topP: body.top_p ?? 1,
+    sampling,
     seed: body.seed ?? randomInt(2 ** 31),
     stop,
     stream: body.stream ?? false,
     includeUsage: body.stream_options?.include_usage ?? false,
+    logprobs: parts.logprobs,
+    echo: parts.echo,
     policy,
   };
 }

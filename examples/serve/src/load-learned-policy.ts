@@ -3,6 +3,7 @@ import { nodePolicyStore } from '@lethe/eval/node';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { policyContextOf } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
+import { plainMessage } from './api-error';
 import type { LearnedPolicy } from './request-policy';
 import type { ServedModel } from './served-model';
 
@@ -41,7 +42,14 @@ export async function loadLearnedPolicy(
         policyContextOf(served.model, 1),
       );
     } catch (error) {
-      unfit.set(id, error instanceof Error ? error.message : String(error));
+      unfit.set(
+        id,
+        error instanceof LetheError
+          ? plainMessage(error)
+          : error instanceof Error
+            ? error.message
+            : String(error),
+      );
     }
   }
   return { name, prepared, unfit };

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDirectory, TASK_MODEL_FILE } from '@lethe/eval/node';
 import { ContinuousBatcher, HfTokenizer } from '@lethe/model';
+import { promptCharLimit } from './prompt-char-limit';
 import type { ServedModel } from './served-model';
 
 /** How each model's batch is sized. */
@@ -47,7 +48,9 @@ export async function loadServedModel(
     chat: isTaskModel ? undefined : loaded.chatTemplate,
     encode,
     stopTokens: loaded.eosTokenIds,
+    maxPromptChars: promptCharLimit(tokenizer, loaded.model.config.max_position_embeddings),
     created: Math.floor(Date.now() / 1000),
+    capacity: limits.maxSequences + limits.maxQueue,
     batcher: new ContinuousBatcher({
       model: loaded.model,
       maxSequences: limits.maxSequences,

@@ -50,7 +50,19 @@ const program = new Command()
   .option('--port <n>', 'port', int('--port', 0), 8000)
   .option(
     '--api-key <key>',
-    'require Authorization: Bearer <key> on /v1/* (default: $LETHE_API_KEY)',
+    'require Authorization: Bearer <key> on every route but /health and /metrics (default: $LETHE_API_KEY)',
+  )
+  .option(
+    '--request-timeout <ms>',
+    'most ms a client may take to send a whole request (slower: 408, connection closed)',
+    int('--request-timeout', 1),
+    30_000,
+  )
+  .option(
+    '--keep-alive-timeout <ms>',
+    'most ms an idle keep-alive connection stays open',
+    int('--keep-alive-timeout', 1),
+    5_000,
   )
   .option(
     '--max-sequences <n>',
@@ -70,7 +82,9 @@ const program = new Command()
   .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu', 'wasm');
 
 async function main(): Promise<void> {
-  program.parse();
+  // `pnpm run serve -- --model …` passes its `--` on (npm drops it): a leading one is no operand
+  const args = process.argv.slice(2);
+  program.parse(args[0] === '--' ? args.slice(1) : args, { from: 'user' });
   const flags = program.opts<{
     model: [string, string][];
     policy?: [string, string][];
@@ -81,6 +95,8 @@ async function main(): Promise<void> {
     maxQueue: number;
     maxTokens: number;
     bodyLimit: number;
+    requestTimeout: number;
+    keepAliveTimeout: number;
     prefillChunk: number;
     backend: string;
   }>();
@@ -114,6 +130,8 @@ async function main(): Promise<void> {
     learned,
     limits: { maxTokens: flags.maxTokens },
     bodyLimit: flags.bodyLimit,
+    requestTimeout: flags.requestTimeout,
+    keepAliveTimeout: flags.keepAliveTimeout,
     apiKey: flags.apiKey ?? process.env.LETHE_API_KEY,
     logger: true,
   });

@@ -1,5 +1,6 @@
 import type { CacheReport } from './choice-run';
 import type { PolicyChoice } from './request-policy';
+import { chatLogprobs, completionLogprobs, type LogprobEntry } from './token-logprobs';
 
 /** Which endpoint a response belongs to: its object names and its choice shape follow. */
 export type Endpoint = 'completions' | 'chat';
@@ -22,6 +23,14 @@ export interface FinishedChoice {
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly cache: CacheReport;
+  /** Its logprobs entries, when the request asked for them. */
+  readonly logprobs?: readonly LogprobEntry[];
+}
+
+/** A choice's `logprobs` in the endpoint's shape, or null when none were asked for. */
+function logprobsOf(endpoint: Endpoint, entries: readonly LogprobEntry[] | undefined) {
+  if (entries === undefined) return null;
+  return endpoint === 'chat' ? chatLogprobs(entries) : completionLogprobs(entries);
 }
 
 /** The identity every object and chunk of one response shares. */
@@ -73,19 +82,27 @@ export function responseObject(
         ? {
             index: choice.index,
             message: { role: 'assistant', content: choice.text },
-            logprobs: null,
+            logprobs: logprobsOf(endpoint, choice.logprobs),
             finish_reason: choice.finishReason,
           }
         : {
             index: choice.index,
             text: choice.text,
-            logprobs: null,
+            logprobs: logprobsOf(endpoint, choice.logprobs),
             finish_reason: choice.finishReason,
           },
     ),
     usage,
     lethe: letheReport(policy, sorted),
   };
+}
+
+/** What a streamed chunk may carry besides its choice. */
+export interface ChunkExtras {
+  /** `null` on every chunk of a stream that asked for usage (`stream_options.include_usage`). */
+  readonly usage?: null;
+  /** The cache report, on the stream's last chunk that has a choice (see {@link answerJob}). */
+  readonly lethe?: ReturnType<typeof letheReport>;
 }
 
 /**
@@ -96,7 +113,14 @@ export function chunkObject(
   endpoint: Endpoint,
   header: ResponseHeader,
   index: number,
-  piece: { text?: string; role?: boolean; finishReason?: FinishReason },
+  piece: {
+    text?: string;
+    role?: boolean;
+    finishReason?: FinishReason;
+    /** The logprobs entries of this piece's tokens, when the request asked for them. */
+    logprobs?: readonly LogprobEntry[];
+  },
+  extras: ChunkExtras = {},
 ) {
   const finish = piece.finishReason ?? null;
   const choice =
@@ -107,26 +131,34 @@ export function chunkObject(
             ...(piece.role ? { role: 'assistant' } : {}),
             ...(piece.text !== undefined ? { content: piece.text } : {}),
           },
-          logprobs: null,
+          logprobs: logprobsOf(endpoint, piece.logprobs),
           finish_reason: finish,
         }
-      : { index, text: piece.text ?? '', logprobs: null, finish_reason: finish };
+      : {
+          index,
+          text: piece.text ?? '',
+          logprobs: logprobsOf(endpoint, piece.logprobs),
+          finish_reason: finish,
+        };
   return {
     id: header.id,
     object: endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion',
     created: header.created,
     model: header.model,
     choices: [choice],
+    ...extras,
   };
 }
 
-/** The closing chunk with no choices, carrying `usage` (when asked for) and the `lethe` report. */
-export function closingChunk(
+/**
+ * The usage chunk a stream ends with when it asked for usage (`stream_options.include_usage`):
+ * no choices — the only chunk without one, as the API sends it — `usage`, and the `lethe` report.
+ */
+export function usageChunk(
   endpoint: Endpoint,
   header: ResponseHeader,
-  usage: Usage | null,
-  policy: PolicyChoice,
-  choices: readonly FinishedChoice[],
+  usage: Usage,
+  lethe: ReturnType<typeof letheReport>,
 ) {
   return {
     id: header.id,
@@ -135,9 +167,6 @@ export function closingChunk(
     model: header.model,
     choices: [],
     usage,
-    lethe: letheReport(
-      policy,
-      [...choices].sort((a, b) => a.index - b.index),
-    ),
+    lethe,
   };
 }

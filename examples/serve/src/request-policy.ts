@@ -1,4 +1,4 @@
-import { sequenceBudget } from '@lethe/eval';
+import { listPolicies, sequenceBudget } from '@lethe/eval';
 import {
   FULL_CACHE,
   type PolicyRegistry,
@@ -7,7 +7,7 @@ import {
 } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
-import { invalidRequest } from './api-error';
+import { invalidRequest, plainMessage } from './api-error';
 import type { LetheExtension } from './request-schemas';
 
 /** What a request asked of its memory, as the response reports it back. */
@@ -40,6 +40,35 @@ export class RequestPolicies {
     private readonly learned: ReadonlyMap<string, LearnedPolicy> = new Map(),
   ) {}
 
+  /**
+   * What `GET /v1/policies` lists: every policy a request may name — the registry's heuristics
+   * with their budget forms and options (as `lethe policies --json` prints them), then the
+   * trained policies given at start-up with their provider, budget forms, the options they were
+   * trained with (fixed) and the served models they cannot run on.
+   */
+  listing() {
+    const heuristics = listPolicies(this.registry)
+      .filter((listing) => !listing.learned)
+      .map((listing) => ({
+        id: listing.name,
+        object: 'policy',
+        summary: listing.summary,
+        learned: false,
+        budget_forms: listing.budgetForms,
+        options: listing.options,
+      }));
+    const learned = [...this.learned.values()].map((policy) => ({
+      id: policy.name,
+      object: 'policy',
+      provider: policy.prepared.name,
+      learned: true,
+      budget_forms: policy.prepared.budgetForms,
+      trained_options: policy.prepared.options,
+      unfit_models: Object.fromEntries(policy.unfit),
+    }));
+    return [...heuristics, ...learned];
+  }
+
   /** Every name a request may give. */
   names(): string[] {
     const heuristics = this.registry.list().filter((provider) => provider.learned === undefined);
@@ -56,6 +85,7 @@ export class RequestPolicies {
   ): Promise<{ choice: PolicyChoice; prepared: PreparedPolicy; release(): void }> {
     const name = extension?.policy ?? FULL_CACHE;
     const budget = extension?.budget ?? 1;
+    const options = extension?.options ?? {};
     if (name === FULL_CACHE && budget !== 1) {
       throw invalidRequest('lethe.budget', `must be 1 for the full cache, got ${budget}`);
     }
@@ -69,7 +99,7 @@ export class RequestPolicies {
           'policy_model_mismatch',
         );
       }
-      if (extension?.options !== undefined && Object.keys(extension.options).length > 0) {
+      if (Object.keys(options).length > 0) {
         throw invalidRequest(
           'lethe.options',
           `"${name}" is a trained policy: its options are the ones it was trained with`,
@@ -86,7 +116,7 @@ export class RequestPolicies {
     }
     let prepared: PreparedPolicy;
     try {
-      prepared = await this.registry.prepare(name, { options: extension?.options ?? {} });
+      prepared = await this.registry.prepare(name, { options });
     } catch (error) {
       throw renamed(error);
     }
@@ -114,7 +144,12 @@ export class RequestPolicies {
     }
   }
 }
-/** A registry error about the request, renamed into the request's fields. */
+/**
+ * A registry error about the request, renamed into the request's fields: the policy's name →
+ * `lethe.policy`, one of its options → `lethe.options.<key>`, anything about the budget — a
+ * malformed one, or one too small for the policy's anchors — → `lethe.budget`; the message
+ * without the library's code and argument, the code `invalid_value`.
+ */
 function renamed(error: unknown): unknown {
   if (!(error instanceof LetheError)) return error;
   const argument = error.argument ?? '';
@@ -123,9 +158,6 @@ function renamed(error: unknown): unknown {
       ? 'lethe.policy'
       : argument.startsWith('options')
         ? `lethe.${argument}`
-        : argument.startsWith('budget')
-          ? 'lethe.budget'
-          : `lethe.${argument}`;
-  const message = error.message.replace(/^\[[A-Z_]+\] [^:]*: /, '');
-  return invalidRequest(field, message, error.code.toLowerCase());
+        : 'lethe.budget';
+  return invalidRequest(field, `${field}: ${plainMessage(error)}`);
 }

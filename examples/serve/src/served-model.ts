@@ -16,8 +16,15 @@ export interface ServedModel {
    * writes its special tokens itself).
    */
   readonly encode: (text: string, kind: 'completion' | 'chat') => Int32Array;
+  /**
+   * Longest prompt text, in UTF-16 code units, that could fit the context (`promptCharLimit`):
+   * longer is refused before tokenizing.
+   */
+  readonly maxPromptChars: number;
   /** Unix seconds it was loaded at. */
   readonly created: number;
+  /** Sequences its batch can ever hold: those decoding at once plus those waiting. */
+  readonly capacity: number;
   /** The running decode batch every request for this model joins. */
   readonly batcher: ContinuousBatcher;
   /** Called for each generated token with the ms since the sequence's previous one (or its arrival). */

@@ -1,8 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { answerJob, type GenerationJob } from './answer-job';
 import { ApiError, toApiError } from './api-error';
+import { checkApiKey, needsApiKey } from './api-key';
 import { chatJob, completionJob, type RequestLimits, servedModel } from './job-builders';
 import { type LearnedPolicy, RequestPolicies } from './request-policy';
 import {
@@ -26,25 +26,52 @@ export interface ServerOptions {
   readonly limits: RequestLimits;
   /** Largest request body in bytes (default 1 MiB); larger → 413. */
   readonly bodyLimit?: number;
-  /** When set, `/v1/*` requires `Authorization: Bearer <apiKey>` (401 otherwise). */
+  /**
+   * When set, every route but `/health` and `/metrics` requires `Authorization: Bearer <apiKey>`
+   * (401 otherwise), decided on the route the router matched.
+   */
   readonly apiKey?: string;
+  /**
+   * Most ms a client may take to send a whole request, headers and body (default 30 s); slower →
+   * 408 and the connection closed, so a client that sends half a body and stops holds nothing.
+   */
+  readonly requestTimeout?: number;
+  /** Most ms an idle keep-alive connection stays open between requests (default 5 s). */
+  readonly keepAliveTimeout?: number;
   /** The framework's logger option (pino): `false` for none, `true` or pino options for JSON logs. */
   readonly logger?: FastifyServerOptions['logger'];
 }
 
 /**
  * The OpenAI-compatible HTTP server (fastify): `POST /v1/completions`,
- * `POST /v1/chat/completions` (streamed or not), `GET /v1/models`, `GET /health`,
+ * `POST /v1/chat/completions` (streamed or not), `GET /v1/models`, `GET /v1/policies` (what
+ * `lethe.policy` may name, with budget forms and options), `GET /health`,
  * `GET /metrics` (Prometheus). Request bodies are checked against JSON schemas (no coercion,
  * unknown fields refused by name); every error is answered in the OpenAI shape naming the field.
  * Closing the server (`close()`) stops accepting requests, lets the running ones finish, then
  * drains and closes every model's batch.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
+  const requestTimeout = options.requestTimeout ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
+    requestTimeout,
+    keepAliveTimeout: options.keepAliveTimeout ?? 5_000,
+    // Node checks the request timeouts every `connectionsCheckingInterval` ms (30 s by default)
+    http: {
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+    },
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allowUnionTypes: true,
+      },
+    },
   });
   const { models } = options;
   const policies = new RequestPolicies(options.registry, options.learned);
@@ -67,15 +94,24 @@ export function createServer(options: ServerOptions): FastifyInstance {
   let draining = false;
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.raw.on('finish', () =>
-      metrics.request(request.routeOptions.url ?? 'unknown', reply.raw.statusCode),
-    );
-    if (draining && request.url !== '/metrics') {
+    // the route the router matched (its pattern), not the raw target a client spelled
+    const route = request.routeOptions.url;
+    reply.raw.on('finish', () => {
+      metrics.request(route ?? 'unknown', reply.raw.statusCode);
+      // a response that ends during the drain closes its connection, so that no pooled client
+      // keeps the process alive (a stream started before the drain sent `keep-alive`)
+      if (draining) request.raw.socket?.end?.();
+    });
+    if (draining && route !== '/metrics') {
       throw new ApiError(503, 'the server is shutting down', 'server_error', null, 'shutting_down');
     }
-    if (options.apiKey !== undefined && request.url.startsWith('/v1/')) {
+    if (options.apiKey !== undefined && needsApiKey(route)) {
       checkApiKey(request.headers.authorization, options.apiKey);
     }
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (draining) void reply.header('connection', 'close');
+    return payload;
   });
   app.setErrorHandler((error, request, reply) => {
     const api = toApiError(error);
@@ -99,6 +135,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     object: 'list',
     data: [...models.values()].map(modelObject),
   }));
+  app.get('/v1/policies', async () => ({ object: 'list', data: policies.listing() }));
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) =>
     modelObject(servedModel(models, request.params.id)),
   );
@@ -117,7 +154,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
       // the schema has checked the body's shape
       const job = await toJob(request.body as B, models, policies, options.limits);
       try {
-        return await answerJob(job, reply, policies);
+        return await answerJob(job, reply, policies, () => draining);
       } finally {
         job.policy.release();
       }
@@ -137,19 +174,4 @@ export function createServer(options: ServerOptions): FastifyInstance {
 /** `GET /v1/models` entry. */
 function modelObject(served: ServedModel) {
   return { id: served.id, object: 'model', created: served.created, owned_by: 'lethe' };
-}
-
-/** 401 unless `header` is `Bearer <key>` (compared in constant time). */
-function checkApiKey(header: string | undefined, key: string): void {
-  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
-  const expected = Buffer.from(key);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new ApiError(
-      401,
-      'missing or wrong API key: send Authorization: Bearer <key>',
-      'authentication_error',
-      null,
-      'invalid_api_key',
-    );
-  }
 }

@@ -143,8 +143,8 @@ describe('completions', () => {
     expect(full.lethe.cache[0]).toMatchObject({ evictions: 0, realised_budget: 1 });
     const cache = response.lethe.cache[0]!;
     expect(cache.evictions).toBeGreaterThan(0);
-    // the prompt goes in whole (its peak), then the cache is held near a quarter of the full one
-    expect(cache.realised_budget).toBeLessThan(1);
+    // the budget bounds the peak, the prompt's included (a ceiling of ⌈0.25 · full⌉ per head)
+    expect(cache.realised_budget).toBeLessThanOrEqual(0.25 + 1 / 32);
     const live = (cache as unknown as { live: number[] }).live;
     const fullLive = (full.lethe.cache[0] as unknown as { live: number[] }).live;
     expect(live[0]!).toBeLessThan(fullLive[0]! / 2);
@@ -156,7 +156,18 @@ describe('completions', () => {
     [{ lethe: { policy: 'h2o', budget: 0.5, options: { window: -3 } } }, 'lethe.options.window'],
     [{ max_tokens: 10_000 }, 'max_tokens'],
     [{ prompt: 'x'.repeat(5000) }, 'prompt'],
-    [{ prompt: [1, 2, 999] }, 'prompt'],
+    [{ prompt: [1, 2, 999] }, 'prompt.2'],
+    [{ prompt: [-1] }, 'prompt.0'],
+    [
+      {
+        prompt: [
+          [3, 4],
+          [5, 1.5],
+        ],
+      },
+      'prompt.1.1',
+    ],
+    [{ prompt: ['a', [3]] }, 'prompt.1'],
   ])('bad request %# → 400 naming %s', async (change, param) => {
     await expect(
       server.client.completions.create({
@@ -207,7 +218,18 @@ describe('a trained policy given at start-up', () => {
         status: 400,
         param: 'lethe.policy',
         code: 'policy_model_mismatch',
+        message: expect.not.stringMatching(/\[E_[A-Z]+\]|parameters\./),
       });
+      // what a request may name: the heuristics and the trained policy, with budget forms
+      const listing = await fetch(`${withSol.url}/v1/policies`);
+      const { data } = (await listing.json()) as {
+        data: { id: string; learned: boolean; budget_forms: string[]; unfit_models?: object }[];
+      };
+      const byId = new Map(data.map((policy) => [policy.id, policy]));
+      expect(byId.get('h2o')).toMatchObject({ learned: false, budget_forms: ['capacity', 'rate'] });
+      expect(byId.get('sol-lm')).toMatchObject({ learned: true, budget_forms: ['compute'] });
+      expect(Object.keys(byId.get('sol-lm')!.unfit_models!)).toEqual(['countdown']);
+      expect(byId.has('sol')).toBe(false);
       await expect(
         withSol.client.completions.create({
           model: 'lm',

@@ -42,8 +42,8 @@ describe('request errors are answered in the OpenAI shape, naming the field', ()
     ],
     [
       'an unsupported field',
-      { model: 'm', prompt: 'x', logprobs: 2 },
-      'logprobs',
+      { model: 'm', prompt: 'x', tools: [] },
+      'tools',
       'unsupported_parameter',
     ],
     [

@@ -1,14 +1,30 @@
-// The server as a user starts it (`npm run serve`, here `src/main.ts` through tsx): SIGTERM
-// while a request streams lets that request finish, refuses new connections, and exits 0.
+// The server as a user starts it: SIGTERM while a request streams lets that request finish,
+// refuses new requests, closes the connections of the responses it ends (so a client's pool of
+// keep-alive connections cannot hold the process), and exits 0 — through `npm run serve` too,
+// which passes the signal on instead of leaving the server behind.
 import { once } from 'node:events';
 import { createTask, type PerplexityTask } from '@lethe/eval';
 import { describe, expect, it } from 'vitest';
-import { spawnServer } from './spawn-server';
+import { type Launcher, spawnServer } from './spawn-server';
 import { repoPath } from './support';
 
-describe('npm run serve', () => {
-  it('drains on SIGTERM: the running request finishes, then the process exits 0', async () => {
-    const server = await spawnServer(['--model', `lm=${repoPath('models/lm')}`]);
+/** Resolves true once `url` no longer answers (the server has closed its port), false after `ms`. */
+async function closedWithin(url: string, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const up = await fetch(`${url}/health`, { signal: AbortSignal.timeout(500) }).then(
+      () => true,
+      () => false,
+    );
+    if (!up) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+describe.each(['node', 'npm'] as Launcher[])('started with %s', (launcher) => {
+  it('drains on SIGTERM: the running stream finishes, new requests are refused, the process exits 0', async () => {
+    const server = await spawnServer(['--model', `lm=${repoPath('models/lm')}`], launcher);
     const { url, process: child } = server;
     const logs = () => server.logs();
     // every log line is one JSON object (pino)
@@ -16,6 +32,8 @@ describe('npm run serve', () => {
       .split('\n')
       .find((line) => line.includes('listening'))!;
     expect(JSON.parse(first)).toMatchObject({ level: 30 });
+    // a pooled keep-alive connection, idle during the drain (fetch keeps its connections)
+    expect((await fetch(`${url}/health`)).status).toBe(200);
     const prompt = (createTask('lm') as PerplexityTask).document(0, 2).slice(0, 40);
     const response = await fetch(`${url}/v1/completions`, {
       method: 'POST',
@@ -24,7 +42,15 @@ describe('npm run serve', () => {
     });
     const reader = response.body!.getReader();
     await reader.read(); // it streams: the request is running
+    const exited = once(child, 'exit');
     child.kill('SIGTERM');
+    while (!logs().includes('draining')) await new Promise((resolve) => setTimeout(resolve, 20));
+    // a new request during the drain is refused: 503, or no connection at all
+    const during = await fetch(`${url}/v1/models`).then(
+      (answer) => answer.status,
+      () => 'refused',
+    );
+    expect([503, 'refused']).toContain(during);
     let body = '';
     for (;;) {
       const { done, value } = await reader.read();
@@ -33,8 +59,13 @@ describe('npm run serve', () => {
     }
     expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(body).toContain('"finish_reason":"length"');
-    const [code] = await once(child, 'exit');
+    // the client's pool still holds its connections; the process exits all the same
+    const start = Date.now();
+    const [code] = await exited;
+    // (not after the 5-s keep-alive timeout: the drain closes the connections it answers on)
+    expect(Date.now() - start).toBeLessThan(3_000);
     expect(code).toBe(0);
+    expect(await closedWithin(url, 5_000)).toBe(true);
     expect(logs()).toContain('draining');
-  }, 60_000);
+  }, 90_000);
 });

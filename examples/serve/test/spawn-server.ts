@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** A server process started as `npm run serve` starts it, and its address. */
+/** A server process, its address, and what it has written. */
 export interface SpawnedServer {
   readonly process: ChildProcess;
   readonly url: string;
@@ -9,23 +9,35 @@ export interface SpawnedServer {
   logs(): string;
 }
 
+/** How to start the server: `src/main.ts` through tsx's loader, or as a user does, `npm run serve`. */
+export type Launcher = 'node' | 'npm';
+
 /**
- * Starts `src/main.ts` through tsx with `args` and `--port 0`, and resolves once its log says
- * where it listens (rejects if it exits first).
+ * Starts the server with `args` and `--port 0` — `node --import tsx src/main.ts` or
+ * `npm run serve -- …` — and resolves once its log says where it listens (rejects if it exits
+ * first).
  */
-export function spawnServer(args: readonly string[]): Promise<SpawnedServer> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('../src/main.ts', import.meta.url)),
-      ...args,
-      '--port',
-      '0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+export function spawnServer(
+  args: readonly string[],
+  launcher: Launcher = 'node',
+): Promise<SpawnedServer> {
+  const serverArgs = [...args, '--port', '0'];
+  const child =
+    launcher === 'node'
+      ? spawn(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            fileURLToPath(new URL('../src/main.ts', import.meta.url)),
+            ...serverArgs,
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+      : spawn('npm', ['run', '--silent', 'serve', '--', ...serverArgs], {
+          cwd: fileURLToPath(new URL('..', import.meta.url)),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   let logs = '';
   const record = (data: unknown) => {
     logs += String(data);

@@ -19,7 +19,7 @@ export {
 export { CACHE_FORMAT_VERSION } from './cache/serialization';
 export type { Anchors, CacheGeometry } from './geometry';
 export type { AttentionGate } from './policy/attention-gate';
-export { entriesAfterRound } from './policy/budget-ceiling';
+export { entriesAfterRound, roomyKeep } from './policy/budget-ceiling';
 export { checkObservation } from './policy/check-observation';
 export type {
   ComputeNeeds,

@@ -212,10 +212,11 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
   const fullLength = fullCacheLength(typedIds.length, maxNewTokens);
   const capacity = capacityFor(g.budget, fullLength);
-  const { eviction, prompt: conditioning } = g.policy.build(
-    { capacity },
-    policyContextOf(model, 1),
-  );
+  const {
+    eviction,
+    ceiling,
+    prompt: conditioning,
+  } = g.policy.build({ capacity }, policyContextOf(model, 1));
   // A policy that conditions the prompt on its budget (NGC's interoception tag) rewrites it.
   const prompted = conditioning === undefined ? typed : conditioning.text(typed);
   const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, prompted);
@@ -239,6 +240,7 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     prompt,
     maxNewTokens,
     eviction,
+    ceiling,
     sampling: { temperature: g.temperature },
     seed: g.seed,
     stop,

@@ -15,6 +15,8 @@ export interface StreamGenerationOptions {
   readonly maxNewTokens: number;
   /** Eviction policy (`undefined`: full cache). */
   readonly eviction: EvictionPolicy | undefined;
+  /** Its ceiling (`PolicySet.ceiling`): the prompt goes in in chunks that never pass it. */
+  readonly ceiling?: number;
   readonly sampling: SamplingOptions;
   readonly seed: number;
   readonly stop: StopConditions;
@@ -52,6 +54,7 @@ export async function streamGeneration(
     streamIds: [0],
     maxNewTokens: options.maxNewTokens,
     eviction: options.eviction,
+    ceiling: options.ceiling,
     sampling: options.sampling,
     seed: options.seed,
     stop: options.stop,

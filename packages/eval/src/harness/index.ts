@@ -39,6 +39,7 @@ export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json
 export type { ModelProvider } from './model-provider';
 export { parseIntegerFlag, parseNumberFlag } from './number-flag';
 export { runPerplexityCell } from './perplexity-cell';
+export { listPolicies, type PolicyListing } from './policy-listing';
 export { type PolicySpec, policySpec } from './policy-spec';
 export type { PolicyModel, PolicyStore } from './policy-store';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';

@@ -89,6 +89,7 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     eviction: options.policies.eviction,
     readSelector: options.policies.readSelector,
     compute: options.policies.compute,
+    ceiling: options.policies.ceiling,
     prefillChunk: options.prefillChunk,
     // The prompt's last token is read in the chunk that reaches the end of its prompt.
     onPrefillChunk: ({ sequences, caches, start, lengths }) => {

@@ -90,6 +90,7 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
     eviction: options.policies.eviction,
     readSelector: options.policies.readSelector,
     compute: options.policies.compute,
+    ceiling: options.policies.ceiling,
     seed: options.seed,
     streamIds,
   });

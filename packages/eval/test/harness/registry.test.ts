@@ -224,8 +224,15 @@ describe('the default registry', () => {
     expect(registry.has('never')).toBe(true);
     expect(registry.names().at(-1)).toBe('never');
     const prepared = await registry.prepare('never');
-    expect(prepared.build({ capacity: 12 }, context)).toEqual({ eviction: keepAll });
+    // a capacity budget's set carries its ceiling (what runtimes bound prefill chunks by)
+    expect(prepared.build({ capacity: 12 }, context)).toEqual({ eviction: keepAll, ceiling: 12 });
     expect(seen).toEqual([12]);
+    // a rate schedule bounds nothing; the full cache evicts nothing
+    const h2o = await registry.prepare('h2o');
+    expect(h2o.build({ keepRatio: 0.5, every: 4 }, context).ceiling).toBeUndefined();
+    expect(h2o.build({ capacity: 9 }, context).ceiling).toBe(9);
+    const full = await registry.prepare(FULL_CACHE);
+    expect(full.build({ capacity: 12 }, context).ceiling).toBeUndefined();
     expect(createDefaultRegistry().has('never')).toBe(false);
   });
 

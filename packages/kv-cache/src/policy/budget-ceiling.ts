@@ -18,3 +18,14 @@ export function entriesAfterRound(budget: CapacityBudget): number {
   }
   return capacity - 1;
 }
+
+/**
+ * Entries a round of a policy that leaves `kept` per KV head before one token leaves when
+ * `incoming` tokens come next (a prefill chunk; see `LayerObservation.incoming`): `kept −
+ * (incoming − 1)`, so that they bring the head back to at most its ceiling — but never fewer
+ * than `least` (what the policy must keep: its anchors and the newest entry), where the chunk
+ * then cannot fit and the runtime, which ends chunks at the ceiling, feeds fewer tokens.
+ */
+export function roomyKeep(kept: number, incoming = 1, least = 1): number {
+  return Math.max(Math.min(kept, least), kept - (incoming - 1));
+}

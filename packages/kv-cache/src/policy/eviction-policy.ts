@@ -24,6 +24,11 @@ export interface TriggerContext {
   readonly liveCounts: Int32Array;
   /** Tokens processed since this layer's last eviction round (or since the start). */
   readonly sinceLastRound: number;
+  /**
+   * Tokens the runtime appends before the next round (default 1; see
+   * `LayerObservation.incoming`): a capacity trigger fires once they would not fit.
+   */
+  readonly incoming?: number;
 }
 
 /**

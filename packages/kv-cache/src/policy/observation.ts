@@ -17,6 +17,13 @@ export interface LayerObservation {
   readonly headDim: number;
   /** Tokens processed so far (the position the next token will get). */
   readonly step: number;
+  /**
+   * Tokens the runtime appends before the next round (default 1: a decode step; a prefill chunk
+   * of `k` tokens: `k`). A policy under a capacity keeps room for them: `kept − (incoming − 1)`
+   * entries (see `roomyKeep`), so a chunked prompt stays under its ceiling without a round per
+   * token. A runtime sets it only where the set has a ceiling (`PolicySet.ceiling`).
+   */
+  readonly incoming?: number;
   /** Live entries per KV head, `[kvHeads]`. */
   readonly liveCounts: Int32Array;
   /** Row stride of the per-entry arrays: `max(liveCounts)`. */

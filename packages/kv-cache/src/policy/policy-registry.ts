@@ -5,6 +5,7 @@ import { parsePolicyOptions } from './policy-options';
 import {
   type AnyPolicyProvider,
   type BudgetForm,
+  type CapacityBudget,
   MEMORY_BUDGET_FORMS,
   type PolicyBudget,
   type PolicyContext,
@@ -41,7 +42,8 @@ export interface PreparedPolicy {
   /** The budget forms {@link PreparedPolicy.build} takes (the provider's `budgetForms`). */
   readonly budgetForms: readonly BudgetForm[];
   /**
-   * Builds the policies for one batch under `budget`.
+   * Builds the policies for one batch under `budget`; under a capacity budget, a set with an
+   * eviction policy carries the capacity as its `ceiling` (see `PolicySet.ceiling`).
    *
    * @throws LetheError `E_BUDGET` for a malformed budget (see `validatePolicyBudget`) or one of a
    *   form the provider does not take (naming `budget`), and the
@@ -211,12 +213,15 @@ export class PolicyRegistry {
             'budget',
           );
         }
-        return provider.build({
+        const set = provider.build({
           budget: checked,
           options,
           context,
           parameters,
         });
+        return form === 'capacity' && set.eviction !== undefined
+          ? { ...set, ceiling: (checked as CapacityBudget).capacity }
+          : set;
       },
       release(): void {
         if (released || directory === undefined) return;

@@ -107,6 +107,16 @@ export interface PolicySet {
   readonly readSelector?: ReadSelector;
   readonly compute?: ComputePolicy;
   readonly prompt?: PromptConditioning;
+  /**
+   * The ceiling the eviction policy was built for (a {@link CapacityBudget}'s `capacity`: most
+   * live entries per KV head, the newest token included), set by the registry when the set has an
+   * eviction policy and the budget is a capacity. A runtime ends every prefill chunk where it
+   * would take a head past it — the first chunk fills the cache up to the ceiling, then the prompt
+   * goes in as fast as the rounds make room (one token per round for a policy that leaves
+   * `capacity − 1`) — so the budget bounds the peak during the prompt too, whatever chunk size the
+   * runtime was given.
+   */
+  readonly ceiling?: number;
 }
 
 /** The options schema of a provider: a valibot strict object (unknown keys are refused). */

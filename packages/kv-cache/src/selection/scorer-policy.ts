@@ -1,5 +1,6 @@
 import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
+import { roomyKeep } from '../policy/budget-ceiling';
 import type { EvictionPolicy, KeepDecision, TriggerContext } from '../policy/eviction-policy';
 import type { LayerObservation, ObservationNeeds } from '../policy/observation';
 import type { RandomSource } from '../policy/random-source';
@@ -133,8 +134,14 @@ export abstract class ScorerPolicy implements EvictionPolicy {
     const scores = this.score(observation, rng);
     const { blockSize } = this;
     const { anchors, threshold } = this;
+    const least = anchoredEntryBound(this.anchors, blockSize) + 1;
     return decideKeep(scores, observation, this.granularity, (row, positions) => {
-      const k = budgetKeepCount(this.budget, row.length);
+      const kept = budgetKeepCount(this.budget, row.length);
+      // under a capacity, room for the tokens that come before the next round
+      const k =
+        'capacity' in this.budget
+          ? Math.min(kept, roomyKeep(this.budget.capacity, observation.incoming, least))
+          : kept;
       if (blockSize !== undefined) {
         return selectTopBlocks(
           row,

@@ -43,5 +43,7 @@ export function shouldTrigger(trigger: Trigger, context: TriggerContext): boolea
   if ('every' in trigger) return context.sinceLastRound >= trigger.every;
   let maxLive = 0;
   for (const live of context.liveCounts) maxLive = Math.max(maxLive, live);
-  return maxLive > trigger.whenLiveExceeds + (trigger.slack ?? 0);
+  // the tokens coming before the next round beyond one must fit too
+  const coming = (context.incoming ?? 1) - 1;
+  return maxLive + coming > trigger.whenLiveExceeds + (trigger.slack ?? 0);
 }

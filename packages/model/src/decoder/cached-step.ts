@@ -41,6 +41,8 @@ export interface CachedStepRequest {
   readonly readSelectors?: readonly (ReadSelector | undefined)[];
   /** Entries a `tokenKeep` read never skips (default {@link DEFAULT_READ_ANCHORS}). */
   readonly readAnchors?: ReadAnchors;
+  /** Sequences whose logits at every position of their chunk are returned (`positionLogits`). */
+  readonly everyPosition?: readonly boolean[];
 }
 
 /**
@@ -95,7 +97,8 @@ export function cachedStep(
     live: new Int32Array(batch * layers * kvHeads),
   };
 
-  const { logits, hidden, outgoing } = tf.tidy(() => {
+  const positionRows = everyPositionRows(request.everyPosition, lengths, width);
+  const { logits, hidden, positionLogits, outgoing } = tf.tidy(() => {
     const inverseFrequencies = tf.tensor1d(
       ropeInverseFrequencies(config.head_dim, config.rope_theta),
     );
@@ -152,16 +155,23 @@ export function cachedStep(
       };
       x = decoderLayer(x, layer, config, rope, attend, layerControls);
     });
-    const final = rmsNorm(x, weights.finalNorm, eps);
+    const final = tf.reshape(rmsNorm(x, weights.finalNorm, eps), [
+      batch * width,
+      config.hidden_size,
+    ]);
     const lastRows = Int32Array.from(lengths, (length, b) => b * width + length - 1);
-    const hidden = tf.gather(
-      tf.reshape(final, [batch * width, config.hidden_size]),
-      tf.tensor1d(lastRows, 'int32'),
-    );
+    const hidden = tf.gather(final, tf.tensor1d(lastRows, 'int32'));
     const flat = downloads.map((t) => tf.reshape(t, [-1]));
     return {
       logits: linear(hidden, weights.lmHead) as tf.Tensor2D,
       hidden: hidden as tf.Tensor2D,
+      positionLogits:
+        positionRows === undefined
+          ? undefined
+          : (linear(
+              tf.gather(final, tf.tensor1d(positionRows, 'int32')),
+              weights.lmHead,
+            ) as tf.Tensor2D),
       outgoing: tf.concat(flat).dataSync() as Float32Array,
     };
   });
@@ -178,10 +188,27 @@ export function cachedStep(
     checkAppendsFinite(appends);
     applyAppends(appends);
   } catch (error) {
-    tf.dispose([logits, hidden]);
+    tf.dispose([logits, hidden, ...(positionLogits === undefined ? [] : [positionLogits])]);
     throw error;
   }
-  return { logits, hidden, reads };
+  return { logits, hidden, reads, ...(positionLogits === undefined ? {} : { positionLogits }) };
+}
+
+/**
+ * Rows of the padded `[B · width]` outputs of the sequences `everyPosition` flags, each sequence's
+ * `lengths[b]` rows in order; undefined when none is flagged.
+ */
+function everyPositionRows(
+  everyPosition: readonly boolean[] | undefined,
+  lengths: Int32Array,
+  width: number,
+): Int32Array | undefined {
+  if (everyPosition === undefined || !everyPosition.includes(true)) return undefined;
+  const rows: number[] = [];
+  lengths.forEach((length, b) => {
+    if (everyPosition[b] === true) for (let t = 0; t < length; t++) rows.push(b * width + t);
+  });
+  return Int32Array.from(rows);
 }
 
 /** Whether some sequence's controls ask this layer for a sparse `tokenKeep` read (κ < 1). */

@@ -14,7 +14,7 @@ import type {
   DecodeStepOptions,
   ForwardOptions,
   ForwardResult,
-  StepOptions,
+  PrefillOptions,
   StepResult,
 } from './types';
 import { type DecoderWeights, groupWeights, initialTensors } from './weights';
@@ -152,18 +152,20 @@ export class DecoderModel {
    *   the batch or one per sequence, see {@link StepOptions.keyBias}). Each sequence's outputs and
    *   appended entries are those it gets in a batch of its own (bit for bit on wasm). Prefill reads
    *   densely: a `readSelector` (decode only) is rejected with `E_ARG`, and so is a
-   *   `tokenKeep` below 1 in a chunk of more than one token.
-   * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, and the
-   *   entries read (`reads`).
+   *   `tokenKeep` below 1 in a chunk of more than one token. `everyPosition[b]` asks for
+   *   sequence `b`'s logits at every position too (`positionLogits`, for scoring a prompt).
+   * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, the entries
+   *   read (`reads`), and with `everyPosition` the flagged sequences' `positionLogits`.
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (`E_SHAPE` naming
-   *   `prompts` when the attention would not fit the backend's tensor memory); `E_STATE` naming
-   *   `model` when the step computes a non-finite key, value or query (NaN or infinite weights).
-   *   A prefill that throws modifies no cache and leaves no tensor behind.
+   *   `prompts` when the attention would not fit the backend's tensor memory; `E_ARG` naming
+   *   `everyPosition` unless one boolean per prompt); `E_STATE` naming `model` when the step
+   *   computes a non-finite key, value or query (NaN or infinite weights). A prefill that throws
+   *   modifies no cache and leaves no tensor behind.
    */
   prefill(
     caches: readonly KVCacheStore[],
     prompts: Int32Array[],
-    options: StepOptions & { readonly controls?: BatchControls } = {},
+    options: PrefillOptions & { readonly controls?: BatchControls } = {},
   ): StepResult {
     checkObject(options, 'options');
     if ((options as DecodeStepOptions).readSelector !== undefined) {
@@ -173,7 +175,18 @@ export class DecoderModel {
         'readSelector',
       );
     }
-    return this.step(caches, prompts, options.controls, options, 'prompts');
+    const { everyPosition } = options;
+    if (
+      everyPosition !== undefined &&
+      !(
+        Array.isArray(everyPosition) &&
+        everyPosition.length === (Array.isArray(prompts) ? prompts.length : -1) &&
+        everyPosition.every((flag) => typeof flag === 'boolean')
+      )
+    ) {
+      throw new LetheError('E_ARG', 'must be one boolean per prompt', 'everyPosition');
+    }
+    return this.step(caches, prompts, options.controls, options, 'prompts', everyPosition);
   }
 
   /**
@@ -246,6 +259,7 @@ export class DecoderModel {
     controls: BatchControls | undefined,
     options: DecodeStepOptions,
     chunkArgument: string,
+    everyPosition?: readonly boolean[],
   ): StepResult {
     this.checkLive();
     const batch = Array.isArray(caches) ? caches.length : 0;
@@ -261,6 +275,7 @@ export class DecoderModel {
         : {}),
       ...(selectors !== undefined ? { readSelectors: selectors } : {}),
       readAnchors: resolveReadAnchors(options.readAnchors),
+      ...(everyPosition !== undefined ? { everyPosition } : {}),
     });
   }
 

@@ -20,6 +20,7 @@ export type {
   ForwardOptions,
   ForwardResult,
   KeyBiasHook,
+  PrefillOptions,
   StepOptions,
   StepReads,
   StepResult,

@@ -82,6 +82,16 @@ export interface StepOptions {
   readonly keyBias?: KeyBiasHook | readonly (KeyBiasHook | undefined)[];
 }
 
+/** Options of {@link DecoderModel.prefill}: those of every cached step, plus which logits it returns. */
+export interface PrefillOptions extends StepOptions {
+  /**
+   * Per sequence, whether to return its logits at every position of its chunk
+   * (`StepResult.positionLogits`) — what scoring a prompt needs (the log-probability of each of
+   * its tokens given those before it) — besides the last position's. Default: none.
+   */
+  readonly everyPosition?: readonly boolean[];
+}
+
 /** Options of {@link DecoderModel.decodeStep}: those of every cached step, plus a read selector. */
 export interface DecodeStepOptions extends StepOptions {
   /**
@@ -128,4 +138,12 @@ export interface StepResult {
   readonly hidden: tf.Tensor2D;
   /** Entries read from each cache (host arrays). */
   readonly reads: StepReads;
+  /**
+   * With {@link PrefillOptions.everyPosition}: the next-token logits at every position of the
+   * chunks of the sequences it flags, `[Σ lengths, V]` — each flagged sequence's rows in order,
+   * sequences in batch order (row `t` of a sequence predicts its chunk's token `t + 1`; its last
+   * row predicts what its `logits` row does, equal up to the matmul's rounding). Undefined
+   * otherwise.
+   */
+  readonly positionLogits?: tf.Tensor2D;
 }

@@ -55,6 +55,24 @@ export interface BatchTokenEvent {
   readonly index: number;
   /** Its log-probability under the sampling distribution (0 for greedy). */
   readonly logProb: number;
+  /**
+   * The model's next-token logits it was drawn from, before biases, penalties, temperature and
+   * filters (what `tokenLogProbs` reads). Valid during the call only: copy what you keep.
+   */
+  readonly logits: Float32Array;
+}
+
+/** A prompt token with the logits that predicted it, as {@link BatchHandlers.onPromptToken} sees it. */
+export interface PromptTokenEvent {
+  /** Its position in the prompt (from 1: the first token has nothing before it). */
+  readonly index: number;
+  /** The token id. */
+  readonly token: number;
+  /**
+   * The next-token logits after the tokens before it, as the request's cache held them then (its
+   * policy's evictions included). Valid during the call only: copy what you keep.
+   */
+  readonly logits: Float32Array;
 }
 
 /** Callbacks of one request. */
@@ -65,6 +83,12 @@ export interface BatchHandlers {
    * fails the request with its error.
    */
   readonly onToken?: (event: BatchTokenEvent) => boolean | undefined;
+  /**
+   * Given, called for every prompt token but the first, in order, with the logits that predicted
+   * it — how a server scores a prompt (OpenAI's `echo` with `logprobs`). Each prefill chunk then
+   * also computes its logits at every position. A handler that throws fails the request.
+   */
+  readonly onPromptToken?: (event: PromptTokenEvent) => void;
 }
 
 /** Why a batched request finished: a generation's reasons, or `cancelled` (its signal aborted, or `close({ cancel: true })`). */
@@ -121,6 +145,7 @@ export interface CheckedRequest {
   readonly policies: PolicySet;
   readonly signal: AbortSignal | undefined;
   readonly onToken: BatchHandlers['onToken'];
+  readonly onPromptToken: BatchHandlers['onPromptToken'];
 }
 
 /**
@@ -132,7 +157,7 @@ export interface CheckedRequest {
  *   `policies` when not an object, `policies.eviction`, `policies.compute`,
  *   `policies.compute.refreshEvery`, `policies.readSelector` (or their fields, see
  *   `checkPolicies` and `checkReadSelector`); `signal` when not an `AbortSignal`;
- *   `handlers.onToken` when not a function.
+ *   `handlers.onToken` / `handlers.onPromptToken` when not functions.
  */
 export function checkBatchRequest(
   request: BatchRequest,
@@ -142,6 +167,7 @@ export function checkBatchRequest(
   checkObject(request, 'request');
   checkObject(handlers, 'handlers');
   checkOptionalFunction(handlers.onToken, 'handlers.onToken');
+  checkOptionalFunction(handlers.onPromptToken, 'handlers.onPromptToken');
   const prompt = promptOf(request.prompt, config, 'prompt');
   const { maxNewTokens, sampling = {}, seed = 0, stop = {}, policies = {}, signal } = request;
   if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) {
@@ -152,7 +178,7 @@ export function checkBatchRequest(
     );
   }
   checkContextFits([prompt], maxNewTokens, config);
-  validateSampling(sampling);
+  validateSampling(sampling, config.vocab_size);
   if (!(Number.isSafeInteger(seed) && seed >= 0)) {
     throw new LetheError('E_ARG', `must be a non-negative safe integer, got ${seed}`, 'seed');
   }
@@ -181,5 +207,6 @@ export function checkBatchRequest(
     policies,
     signal,
     onToken: handlers.onToken,
+    onPromptToken: handlers.onPromptToken,
   };
 }

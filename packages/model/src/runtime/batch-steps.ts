@@ -1,5 +1,5 @@
 import type { LayerControls, ReadAnchors } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
+import { LetheError, tf } from '@lethe/tensor';
 import type { DecoderModel, KeyBiasHook, StepResult } from '../decoder/index';
 import type { EvictionRound } from './eviction-rounds';
 import type { SequenceState } from './sequence-state';
@@ -10,6 +10,11 @@ export interface StepRow {
   readonly logits: Float32Array;
   /** Final hidden state of the sequence's last token, `[hidden]`. */
   readonly hidden: Float32Array;
+  /**
+   * A prefill chunk's next-token logits at every position, `[chunk length, vocab]` row-major
+   * (row `t` predicts the chunk's token `t + 1`), when the step was asked for them.
+   */
+  readonly positionLogits?: Float32Array;
 }
 
 /** How a batched step reports eviction rounds and errors. */
@@ -37,7 +42,9 @@ interface CallRow extends StepRow {
 /**
  * Feeds one prefill chunk per sequence (`pieces[i]` to `states[i]`, ragged) in one batched
  * `prefill` — each sequence with its own gate hook, if any — then gives each its outputs and
- * runs the eviction rounds due ({@link SequenceState.advance}).
+ * runs the eviction rounds due ({@link SequenceState.advance}), each leaving room for
+ * `incoming[i]` tokens (its next chunk; default 1). A sequence `everyPosition` flags gets its
+ * logits at every position of its chunk too (`positionLogits`).
  *
  * @returns each sequence's outputs (undefined for one that failed, see {@link StepHooks.onError}).
  * @throws without `onError`, the model's, policies' and caches' errors.
@@ -47,6 +54,8 @@ export async function prefillStates(
   states: readonly SequenceState[],
   pieces: Int32Array[],
   hooks: StepHooks = {},
+  everyPosition?: readonly boolean[],
+  incoming?: readonly number[],
 ): Promise<(StepRow | undefined)[]> {
   const calls = await modelRows(
     states.map((_, i) => i),
@@ -55,19 +64,27 @@ export async function prefillStates(
       return model.prefill(
         indices.map((i) => states[i]!.cache),
         indices.map((i) => pieces[i]!),
-        keyBias === undefined ? {} : { keyBias },
+        {
+          ...(keyBias === undefined ? {} : { keyBias }),
+          ...(everyPosition === undefined
+            ? {}
+            : { everyPosition: indices.map((i) => everyPosition[i] === true) }),
+        },
       );
     },
     hooks.onError,
+    (i) => (everyPosition?.[i] === true ? pieces[i]!.length : 0),
   );
   return states.map((state, i) => {
     const row = calls.get(i);
     if (row === undefined) return undefined;
     const advanced = pieces[i]!.length;
     const done = attempt(i, hooks.onError, () => {
-      state.advance(row.logits, row.hidden, advanced, roundListener(i, hooks));
+      state.advance(row.logits, row.hidden, advanced, roundListener(i, hooks), incoming?.[i]);
     });
-    return done ? { logits: row.logits, hidden: row.hidden } : undefined;
+    if (!done) return undefined;
+    const { logits, hidden, positionLogits } = row;
+    return positionLogits === undefined ? { logits, hidden } : { logits, hidden, positionLogits };
   });
 }
 
@@ -234,11 +251,13 @@ function embeddingsFor(
  * Runs the model call on the sequences `indices`, downloads its outputs (and frees them), and
  * sums each sequence's reads. With `onError`, a failing call over several sequences is run again
  * for each alone, and a sequence whose call fails alone is reported and left out of the map.
+ * `positionRows(i)`: how many rows of the call's `positionLogits` are sequence `i`'s (0: none).
  */
 async function modelRows(
   indices: readonly number[],
   call: (indices: readonly number[]) => StepResult,
   onError: ((index: number, error: unknown) => void) | undefined,
+  positionRows: (index: number) => number = () => 0,
 ): Promise<Map<number, CallRow>> {
   const rows = new Map<number, CallRow>();
   if (indices.length === 0) return rows;
@@ -252,17 +271,29 @@ async function modelRows(
       return rows;
     }
     for (const index of indices) {
-      for (const [i, row] of await modelRows([index], call, onError)) rows.set(i, row);
+      for (const [i, row] of await modelRows([index], call, onError, positionRows)) {
+        rows.set(i, row);
+      }
     }
     return rows;
   }
-  const [logits, hidden] = await Promise.all([out.logits.data(), out.hidden.data()]);
+  const [logits, hidden, positions] = await Promise.all([
+    out.logits.data(),
+    out.hidden.data(),
+    out.positionLogits?.data(),
+  ]);
   const vocab = out.logits.shape[1];
   const width = out.hidden.shape[1];
-  out.logits.dispose();
-  out.hidden.dispose();
+  tf.dispose([out.logits, out.hidden, ...(out.positionLogits ? [out.positionLogits] : [])]);
   const perSequence = out.reads.entries.length / indices.length;
+  let positionRow = 0;
   indices.forEach((index, j) => {
+    const ownRows = positions === undefined ? 0 : positionRows(index);
+    const positionLogits =
+      ownRows === 0
+        ? undefined
+        : (positions as Float32Array).slice(positionRow * vocab, (positionRow + ownRows) * vocab);
+    positionRow += ownRows;
     let entries = 0;
     let live = 0;
     for (let k = j * perSequence; k < (j + 1) * perSequence; k++) {
@@ -274,6 +305,7 @@ async function modelRows(
       hidden: (hidden as Float32Array).slice(j * width, (j + 1) * width),
       entries,
       live,
+      ...(positionLogits === undefined ? {} : { positionLogits }),
     });
   });
   return rows;

@@ -65,18 +65,38 @@ export class BatchedSequence {
    */
   take(logits: Float32Array): void {
     const { sampling, stop, maxNewTokens, onToken } = this.request;
-    const drawn = sampleToken(logits, sampling, this.sampler);
+    const drawn = sampleToken(logits, sampling, this.sampler, this.tokens);
     this.tokens.push(drawn.token);
     this.logProbs.push(drawn.logProb);
     const index = this.tokens.length - 1;
     this.pending = undefined;
-    if (onToken?.({ token: drawn.token, index, logProb: drawn.logProb }) === false) {
+    if (onToken?.({ token: drawn.token, index, logProb: drawn.logProb, logits }) === false) {
       this.finish ??= 'callback';
     } else {
       this.finish ??=
         stopReason(this.tokens, stop) ?? (index + 1 >= maxNewTokens ? 'length' : undefined);
     }
     if (this.finish === undefined) this.pending = drawn.token;
+  }
+
+  /**
+   * Hands `onPromptToken` the prompt tokens the chunk that started at prompt position `start`
+   * predicted: its row `t` (of `positionLogits`, `[chunk, vocab]`) predicts token `start + t + 1`,
+   * up to the prompt's last token.
+   *
+   * @throws what `onPromptToken` throws.
+   */
+  scorePrompt(start: number, positionLogits: Float32Array, vocab: number): void {
+    const { prompt, onPromptToken } = this.request;
+    if (onPromptToken === undefined) return;
+    const rows = positionLogits.length / vocab;
+    for (let t = 0; t < rows && start + t + 1 < prompt.length; t++) {
+      onPromptToken({
+        index: start + t + 1,
+        token: prompt[start + t + 1]!,
+        logits: positionLogits.subarray(t * vocab, (t + 1) * vocab),
+      });
+    }
   }
 
   /**

@@ -21,7 +21,7 @@ import { sequenceCacheOptions } from './cache-options';
 import { CapacityError } from './capacity-error';
 import { nextMacrotask } from './event-loop';
 import { sumOf } from './eviction-rounds';
-import { prefillChunkEnd } from './prefill-chunks';
+import { incomingAfter, prefillChunkEnd, roomUnder } from './prefill-chunks';
 import { SequenceState } from './sequence-state';
 
 /** Options of a {@link ContinuousBatcher}. */
@@ -39,7 +39,8 @@ export interface BatcherOptions {
    * Prompt tokens a request feeds per step at most (default 256): a long prompt goes in over
    * several steps, between which the running requests keep decoding, and its eviction policy runs
    * after each chunk (as `generate()`'s `prefillChunk`; an eviction policy's own `prefillChunk`
-   * adds boundaries at its multiples).
+   * adds boundaries at its multiples, and a request's `policies.ceiling` ends a chunk where it
+   * would take a KV head past the ceiling, so a budget bounds the peak during the prompt too).
    */
   readonly prefillChunk?: number;
   /** Slots per cache page of a request without a read selector (default 16; with one, its `pageSize`). */
@@ -312,14 +313,19 @@ export class ContinuousBatcher {
 
   /** Feeds every prefilling request its next prompt chunk (one batched prefill). */
   private async prefill(sequences: readonly BatchedSequence[]): Promise<void> {
-    const pieces = sequences.map(({ request, fed }) => {
+    const incoming: number[] = [];
+    const pieces = sequences.map((sequence) => {
+      const { request, fed } = sequence;
+      const { ceiling, eviction } = request.policies;
       const length = request.prompt.length;
       const end = prefillChunkEnd(
         fed,
         length,
         this.prefillChunk,
-        request.policies.eviction?.prefillChunk,
+        eviction?.prefillChunk,
+        roomUnder(sequence.state!.cache, ceiling),
       );
+      incoming.push(incomingAfter(end, length, this.prefillChunk, eviction?.prefillChunk, ceiling));
       return request.prompt.subarray(fed, end);
     });
     const rows = await prefillStates(
@@ -327,10 +333,21 @@ export class ContinuousBatcher {
       sequences.map((sequence) => sequence.state!),
       pieces,
       { onError: (i, error) => this.release(sequences[i]!, { error }) },
+      sequences.map((sequence) => sequence.request.onPromptToken !== undefined),
+      incoming,
     );
+    const vocab = this.model.config.vocab_size;
     rows.forEach((row, i) => {
       const sequence = sequences[i]!;
       if (row === undefined || sequence.done) return;
+      if (row.positionLogits !== undefined) {
+        try {
+          sequence.scorePrompt(sequence.fed, row.positionLogits, vocab);
+        } catch (error) {
+          this.release(sequence, { error });
+          return;
+        }
+      }
       sequence.fed += pieces[i]!.length;
       this.promptTokens += pieces[i]!.length;
       if (!sequence.prefilling) this.take(sequence, row.logits);

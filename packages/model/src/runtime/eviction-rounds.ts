@@ -52,7 +52,8 @@ export class EvictionRounds {
 
   /**
    * Runs the rounds due once `advanced` more tokens were appended to every layer of `cache`: per
-   * layer, `shouldEvict` with the layer's live counts and tokens since its last round; when due,
+   * layer, `shouldEvict` with the layer's live counts, tokens since its last round and the tokens
+   * `incoming` before the next round (a prefill chunk; 1, a decode step, by default); when due,
    * the observation the policy needs (`hidden`, the sequence's final hidden state, when it asks
    * for it; a policy reading attention since its last round gets only those queries), its
    * decision, applied by `cache.keep`, then `onRound`.
@@ -64,6 +65,7 @@ export class EvictionRounds {
     advanced: number,
     hidden: Float32Array,
     onRound?: (round: EvictionRound) => void,
+    incoming = 1,
   ): void {
     const policy = this.policy;
     const since = this.sinceRound;
@@ -71,15 +73,22 @@ export class EvictionRounds {
       since[layer]! += advanced;
       const liveCounts = cache.liveCounts(layer);
       const due = policy.shouldEvict(
-        { layer, step: cache.length(layer), liveCounts, sinceLastRound: since[layer]! },
+        {
+          layer,
+          step: cache.length(layer),
+          liveCounts,
+          sinceLastRound: since[layer]!,
+          ...(incoming === 1 ? {} : { incoming }),
+        },
         this.state,
       );
       if (!due) continue;
-      const observation = cache.observe(
+      const observed = cache.observe(
         layer,
         roundNeeds(policy.needs, since[layer]!),
         policy.needs.hidden ? hidden : undefined,
       );
+      const observation = incoming === 1 ? observed : { ...observed, incoming };
       const decision = policy.select(observation, this.rng, this.state);
       const step = cache.length(layer);
       cache.keep(layer, decision);

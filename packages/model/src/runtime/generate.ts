@@ -3,7 +3,13 @@ import { LetheError, Rng } from '@lethe/tensor';
 import { checkContextFits, checkGenerateOptions } from './generate-checks';
 import { collectStats, type GenerationStats } from './generation-stats';
 import { type Prompt, promptIds } from './prompts';
-import { logProbOf, type SampledToken, type SamplingOptions, sampleToken } from './sampling';
+import {
+  logProbOf,
+  type SampledToken,
+  type SamplingOptions,
+  sampleToken,
+  validateSampling,
+} from './sampling';
 import { GenerationSession, type SessionOptions } from './session';
 import {
   type FinishReason,
@@ -138,6 +144,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
   const config = options.model.config;
   const vocab = config.vocab_size;
   validateStop(stop, vocab);
+  validateSampling(sampling, vocab);
   const prompts = promptIds(options.prompts, config);
   checkContextFits(prompts, maxNewTokens, config);
   const ids = options.streamIds ?? prompts.map((_, b) => b);
@@ -163,10 +170,10 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
       });
       const drawn: SampledToken =
         forced === undefined
-          ? sampleToken(out.logits[i]!, sampling, samplers[b]!)
+          ? sampleToken(out.logits[i]!, sampling, samplers[b]!, tokens[b]!)
           : {
               token: forced,
-              logProb: logProbOf(out.logits[i]!, checkForced(forced, vocab), sampling),
+              logProb: logProbOf(out.logits[i]!, checkForced(forced, vocab), sampling, tokens[b]!),
             };
       next[i] = drawn.token;
       tokens[b]!.push(drawn.token);

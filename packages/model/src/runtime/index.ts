@@ -4,6 +4,7 @@ export type {
   BatchRequest,
   BatchResult,
   BatchTokenEvent,
+  PromptTokenEvent,
   SequenceCacheReport,
 } from './batch-request';
 export { CapacityError } from './capacity-error';
@@ -45,3 +46,4 @@ export {
   stopReason,
   validateStop,
 } from './stop-conditions';
+export { type PositionLogProbs, type TokenLogProb, tokenLogProbs } from './token-log-probs';

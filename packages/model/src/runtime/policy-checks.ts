@@ -7,15 +7,27 @@ import type { SequencePolicies } from './sequence-state';
  * policy implements its interface (`shouldEvict`, `select`, a `needs` object, a positive integer
  * `prefillChunk` when given, and a `gate` with `logGates` when given); a compute policy has
  * `controls` and, when given, `refreshEvery` as a positive integer, alone (see
- * {@link checkRefresh}). The read selector is checked by `checkReadSelector`.
+ * {@link checkRefresh}); a `ceiling` is an integer ≥ 2 and comes with an eviction policy. The
+ * read selector is checked by `checkReadSelector`.
  *
  * @param prefix prepended to every argument name: `''` for a session's options, `'policies.'` for
  *   a batched request's.
  * @throws LetheError `E_ARG` naming the bad policy or field (`eviction`, `eviction.needs`,
- *   `eviction.prefillChunk`, `eviction.gate`, `compute`, `compute.refreshEvery`, after `prefix`).
+ *   `eviction.prefillChunk`, `eviction.gate`, `compute`, `compute.refreshEvery`, `ceiling`, after
+ *   `prefix`).
  */
 export function checkPolicies(policies: SequencePolicies, prefix: string): void {
-  const { eviction, compute } = policies;
+  const { eviction, compute, ceiling } = policies;
+  if (ceiling !== undefined) {
+    assertInteger(ceiling, `${prefix}ceiling`, 2);
+    if (eviction === undefined) {
+      throw new LetheError(
+        'E_ARG',
+        'needs an eviction policy: without one nothing holds the cache to it',
+        `${prefix}ceiling`,
+      );
+    }
+  }
   if (eviction !== undefined) {
     checkMethods(eviction, ['shouldEvict', 'select'], `${prefix}eviction`, 'an EvictionPolicy');
     checkObject(eviction.needs, `${prefix}eviction.needs`, 'an ObservationNeeds object');

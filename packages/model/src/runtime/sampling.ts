@@ -13,6 +13,20 @@ export interface SamplingOptions {
   readonly topK?: number;
   /** Keep the smallest set of most likely tokens whose probability reaches p, in (0, 1]. Default 1. */
   readonly topP?: number;
+  /**
+   * Then keep only the tokens whose probability is at least `minP` times the most likely one's,
+   * in [0, 1] (default 0: all), as Hugging Face's and vLLM's `min_p`.
+   */
+  readonly minP?: number;
+  /**
+   * Subtracted once from the logit of every token already generated (OpenAI's
+   * `presence_penalty`; default 0). Penalties and biases apply before the temperature.
+   */
+  readonly presencePenalty?: number;
+  /** Subtracted from a token's logit once per time it was generated (`frequency_penalty`; default 0). */
+  readonly frequencyPenalty?: number;
+  /** Added to the logits of the tokens it names, by id (`logit_bias`; −100 all but bans a token). */
+  readonly logitBias?: ReadonlyMap<number, number>;
 }
 
 /** A drawn token and the log-probability the (temperature-scaled, filtered) distribution gave it. */
@@ -24,13 +38,23 @@ export interface SampledToken {
 /**
  * Validates sampling options.
  *
- * @throws LetheError `E_ARG` naming `sampling` when it is not an object, or the bad field.
+ * @param vocabSize when given, the ids of `logitBias` must be below it.
+ * @throws LetheError `E_ARG` naming `sampling` when it is not an object, or the bad field
+ *   (`sampling.logitBias` when it is not a Map of integer ids to finite numbers).
  */
-export function validateSampling(options: SamplingOptions): void {
+export function validateSampling(options: SamplingOptions, vocabSize?: number): void {
   if (typeof options !== 'object' || options === null) {
     throw new LetheError('E_ARG', `must be an object, got ${options}`, 'sampling');
   }
-  const { temperature = 1, topK = 0, topP = 1 } = options;
+  const {
+    temperature = 1,
+    topK = 0,
+    topP = 1,
+    minP = 0,
+    presencePenalty = 0,
+    frequencyPenalty = 0,
+    logitBias,
+  } = options;
   if (!(Number.isFinite(temperature) && temperature >= 0)) {
     throw new LetheError(
       'E_ARG',
@@ -44,12 +68,50 @@ export function validateSampling(options: SamplingOptions): void {
   if (!(topP > 0 && topP <= 1)) {
     throw new LetheError('E_ARG', `must be in (0, 1], got ${topP}`, 'sampling.topP');
   }
+  if (!(minP >= 0 && minP <= 1)) {
+    throw new LetheError('E_ARG', `must be in [0, 1], got ${minP}`, 'sampling.minP');
+  }
+  for (const [name, value] of [
+    ['presencePenalty', presencePenalty],
+    ['frequencyPenalty', frequencyPenalty],
+  ] as const) {
+    if (!Number.isFinite(value)) {
+      throw new LetheError('E_ARG', `must be a finite number, got ${value}`, `sampling.${name}`);
+    }
+  }
+  if (logitBias !== undefined) checkLogitBias(logitBias, vocabSize);
+}
+
+/** Throws `E_ARG` naming `sampling.logitBias` unless a Map of ids (below `vocabSize`) to finite numbers. */
+function checkLogitBias(bias: ReadonlyMap<number, number>, vocabSize: number | undefined): void {
+  if (!(bias instanceof Map)) {
+    throw new LetheError('E_ARG', 'must be a Map of token ids to numbers', 'sampling.logitBias');
+  }
+  for (const [id, value] of bias) {
+    const below = vocabSize === undefined ? '' : ` below ${vocabSize}`;
+    if (!(Number.isInteger(id) && id >= 0 && (vocabSize === undefined || id < vocabSize))) {
+      throw new LetheError(
+        'E_ARG',
+        `has key ${id}: not a token id (a non-negative integer${below})`,
+        'sampling.logitBias',
+      );
+    }
+    if (!Number.isFinite(value)) {
+      throw new LetheError(
+        'E_ARG',
+        `gives token ${id} ${value}: not a finite number`,
+        'sampling.logitBias',
+      );
+    }
+  }
 }
 
 /**
- * Draws one token from `logits` (one row) with temperature, top-k and top-p filtering, using one
- * uniform from `rng`. Greedy (temperature 0) picks the lowest index among ties and reports
- * log-probability 0. Computed in float64 on the host; the log-probability is never NaN.
+ * Draws one token from `logits` (one row) with temperature, top-k, top-p and min-p filtering,
+ * using one uniform from `rng`, after the logit biases and the presence and frequency penalties
+ * of the tokens already `generated` (see {@link adjustedLogits}). Greedy (temperature 0) picks
+ * the lowest index among ties of the adjusted logits and reports log-probability 0. Computed in
+ * float64 on the host; the log-probability is never NaN.
  *
  * A logit of −Infinity is a token of probability 0 (a mask). NaN and +Infinity logits are
  * refused rather than given a meaning: they come from a forward pass that overflowed, and any
@@ -59,12 +121,14 @@ export function validateSampling(options: SamplingOptions): void {
  *   every logit is −Infinity (no token can be drawn).
  */
 export function sampleToken(
-  logits: ArrayLike<number>,
+  raw: ArrayLike<number>,
   options: SamplingOptions,
   rng: Rng,
+  generated: ArrayLike<number> = [],
 ): SampledToken {
   const { temperature = 1 } = options;
-  checkLogits(logits);
+  checkLogits(raw);
+  const logits = adjustedLogits(raw, options, generated);
   if (temperature === 0) return { token: argmax(logits), logProb: 0 };
   const { order, weights, nucleus, total } = nucleusOf(logits, options);
   const u = rng.uniform(1)[0]! * total;
@@ -81,9 +145,10 @@ export function sampleToken(
 }
 
 /**
- * The log-probability that {@link sampleToken}'s distribution (same `logits` row and options)
- * gives `token`, without drawing: `log softmax(logits / temperature)[token]` renormalised over the
- * top-k / top-p set, exactly the value `sampleToken` reports when it draws that token. A token
+ * The log-probability that {@link sampleToken}'s distribution (same `logits` row, options and
+ * `generated` tokens) gives `token`, without drawing: `log softmax(adjusted / temperature)[token]`
+ * renormalised over the top-k / top-p / min-p set, exactly the value `sampleToken` reports when
+ * it draws that token. A token
  * outside the set has −Infinity; greedy (temperature 0) gives 0 to the argmax (lowest index among
  * ties) and −Infinity to every other token. Computed in float64 on the host.
  *
@@ -91,23 +156,54 @@ export function sampleToken(
  *   `logits` as {@link sampleToken} does.
  */
 export function logProbOf(
-  logits: ArrayLike<number>,
+  raw: ArrayLike<number>,
   token: number,
   options: SamplingOptions,
+  generated: ArrayLike<number> = [],
 ): number {
   const { temperature = 1 } = options;
-  if (!(Number.isInteger(token) && token >= 0 && token < logits.length)) {
+  if (!(Number.isInteger(token) && token >= 0 && token < raw.length)) {
     throw new LetheError(
       'E_ARG',
-      `must be an integer in [0, ${logits.length}), got ${token}`,
+      `must be an integer in [0, ${raw.length}), got ${token}`,
       'token',
     );
   }
-  checkLogits(logits);
+  checkLogits(raw);
+  const logits = adjustedLogits(raw, options, generated);
   if (temperature === 0) return token === argmax(logits) ? 0 : Number.NEGATIVE_INFINITY;
   const { order, weights, nucleus, total } = nucleusOf(logits, options);
   const rank = order.indexOf(token);
   return rank >= 0 && rank < nucleus ? Math.log(weights[rank]! / total) : Number.NEGATIVE_INFINITY;
+}
+
+/**
+ * The logits a token is drawn from after `options.logitBias` and the penalties of the tokens
+ * already `generated` (OpenAI's definition): `logit[j] + bias[j] − count[j] · frequencyPenalty −
+ * (count[j] > 0) · presencePenalty`, where `count[j]` is how often `j` was generated. `logits`
+ * itself when nothing applies (no bias, no penalty or nothing generated yet), else a float64 copy.
+ */
+export function adjustedLogits(
+  logits: ArrayLike<number>,
+  options: SamplingOptions,
+  generated: ArrayLike<number>,
+): ArrayLike<number> {
+  const { presencePenalty = 0, frequencyPenalty = 0, logitBias } = options;
+  const penalised = generated.length > 0 && (presencePenalty !== 0 || frequencyPenalty !== 0);
+  if (!penalised && (logitBias === undefined || logitBias.size === 0)) return logits;
+  const out = Float64Array.from(logits);
+  for (const [id, bias] of logitBias ?? []) if (id < out.length) out[id]! += bias;
+  if (penalised) {
+    const counts = new Map<number, number>();
+    for (let i = 0; i < generated.length; i++) {
+      const token = generated[i]!;
+      counts.set(token, (counts.get(token) ?? 0) + 1);
+    }
+    for (const [token, count] of counts) {
+      if (token < out.length) out[token]! -= count * frequencyPenalty + presencePenalty;
+    }
+  }
+  return out;
 }
 
 /** Throws `E_ARG` naming `logits` unless some logit is finite and none is NaN or +Infinity. */
@@ -145,13 +241,14 @@ function argmax(logits: ArrayLike<number>): number {
  * temperature-scaled weights `exp((logit − max) / temperature)` within top-k — in (0, 1] for
  * the largest and finite for every temperature > 0 (the difference is taken before dividing, so
  * a vanishing temperature sends the others to 0 instead of overflowing) — how many of them the
- * top-p nucleus keeps, and the nucleus's total weight (≥ 1). Logits are checked first.
+ * top-p nucleus and then min-p keep (min-p keeps the weights ≥ `minP`, the largest being 1), and
+ * the kept total weight (≥ 1). Logits are checked first.
  */
 function nucleusOf(
   logits: ArrayLike<number>,
   options: SamplingOptions,
 ): { order: number[]; weights: Float64Array; nucleus: number; total: number } {
-  const { temperature = 1, topK = 0, topP = 1 } = options;
+  const { temperature = 1, topK = 0, topP = 1, minP = 0 } = options;
   const n = logits.length;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => logits[b]! - logits[a]! || a - b,
@@ -174,6 +271,13 @@ function nucleusOf(
         break;
       }
     }
+  }
+  if (minP > 0) {
+    let above = 1;
+    while (above < nucleus && weights[above]! >= minP) above++;
+    nucleus = above;
+  }
+  if (nucleus < kept) {
     total = 0;
     for (let r = 0; r < nucleus; r++) total += weights[r]!;
   }

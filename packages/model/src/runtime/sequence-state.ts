@@ -23,6 +23,11 @@ export interface SequencePolicies {
   readonly compute?: ComputePolicy;
   /** What each decode step reads. */
   readonly readSelector?: ReadSelector;
+  /**
+   * Most live entries per KV head the eviction policy holds a head to (`PolicySet.ceiling`):
+   * prefill chunks end where they would pass it.
+   */
+  readonly ceiling?: number;
 }
 
 const DENSE_USAGE: ComputeUsage = Object.freeze({
@@ -140,7 +145,8 @@ export class SequenceState {
 
   /**
    * Takes the outputs of a prefill chunk or decode step that appended `advanced` tokens to its
-   * cache, then runs the eviction rounds now due.
+   * cache, then runs the eviction rounds now due, leaving room for `incoming` tokens before the
+   * next (see `LayerObservation.incoming`).
    *
    * @throws the eviction policy's and the cache's errors.
    */
@@ -149,10 +155,11 @@ export class SequenceState {
     hidden: Float32Array,
     advanced: number,
     onRound?: (round: EvictionRound) => void,
+    incoming = 1,
   ): void {
     this.lastLogits = logits;
     this.lastHidden = hidden;
-    this.eviction?.run(this.cache, advanced, hidden, onRound);
+    this.eviction?.run(this.cache, advanced, hidden, onRound, incoming);
   }
 
   /**

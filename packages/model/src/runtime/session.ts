@@ -16,7 +16,7 @@ import { sequenceCacheOptions } from './cache-options';
 import type { ComputeUsage } from './compute-usage';
 import type { EvictionRound } from './eviction-rounds';
 import type { DecodeReads } from './generation-stats';
-import { prefillChunkEnd } from './prefill-chunks';
+import { incomingAfter, prefillChunkEnd, roomUnder } from './prefill-chunks';
 import { type Prompt, promptIds } from './prompts';
 import { SequenceState } from './sequence-state';
 import { checkSessionOptions } from './session-checks';
@@ -66,6 +66,13 @@ export interface SessionOptions {
    * `readPages`). It evicts nothing; prefill reads densely. See `DecodeStepOptions.readSelector`.
    */
   readonly readSelector?: ReadSelector;
+  /**
+   * The eviction policy's ceiling (`PolicySet.ceiling`: most live entries per KV head, an integer
+   * ≥ 2; only with `eviction`): every prefill chunk ends where it would take some sequence's
+   * fullest head past it, so the budget bounds the peak during the prompt too, whatever
+   * `prefillChunk` says. Without it a chunk may pass the policy's budget by its length − 1.
+   */
+  readonly ceiling?: number;
   /** Slots per KV-cache page (default: the read selector's `pageSize`, else 16). */
   readonly pageSize?: number;
   /**
@@ -153,6 +160,7 @@ export class GenerationSession {
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
+  private readonly ceiling: number | undefined;
   private readonly readAnchors: ReadAnchors;
   private readonly pageSize: number;
   private readonly seed: number;
@@ -181,6 +189,7 @@ export class GenerationSession {
     this.eviction = options.eviction;
     this.compute = options.compute;
     this.readSelector = options.readSelector;
+    this.ceiling = options.ceiling;
     if (this.readSelector !== undefined) {
       checkReadSelector(this.readSelector);
       if (options.pageSize !== undefined && options.pageSize !== this.readSelector.pageSize) {
@@ -233,9 +242,10 @@ export class GenerationSession {
 
   /**
    * Creates one cache per prompt and runs the batched prefill — whole, or in chunks ending at
-   * the multiples of `prefillChunk` and of the eviction policy's `prefillChunk`
-   * ({@link prefillChunkEnd}; sequences whose prompt has ended drop out of later chunks) — with an
-   * eviction check after each. Returns the outputs at each prompt's last token. Every prompt is
+   * the multiples of `prefillChunk` and of the eviction policy's `prefillChunk`, and where the
+   * `ceiling` leaves no more room ({@link prefillChunkEnd}; sequences whose prompt has ended drop
+   * out of later chunks) — with an eviction check after each, which under a ceiling leaves room
+   * for the next chunk ({@link incomingAfter}). Returns the outputs at each prompt's last token. Every prompt is
    * checked before anything runs.
    *
    * @param batch token ids per sequence: `Int32Array`s or plain arrays of integers.
@@ -270,16 +280,22 @@ export class GenerationSession {
     );
     const longest = Math.max(...prompts.map((p) => p.length));
     for (let start = 0, end = 0; start < longest; start = end) {
-      end = prefillChunkEnd(start, longest, this.prefillChunk, this.eviction?.prefillChunk);
       const sequences = prompts.flatMap((p, b) => (p.length > start ? [b] : []));
+      const room = Math.min(...sequences.map((b) => roomUnder(caches[b]!, this.ceiling)));
+      end = prefillChunkEnd(start, longest, this.prefillChunk, this.eviction?.prefillChunk, room);
       const pieces = sequences.map((b) => prompts[b]!.subarray(start, end));
       const lengths = pieces.map((p) => p.length);
       this.onPrefillChunk?.({ sequences, caches: this.caches, start, lengths });
+      const policyChunk = this.eviction?.prefillChunk;
       await prefillStates(
         this.model,
         sequences.map((b) => this.states[b]!),
         pieces,
         this.roundHooks(sequences),
+        undefined,
+        sequences.map((b) =>
+          incomingAfter(end, prompts[b]!.length, this.prefillChunk, policyChunk, this.ceiling),
+        ),
       );
     }
     return {

@@ -5,6 +5,7 @@ import {
   type KeepDecision,
   type LayerObservation,
   type ObservationNeeds,
+  roomyKeep,
   shareRoundedUp,
   type TriggerContext,
 } from '@lethe/kv-cache';
@@ -149,13 +150,17 @@ export class NammPolicy implements EvictionPolicy<NammState> {
     return { layers: [] };
   }
 
-  /** A round every `updateInterval` tokens, and whenever a head exceeds a capacity budget. */
+  /**
+   * A round every `updateInterval` tokens, and whenever a head exceeds a capacity budget — or
+   * would, with the tokens that come before the next round (`context.incoming`).
+   */
   shouldEvict(context: TriggerContext): boolean {
     const every = this.prefillChunk;
     if (context.step % every === 0 || context.sinceLastRound >= every) return true;
     if (this.budget.kind !== 'capacity') return false;
     const kept = this.budget.kept;
-    return context.liveCounts.some((live) => live > kept);
+    const coming = (context.incoming ?? 1) - 1;
+    return context.liveCounts.some((live) => live + coming > kept);
   }
 
   /**
@@ -183,7 +188,7 @@ export class NammPolicy implements EvictionPolicy<NammState> {
         writeTokenFeatures(memory, ages, this.features, this.normalization, features),
       );
     });
-    return { granularity: 'head', keep: this.keepSets(scores) };
+    return { granularity: 'head', keep: this.keepSets(scores, observation.incoming) };
   }
 
   /** Scores `n` entries whose features `write` fills; returns a copy of the scores. */
@@ -196,7 +201,8 @@ export class NammPolicy implements EvictionPolicy<NammState> {
     return this.scoreBuffer.slice(0, n);
   }
 
-  private keepSets(scores: readonly Float32Array[]): Int32Array[] {
+  /** The entries each head keeps; under a capacity, room for `incoming` tokens (see `roomyKeep`). */
+  private keepSets(scores: readonly Float32Array[], incoming?: number): Int32Array[] {
     const budget = this.budget;
     if (budget.kind === 'rate') {
       return scores.map((s) => topScoring(s, s.length, shareRoundedUp(budget.keepRatio, s.length)));
@@ -207,8 +213,9 @@ export class NammPolicy implements EvictionPolicy<NammState> {
       keep = scores.map((s) => topScoring(s, s.length, s.length - evicted));
     }
     if (budget.kind === 'capacity') {
+      const cap = roomyKeep(budget.kept, incoming);
       keep = keep.map((k, h) =>
-        k.length > budget.kept ? topScoring(scores[h]!, scores[h]!.length, budget.kept) : k,
+        k.length > cap ? topScoring(scores[h]!, scores[h]!.length, cap) : k,
       );
     }
     return keep;

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { formatPolicies } from '../../src/cli/policies-command';
+import { createDefaultRegistry, listPolicies } from '../../src/index';
+
+describe('listPolicies', () => {
+  const listings = listPolicies(createDefaultRegistry());
+  const byName = new Map(listings.map((listing) => [listing.name, listing]));
+
+  it('lists every provider with its budget forms and options', () => {
+    expect(listings.map((listing) => listing.name)).toEqual(
+      createDefaultRegistry()
+        .list()
+        .map((provider) => provider.name),
+    );
+    expect(byName.get('h2o')).toMatchObject({ learned: false, budgetForms: ['capacity', 'rate'] });
+    expect(byName.get('sol')).toMatchObject({ learned: true, budgetForms: ['compute'] });
+    const window = byName.get('streaming-llm')!.options.find((option) => option.name === 'window');
+    expect(window?.description).toBeTypeOf('string');
+  });
+
+  it('prints the budget forms in the text listing', () => {
+    expect(formatPolicies([byName.get('sol')!])).toContain('  budgets: compute\n');
+  });
+});
