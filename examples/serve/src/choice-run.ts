@@ -96,8 +96,10 @@ export async function runChoice(
   let stopped = false;
   let pending: LogprobEntry[] = [];
   const delivered: LogprobEntry[] = [];
-  const deliver = (piece: string) => {
-    if (piece === '' && pending.length === 0) return;
+  // A piece goes out with the entries of the tokens it completes; entries whose text is held
+  // back wait for it — unless `flush` (the sequence ended: an end token writes no text).
+  const deliver = (piece: string, flush = false) => {
+    if (piece === '' && (pending.length === 0 || !flush)) return;
     written += piece;
     delivered.push(...pending);
     sink(piece, pending);
@@ -112,7 +114,7 @@ export async function runChoice(
   const sendEcho = () => {
     if (echoed) return;
     echoed = true;
-    deliver(echo!);
+    deliver(echo!, true);
   };
   let offset = echo?.length ?? 0;
   let last = performance.now();
@@ -163,7 +165,7 @@ export async function runChoice(
     const tail = stopper.push(text.flush());
     deliver(tail.text);
     if (tail.stopped) stopped = true;
-    else deliver(stopper.flush());
+    else deliver(stopper.flush(), true);
   }
   const finishReason: FinishReason =
     request.maxTokens === 0

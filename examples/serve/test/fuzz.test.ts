@@ -39,6 +39,17 @@ const fields = [
   'user',
   'max_completion_tokens',
   'logprobs',
+  'top_logprobs',
+  'echo',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'top_k',
+  'min_p',
+  'best_of',
+  'suffix',
+  'response_format',
+  'tools',
 ];
 
 /** Any JSON value, with the awkward ones weighted in: huge and negative numbers, unicode, deep nesting. */
