@@ -43,14 +43,16 @@ const halfBody = () =>
 
 describe('slow and heavy clients', () => {
   it('a megabyte prompt is refused by its length, before tokenizing', async () => {
-    for (const request of [
-      server.client.completions.create({ model: 'qwen', prompt: megabyte, max_tokens: 2 }),
-      server.client.chat.completions.create({
-        model: 'qwen',
-        messages: [{ role: 'user', content: megabyte }],
-      }),
-    ]) {
-      await expect(request).rejects.toMatchObject({
+    const requests = [
+      () => server.client.completions.create({ model: 'qwen', prompt: megabyte, max_tokens: 2 }),
+      () =>
+        server.client.chat.completions.create({
+          model: 'qwen',
+          messages: [{ role: 'user', content: megabyte }],
+        }),
+    ];
+    for (const request of requests) {
+      await expect(request()).rejects.toMatchObject({
         status: 400,
         code: 'context_length_exceeded',
       });
