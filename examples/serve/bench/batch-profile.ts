@@ -54,9 +54,21 @@ const PARTS: [string, (url: string, name: string) => boolean][] = [
   ['idle', (_, name) => name === '(idle)' || name === '(program)'],
 ];
 
-/** Self ms per function and per part of a profile. */
+/** Self ms per function and per part of a profile, and the wasm kernels' ms by our calling function. */
 function selfTimes(profile: Profile) {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parentOf.set(child, node.id);
+  /** The innermost function of `@lethe/model` on the stack of `id` (what asked for the kernel). */
+  const modelCaller = (id: number): string => {
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const { functionName, url } = byId.get(at)!.callFrame;
+      if (url.includes('/model/') && functionName !== '') return functionName;
+    }
+    return '(none)';
+  };
+  const kernelsBy = new Map<string, number>();
   const perNode = new Map<number, number>();
   profile.samples.forEach((id, i) => {
     perNode.set(id, (perNode.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
@@ -70,8 +82,12 @@ function selfTimes(profile: Profile) {
     functions.set(key, (functions.get(key) ?? 0) + ms);
     const part = PARTS.find(([, test]) => test(url, functionName))?.[0] ?? 'other';
     parts.set(part, (parts.get(part) ?? 0) + ms);
+    if (part === 'tfjs wasm kernels') {
+      const caller = modelCaller(id);
+      kernelsBy.set(caller, (kernelsBy.get(caller) ?? 0) + ms);
+    }
   }
-  return { functions, parts };
+  return { functions, parts, kernelsBy };
 }
 
 /** Runs the load under the profiler with `clients` clients; the profile and the tokens generated. */
@@ -152,6 +168,15 @@ async function main(): Promise<void> {
   for (const part of partNames) {
     console.log(
       `| ${part} | ${runs.map((r) => perToken(r.parts.get(part), r.tokens)).join(' | ')} |`,
+    );
+  }
+  console.log(`\nThe wasm kernels' µs per token by the @lethe/model function that ran them:`);
+  console.log(`| function | ${runs.map((r) => `${r.clients} clients`).join(' | ')} |`);
+  console.log(`|---|${runs.map(() => '--:').join('|')}|`);
+  const callers = [...runs[runs.length - 1]!.kernelsBy].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  for (const [caller] of callers) {
+    console.log(
+      `| ${caller} | ${runs.map((r) => perToken(r.kernelsBy.get(caller), r.tokens)).join(' | ')} |`,
     );
   }
   for (const run of runs) {

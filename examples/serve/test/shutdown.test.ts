@@ -69,3 +69,13 @@ describe.each(['node', 'npm'] as Launcher[])('started with %s', (launcher) => {
     expect(logs()).toContain('draining');
   }, 90_000);
 });
+
+describe('the pnpm form', () => {
+  it('takes its flags after the `--` that `pnpm run serve -- …` passes on', async () => {
+    const server = await spawnServer(['--', '--model', `lm=${repoPath('models/lm')}`]);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    const exited = once(server.process, 'exit');
+    server.process.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+  }, 60_000);
+});
