@@ -1,0 +1,70 @@
+// Kernel dispatches per decode step (not a test): the tfjs kernels one `decodeStep` of the
+// quickstart-shaped model (2 layers) runs, counted by name with `tf.profile`, for one sequence and
+// for a batch of 8, with a full cache and with StreamingLLM at 25%, after a prefill of 2,048
+// tokens. The baseline issue 31 cuts (its goal: at least halved), on the backend in
+// LETHE_BACKEND (default wasm).
+//
+//   npx tsx bench/decode-dispatches.ts          (from packages/model)
+import { KVCache } from '@lethe/kv-cache';
+import { StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { initBackend, tf } from '@lethe/tensor';
+import { DecoderModel, GenerationSession } from '../src/index';
+import { quickstartShape } from './quickstart-shape';
+
+const CONTEXT = 2048;
+const STEPS = 8;
+const config = quickstartShape(4096);
+
+/** Kernels per decode step by name (mean over `STEPS` steps) after a prefill of `CONTEXT` tokens. */
+async function dispatches(model: DecoderModel, batch: number, evicting: boolean) {
+  const eviction = evicting
+    ? new StreamingLLMPolicy({ budget: { capacity: CONTEXT / 4 - 1 } })
+    : undefined;
+  const session = new GenerationSession({
+    model,
+    prefillChunk: 256,
+    ...(eviction === undefined ? {} : { eviction, ceiling: CONTEXT / 4 }),
+    createCache: (options) => new KVCache(options),
+  });
+  const prompt = Int32Array.from({ length: CONTEXT }, (_, i) => (7 * i) % config.vocab_size);
+  await session.prefill(Array.from({ length: batch }, () => prompt));
+  const sequences = Array.from({ length: batch }, (_, b) => b);
+  const counts = new Map<string, number>();
+  for (let step = 0; step < STEPS; step++) {
+    const tokens = Int32Array.from(sequences, (b) => (step + b) % config.vocab_size);
+    const info = await tf.profile(() => session.step(sequences, tokens).then(() => undefined));
+    for (const kernel of info.kernels) {
+      // a tidy's scope is recorded as an entry of its own: not a kernel
+      if (kernel.name === 'unnamed scope') continue;
+      counts.set(kernel.name, (counts.get(kernel.name) ?? 0) + 1);
+    }
+  }
+  for (const [name, count] of counts) counts.set(name, count / STEPS);
+  return counts;
+}
+
+async function main(): Promise<void> {
+  const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
+  const model = DecoderModel.random(config, 1);
+  const runs = [
+    ['1 sequence, full cache', await dispatches(model, 1, false)],
+    ['8 sequences, full cache', await dispatches(model, 8, false)],
+    ['1 sequence, StreamingLLM 25%', await dispatches(model, 1, true)],
+  ] as const;
+  const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
+  console.log(
+    `backend ${backend}; ${config.num_hidden_layers} layers; kernels per decode step after ${CONTEXT} prompt tokens`,
+  );
+  console.log(`| kernel | ${runs.map(([name]) => name).join(' | ')} |`);
+  console.log(`|---|${runs.map(() => '--:').join('|')}|`);
+  console.log(`| **all** | ${runs.map(([, counts]) => total(counts).toFixed(0)).join(' | ')} |`);
+  const names = [...runs[0][1]].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+  for (const name of names) {
+    console.log(
+      `| ${name} | ${runs.map(([, counts]) => (counts.get(name) ?? 0).toFixed(0)).join(' | ')} |`,
+    );
+  }
+  model.dispose();
+}
+
+await main();
