@@ -109,11 +109,6 @@ export async function answerJob(
       ),
     })),
   );
-  const report = (done: readonly FinishedChoice[]) =>
-    letheReport(
-      job.policy.choice,
-      [...done].sort((a, b) => a.index - b.index),
-    );
   const finishedSoFar: FinishedChoice[] = [];
   const runs = choices.map(({ index, prompt, promptIndex, policies: built }) =>
     runChoice(
@@ -139,7 +134,7 @@ export async function answerJob(
       send(
         index,
         { finishReason: outcome.finishReason },
-        last ? { lethe: report(finishedSoFar) } : usageField,
+        last ? { lethe: letheReport(job.policy.choice, finishedSoFar) } : usageField,
       );
       return done;
     }),
@@ -161,7 +156,8 @@ export async function answerJob(
   if (stream === undefined) {
     return responseObject(endpoint, header, finished, usage, job.policy.choice);
   }
-  if (job.includeUsage) stream.send(usageChunk(endpoint, header, usage, report(finished)));
+  if (job.includeUsage)
+    stream.send(usageChunk(endpoint, header, usage, letheReport(job.policy.choice, finished)));
   stream.done();
   return undefined;
 }

@@ -42,14 +42,16 @@ export interface ResponseHeader {
 
 /**
  * The `lethe` field next to `usage`: the policy and budget the request ran with and, per
- * choice, what its cache held (live and peak entries per layer), the evictions it performed and
+ * choice in index order, what its cache held (live and peak entries per layer), the evictions it performed and
  * the realised budget (peak / full-cache length).
  */
 export function letheReport(policy: PolicyChoice, choices: readonly FinishedChoice[]) {
   return {
     policy: policy.name,
     budget: policy.budget,
-    cache: choices.map((choice) => ({ index: choice.index, ...choice.cache })),
+    cache: [...choices]
+      .sort((a, b) => a.index - b.index)
+      .map((choice) => ({ index: choice.index, ...choice.cache })),
   };
 }
 

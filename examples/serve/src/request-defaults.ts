@@ -34,8 +34,6 @@ const CHAT_DEFAULTS: readonly DefaultOnly[] = [
     accepts: (value) => value === 'none' || value === 'auto',
     said: '"none" or "auto" (there are no tools)',
   },
-  // without tools, whether they may be called in parallel asks for nothing
-  { field: 'parallel_tool_calls', accepts: () => true, said: 'a boolean' },
 ];
 
 /**

@@ -119,6 +119,7 @@ export const chatBodySchema = {
     top_logprobs: { type: ['integer', 'null'], minimum: 0, maximum: MAX_TOP_LOGPROBS },
     response_format: { type: ['object', 'null'] },
     store: nullable('boolean'),
+    // without tools, whether they may be called in parallel asks for nothing: any boolean
     parallel_tool_calls: nullable('boolean'),
     tools: nullable('array'),
     tool_choice: { type: ['string', 'object', 'null'] },

@@ -1,3 +1,4 @@
+import { topKIndices } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 
 /** A token and its log-probability. */
@@ -24,7 +25,7 @@ export interface PositionLogProbs {
  * @throws LetheError `E_ARG` naming `token` unless an integer in `[0, logits.length)`, `top`
  *   unless a non-negative integer, `logits` when it holds a NaN or +Infinity or no finite logit.
  */
-export function tokenLogProbs(logits: ArrayLike<number>, token: number, top = 0): PositionLogProbs {
+export function tokenLogProbs(logits: Float32Array, token: number, top = 0): PositionLogProbs {
   const n = logits.length;
   if (!(Number.isInteger(token) && token >= 0 && token < n)) {
     throw new LetheError('E_ARG', `must be an integer in [0, ${n}), got ${token}`, 'token');
@@ -52,20 +53,7 @@ export function tokenLogProbs(logits: ArrayLike<number>, token: number, top = 0)
   };
 }
 
-/** The ids of the `k` largest logits, largest first, lower id first among ties (one pass, k small). */
-function topIds(logits: ArrayLike<number>, k: number): number[] {
-  const ids: number[] = [];
-  if (k === 0) return ids;
-  const before = (a: number, b: number) =>
-    logits[a]! > logits[b]! || (logits[a] === logits[b] && a < b);
-  for (let i = 0; i < logits.length; i++) {
-    if (ids.length === k && !before(i, ids[k - 1]!)) continue;
-    let at = ids.length === k ? k - 1 : ids.length;
-    while (at > 0 && before(i, ids[at - 1]!)) {
-      ids[at] = ids[at - 1]!;
-      at--;
-    }
-    ids[at] = i;
-  }
-  return ids;
+/** The ids of the `k` largest logits (`topKIndices`: ties to the lower id), largest first. */
+function topIds(logits: Float32Array, k: number): number[] {
+  return Array.from(topKIndices(logits, k)).sort((a, b) => logits[b]! - logits[a]! || a - b);
 }
