@@ -11,26 +11,13 @@ import { DEFAULT_READ_ANCHORS, pageKeyBounds, tokenKeepPageCount } from '../src/
 import { questTopPages } from '../src/read/quest-bound';
 import { laneQuestScores } from '../src/read/quest-lanes';
 import { topKIndices } from '../src/selection/top-k';
+import { median, uniform } from './random-stream';
 
 const PAGE = 16;
 const GROUP = 2;
 const KEEP = 0.25;
 const CALLS = 2000;
 const ROUNDS = 15;
-
-/** A deterministic stream of uniform numbers in [−1, 1). */
-function uniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 31 - 1;
-  };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 console.log(
   `pages of ${PAGE}, group ${GROUP}, κ = ${KEEP}; µs per call, best / median of ${ROUNDS} rounds of ${CALLS}`,

@@ -6,6 +6,9 @@
  *
  * @packageDocumentation
  */
+
+export { type AttentionOperands, exp32, laneAttention } from './attend/attention-lanes';
+export { CacheAttention, type ChunkEntries, type HeadRead } from './attend/cache-attention';
 export type { CacheStats } from './cache/accounting';
 export type { GatherTarget, KVCacheStore } from './cache/cache-contract';
 export { KVCache } from './cache/kv-cache';

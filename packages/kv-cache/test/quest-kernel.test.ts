@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { compileQuestKernel } from '../scripts/compile-quest-kernel.mjs';
+import { compileKernel } from '../scripts/compile-kernel.mjs';
 import { questPageScores } from '../src/index';
 import { questTopPages } from '../src/read/quest-bound';
 import { QuestKernel } from '../src/read/quest-kernel';
@@ -35,7 +35,7 @@ function arbitraryCase(maxPages: number, maxQuads: number, maxGroup: number) {
 
 describe('Quest bound kernel (WebAssembly SIMD)', () => {
   it('embeds exactly the bytes its WAT source compiles to', async () => {
-    const compiled = await compileQuestKernel();
+    const compiled = await compileKernel('quest');
     expect(Buffer.from(QUEST_KERNEL_WASM, 'base64').equals(Buffer.from(compiled))).toBe(true);
   });
 

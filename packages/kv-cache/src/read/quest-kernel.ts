@@ -1,3 +1,4 @@
+import { instantiateEmbedded } from './embedded-wasm';
 import type { QuestInputs } from './quest-inputs';
 import { QUEST_KERNEL_WASM } from './quest-kernel-wasm';
 
@@ -39,21 +40,12 @@ export class QuestKernel {
   }
 
   /**
-   * The kernel, or undefined where it cannot run — no WebAssembly, no SIMD instructions, or a
-   * page whose Content Security Policy forbids compiling WebAssembly — and the portable form,
-   * which computes the same bits, runs instead. Compiled synchronously (the module is under the
-   * 4 KB a browser's main thread may compile synchronously; a test holds it there).
+   * The kernel, or undefined where it cannot run (see `instantiateEmbedded`); the portable form,
+   * which computes the same bits, runs instead.
    */
   static load(): QuestKernel | undefined {
-    if (typeof WebAssembly !== 'object') return undefined;
-    const bytes = Uint8Array.from(atob(QUEST_KERNEL_WASM), (char) => char.charCodeAt(0));
-    if (!WebAssembly.validate(bytes)) return undefined;
-    try {
-      const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-      return new QuestKernel(instance.exports as unknown as KernelExports);
-    } catch {
-      return undefined; // compilation refused (a CSP without 'wasm-unsafe-eval')
-    }
+    const exports = instantiateEmbedded(QUEST_KERNEL_WASM);
+    return exports === undefined ? undefined : new QuestKernel(exports as unknown as KernelExports);
   }
 
   /**

@@ -30,50 +30,20 @@ const matMul2d = tf.customGrad((a, b, save) => {
 });
 
 /**
- * How {@link batchMatMul} multiplies on wasm: `split`, one 2-D XNNPACK product per batch entry;
- * `batched`, tfjs's generic batched loop. The two round differently (XNNPACK accumulates the inner
- * dimension in one pass, the generic loop in blocks), so a caller whose result must not depend on
- * how many products share the call picks the path itself (see {@link productSplits}).
- */
-export type MatMulPath = 'split' | 'batched';
-
-/**
- * Whether a product of `[rows, inner]·[inner, columns]` is large enough for {@link batchMatMul}
- * to split it into 2-D XNNPACK products on wasm (≥ {@link SPLIT_THRESHOLD} multiply-adds): the
- * path it takes when none is given.
- */
-export function productSplits(rows: number, inner: number, columns: number): boolean {
-  return rows * inner * columns >= SPLIT_THRESHOLD;
-}
-
-/**
  * Batched matrix product `[..., M, K]·[..., K, N]` (or `·[..., N, K]ᵀ` with `transposeB`) over
- * identical batch dimensions. On the wasm backend, when each product is large
- * ({@link productSplits}, e.g. attention over a long prompt), it runs one 2-D XNNPACK product per
- * batch entry instead of tfjs's generic batched loop; otherwise (e.g. the few queries of a decode
- * step) it is `tf.matMul`. Differentiable either way.
- *
- * @param path the wasm path to take whatever the size (ignored on other backends). With
- *   `batched`, a batch of one product also takes the generic loop (tfjs-wasm would otherwise
- *   hand it to XNNPACK: `b` is transposed so that it does not), so every entry is rounded the
- *   same way however many entries the call holds. Default: chosen by size.
+ * identical batch dimensions. On the wasm backend, when each product has at least
+ * {@link SPLIT_THRESHOLD} multiply-adds (e.g. attention over a long prompt), it runs one 2-D
+ * XNNPACK product per batch entry instead of tfjs's generic batched loop; otherwise it is
+ * `tf.matMul`. Differentiable either way.
  */
-export function batchMatMul(
-  a: tf.Tensor,
-  b: tf.Tensor,
-  transposeB = false,
-  path?: MatMulPath,
-): tf.Tensor {
+export function batchMatMul(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
   const batchShape = a.shape.slice(0, -2);
   const [rows, inner] = a.shape.slice(-2) as [number, number];
   const columns = b.shape[transposeB ? b.rank - 2 : b.rank - 1]!;
-  if (tf.getBackend() !== 'wasm') return tf.matMul(a, b, false, transposeB);
-  const chosen = path ?? (productSplits(rows, inner, columns) ? 'split' : 'batched');
-  const count = batchShape.reduce((x, y) => x * y, 1);
-  if (chosen === 'batched') {
-    if (path === undefined || transposeB || count > 1) return tf.matMul(a, b, false, transposeB);
-    return tf.tidy(() => tf.matMul(a, swapLastAxes(b), false, true));
+  if (tf.getBackend() !== 'wasm' || rows * inner * columns < SPLIT_THRESHOLD) {
+    return tf.matMul(a, b, false, transposeB);
   }
+  const count = batchShape.reduce((x, y) => x * y, 1);
   return tf.tidy(() => {
     const lefts = tf.unstack(tf.reshape(a, [count, rows, inner]));
     const rights = tf.unstack(
@@ -85,11 +55,4 @@ export function batchMatMul(
     });
     return tf.reshape(tf.stack(products), [...batchShape, rows, columns]);
   });
-}
-
-/** `x` with its last two axes swapped. */
-function swapLastAxes(x: tf.Tensor): tf.Tensor {
-  const axes = x.shape.map((_, i) => i);
-  axes.splice(-2, 2, x.rank - 1, x.rank - 2);
-  return tf.transpose(x, axes);
 }

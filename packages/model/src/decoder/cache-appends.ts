@@ -1,6 +1,7 @@
 import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
+import type { PackedRows } from './packed-rows';
 
 /** What one cached step appends to one layer of one cache (views into the step's download). */
 export interface LayerAppend {
@@ -20,69 +21,57 @@ export interface LayerAppend {
   readonly queries: Float32Array | undefined;
 }
 
-/** How a cached step's single download is laid out, and which caches record queries. */
+/** What one layer of a cached step downloaded, as the step's packed rows ({@link PackedRows}). */
+export interface AppendRows {
+  /** `[N, Hkv, hd]` after RoPE. */
+  readonly keys: Float32Array;
+  /** `[N, Hkv, hd]`. */
+  readonly values: Float32Array;
+  /** `[N, Hq, hd]` after RoPE. */
+  readonly queries: Float32Array;
+  /** `[N, Hkv]`, when a gate hook ran (caches that store gates keep theirs). */
+  readonly gates: Float32Array | undefined;
+}
+
+/** A cached step's downloads and which caches record queries. */
 export interface StepDownload {
-  /** Real tokens per sequence (chunks are right-padded to `width`). */
-  readonly lengths: Int32Array;
-  /** Padded chunk width `T`. */
-  readonly width: number;
-  /** `[B, T]` positions of the chunk tokens. */
-  readonly positions: Int32Array;
-  /**
-   * Per layer, in order: keys and values `[B, T, Hkv, hd]`, then (when any cache records
-   * queries) queries `[B, T, Hq, hd]`, then (with gates) gates `[B, T, Hkv]`.
-   */
-  readonly outgoing: Float32Array;
+  /** The step's tokens as rows. */
+  readonly rows: PackedRows;
+  /** One per layer, in order. */
+  readonly layers: readonly AppendRows[];
   /** Whether each cache records queries (query window or attention tracking). */
   readonly recordQueries: readonly boolean[];
-  /** Whether the download holds gates (a key-bias hook ran; caches that store gates keep theirs). */
-  readonly gated: boolean;
 }
 
 /**
- * Splits a cached step's download into one {@link LayerAppend} per cache and layer (cache by
- * cache, layers in order; padding rows dropped). Touches no cache.
+ * Splits a cached step's downloads into one {@link LayerAppend} per cache and layer (cache by
+ * cache, layers in order). Touches no cache.
  */
 export function planAppends(
   config: ModelConfig,
   caches: readonly KVCacheStore[],
   download: StepDownload,
 ): LayerAppend[] {
-  const { lengths, width, positions, outgoing, recordQueries, gated } = download;
+  const { rows, layers, recordQueries } = download;
   const {
     num_key_value_heads: kvHeads,
     num_attention_heads: queryHeads,
     head_dim: headDim,
   } = config;
-  const batch = lengths.length;
-  const kvSize = kvHeads * headDim;
-  const querySize = queryHeads * headDim;
-  const anyRecord = recordQueries.includes(true);
-  let offset = 0;
-  const take = (perToken: number): Float32Array => {
-    const block = outgoing.subarray(offset, offset + batch * width * perToken);
-    offset += block.length;
-    return block;
-  };
-  const layers = Array.from({ length: config.num_hidden_layers }, () => ({
-    keys: take(kvSize),
-    values: take(kvSize),
-    queries: anyRecord ? take(querySize) : undefined,
-    gates: gated ? take(kvHeads) : undefined,
-  }));
   return caches.flatMap((cache, b) => {
-    const rows = (perToken: number, block: Float32Array) =>
-      block.subarray(b * width * perToken, (b * width + lengths[b]!) * perToken);
-    const tokenPositions = positions.subarray(b * width, b * width + lengths[b]!);
+    const first = rows.starts[b]!;
+    const end = first + rows.lengths[b]!;
+    const own = (perToken: number, block: Float32Array) =>
+      block.subarray(first * perToken, end * perToken);
     return layers.map((block, layer) => ({
       cache,
       sequence: b,
       layer,
-      keys: rows(kvSize, block.keys),
-      values: rows(kvSize, block.values),
-      positions: tokenPositions,
-      gates: cache.storeGates ? rows(kvHeads, block.gates!) : undefined,
-      queries: recordQueries[b] ? rows(querySize, block.queries!) : undefined,
+      keys: own(kvHeads * headDim, block.keys),
+      values: own(kvHeads * headDim, block.values),
+      positions: rows.positions.subarray(first, end),
+      gates: cache.storeGates ? own(kvHeads, block.gates!) : undefined,
+      queries: recordQueries[b] ? own(queryHeads * headDim, block.queries) : undefined,
     }));
   });
 }

@@ -1,4 +1,5 @@
 import {
+  CacheAttention,
   DEFAULT_READ_ANCHORS,
   type KVCacheStore,
   type LayerControls,
@@ -7,19 +8,18 @@ import {
 } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
-import { applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
-import { batchCachedLayer } from './cache-batch';
-import { cachedAttention } from './cached-attention';
-import { type AttendFunction, decoderLayer } from './decoder-layer';
+import { checkAttentionBias } from './attention-bias';
+import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import { checkKeyBias } from './forward-checks';
-import { linear } from './linear';
-import { paddedCausalVisibility, visibilityToLogitBias } from './masks';
-import { planLayerReads } from './read-plan';
+import { ropeRowsInPlace } from './host-rope';
+import { denseMlpRows, hasMlpKnobs, swiGluMlp } from './mlp';
+import { type PackedRows, packRows } from './packed-rows';
+import { planLayerReads, type SequenceRead } from './read-plan';
 import { selectReadPages } from './read-selection';
 import { rmsNorm } from './rms-norm';
-import { ropeInverseFrequencies, ropeTables } from './rope';
+import { ropeInverseFrequencies } from './rope';
 import type { BatchControls, KeyBiasHook, StepReads, StepResult } from './types';
-import type { DecoderWeights } from './weights';
+import type { DecoderWeights, LayerWeights } from './weights';
 
 /** Inputs of {@link cachedStep}; validated by the caller (`checkStepInputs`). */
 export interface CachedStepRequest {
@@ -45,21 +45,28 @@ export interface CachedStepRequest {
   readonly everyPosition?: readonly boolean[];
 }
 
+/** The realm's cache attention (the WebAssembly SIMD kernel where it loads). */
+const attention = CacheAttention.create();
+
 /**
- * Runs a chunk of new tokens per sequence against each sequence's cache, batched: the chunks
- * are right-padded to the longest, and in each layer the new tokens attend to the cached live
- * entries they read (every live entry, or only those the `readPages` / `tokenKeep` controls and
- * the sequence's read selector leave, gathered from the cache: see {@link planLayerReads} and
- * {@link batchCachedLayer}), biased by the controls, and causally to the chunk itself — each
- * sequence's result independent of the others in the batch ({@link cachedAttention}). Then the
- * new keys, values (and gates) are appended to every layer of every cache, and the queries are
- * recorded where the cache keeps a query window or tracks attention — only once every one of
- * them is known to be finite, so a step that fails changes no cache (a cache honouring the
- * `KVCacheStore` contract refuses nothing else the step can produce) and frees its tensors.
- * One device read-back per call, plus, with a read selector or a `tokenKeep` κ < 1 in some
- * sequence's controls of a layer, one read-back of the new queries in that layer (page selection
- * needs them before the layer's attention). Prefill is a chunk per prompt on empty caches; decode
- * is a chunk of one token.
+ * Runs a chunk of new tokens per sequence against each sequence's cache, batched: the chunks'
+ * tokens are packed as `[N, D]` rows (N = the tokens of all chunks, no padding), and in each layer
+ * the q/k/v products are read back, RoPE is applied on the host ({@link ropeRowsInPlace}), and
+ * each new token attends to the cached live entries its sequence reads (every live entry, or only
+ * those the `readPages` / `tokenKeep` controls and the sequence's read selector leave: see
+ * {@link planLayerReads}) and causally to its own chunk, straight from the cache
+ * (`CacheAttention` of `@lethe/kv-cache`: the WebAssembly SIMD kernel, no packed view, no upload
+ * of the cache), biased by the controls and gates. The rest of the layer stays on the tfjs
+ * backend as `[N, D]` rows: the norms, one transpose of the attention input, the products and the
+ * residual adds — no head splits, no RoPE tables. A token's result depends only on its own
+ * sequence (its rows go through per-row products and its attention reads only its cache), so a
+ * sequence gets bit for bit the same in any batch. Then the new keys, values (and gates) are
+ * appended to every layer of every cache, and the queries are recorded where the cache keeps a
+ * query window or tracks attention — only once every one of them is known to be finite, so a step
+ * that fails changes no cache (a cache honouring the `KVCacheStore` contract refuses nothing else
+ * the step can produce) and frees its tensors. Three read-backs per layer (q, k, v) and one of
+ * the logits; the attention output goes up once per layer. Prefill is a chunk per prompt on
+ * empty caches; decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk, and the entries read.
  * @throws LetheError `E_STATE` naming `model` when a new key, value, gate or recorded query is
@@ -72,119 +79,93 @@ export function cachedStep(
 ): StepResult {
   const { caches, chunks, controls, keyBias, readSelectors } = request;
   const anchors = request.readAnchors ?? DEFAULT_READ_ANCHORS;
-  const batch = caches.length;
-  const lengths = Int32Array.from(chunks, (chunk) => chunk.length);
-  const width = Math.max(...lengths);
-  if (readSelectors !== undefined && width !== 1) {
+  const rows = packRows(caches, chunks);
+  if (readSelectors !== undefined && rows.width !== 1) {
     throw new LetheError(
       'E_ARG',
       'applies to decode steps (one token per sequence) only',
       'readSelector',
     );
   }
-  const ids = new Int32Array(batch * width);
-  const positions = new Int32Array(batch * width);
-  caches.forEach((cache, b) => {
-    ids.set(chunks[b]!, b * width);
-    const start = cache.length(0);
-    for (let t = 0; t < width; t++) positions[b * width + t] = start + t;
-  });
+  const { num_key_value_heads: kvHeads, num_hidden_layers: layers, rms_norm_eps: eps } = config;
+  const batch = caches.length;
   const recordQueries = caches.map((cache) => cache.queryWindow > 0 || cache.trackAttention);
-  const anyRecord = recordQueries.includes(true);
-  const { num_key_value_heads: kvHeads, rms_norm_eps: eps, num_hidden_layers: layers } = config;
+  const inverseFrequencies = ropeInverseFrequencies(config.head_dim, config.rope_theta);
   const reads: StepReads = {
     entries: new Int32Array(batch * layers * kvHeads),
     live: new Int32Array(batch * layers * kvHeads),
   };
+  const downloads: AppendRows[] = [];
 
-  const positionRows = everyPositionRows(request.everyPosition, lengths, width);
-  const { logits, hidden, positionLogits, outgoing } = tf.tidy(() => {
-    const inverseFrequencies = tf.tensor1d(
-      ropeInverseFrequencies(config.head_dim, config.rope_theta),
-    );
-    const rope = ropeTables(tf.tensor2d(positions, [batch, width], 'int32'), inverseFrequencies);
-    const chunkVisibility = tf.tensor4d(paddedCausalVisibility(lengths, width), [
-      batch,
-      1,
-      width,
-      width,
-    ]);
-    const chunkBias = visibilityToLogitBias(chunkVisibility);
-    const downloads: tf.Tensor[] = [];
-    let x = tf.gather(weights.embedding, tf.tensor2d(ids, [batch, width], 'int32'));
-    weights.layers.forEach((layer, l) => {
+  const { logits, hidden, positionLogits } = tf.tidy(() => {
+    let x = tf.gather(weights.embedding, tf.tensor1d(rows.ids, 'int32'));
+    const layerStep = (residual: tf.Tensor, layer: LayerWeights, l: number): tf.Tensor => {
       const layerControls = controls?.map((perLayer) => perLayer?.[l]);
-      const attend: AttendFunction = (heads, normed) => {
-        const newKeyBias = keyBias?.(l, normed);
-        if (keyBias !== undefined) {
-          if (newKeyBias === undefined) throw missingGates(l);
-          checkKeyBias(newKeyBias, batch, kvHeads, width, `keyBias(${l})`);
-        }
-        downloads.push(tokenMajor(heads.keys), tokenMajor(heads.values));
-        if (anyRecord) downloads.push(tokenMajor(heads.queries));
-        let ownBias = chunkBias;
-        if (newKeyBias !== undefined) {
-          ownBias = tf.add(chunkBias, tf.expandDims(newKeyBias, 2));
-          const gates = tf.exp(tf.broadcastTo(newKeyBias, [batch, kvHeads, width]));
-          downloads.push(tf.transpose(gates, [0, 2, 1]));
-        }
-        const queries =
-          readSelectors !== undefined || sparseTokenKeep(layerControls)
-            ? (heads.queries.dataSync() as Float32Array)
-            : undefined;
-        const selected =
-          readSelectors === undefined
-            ? undefined
-            : selectReadPages(caches, l, readSelectors, queries!);
-        const planned = planLayerReads(caches, l, {
-          controls: layerControls,
-          selected,
-          queries,
-          anchors,
-        });
-        planned.forEach((read, b) => {
-          reads.entries.set(read.counts, (b * layers + l) * kvHeads);
-          reads.live.set(read.live, (b * layers + l) * kvHeads);
-        });
-        const cached = batchCachedLayer(caches, l, planned, layerControls);
-        const rows = planned.map((read, b) => ({
-          tokens: lengths[b]!,
-          reads: Math.max(0, ...read.counts),
-        }));
-        return cachedAttention(heads, ownBias, cached, rows);
-      };
-      x = decoderLayer(x, layer, config, rope, attend, layerControls);
-    });
-    const final = tf.reshape(rmsNorm(x, weights.finalNorm, eps), [
-      batch * width,
-      config.hidden_size,
-    ]);
-    const lastRows = Int32Array.from(lengths, (length, b) => b * width + length - 1);
-    const hidden = tf.gather(final, tf.tensor1d(lastRows, 'int32'));
-    const flat = downloads.map((t) => tf.reshape(t, [-1]));
-    return {
-      logits: linear(hidden, weights.lmHead) as tf.Tensor2D,
-      hidden: hidden as tf.Tensor2D,
-      positionLogits:
-        positionRows === undefined
+      const normed = rmsNorm(residual, layer.inputNorm, eps);
+      const columns = tf.transpose(normed);
+      const queries = projectRows(layer.query, layer.queryBias, columns);
+      const keys = projectRows(layer.key, layer.keyBias, columns);
+      const values = projectRows(layer.value, layer.valueBias, columns);
+      ropeRowsInPlace(queries, rows.positions, inverseFrequencies);
+      ropeRowsInPlace(keys, rows.positions, inverseFrequencies);
+      const logGates = newKeyLogGates(keyBias, l, normed, rows, kvHeads);
+      downloads.push({ keys, values, queries, gates: logGates?.gates });
+
+      // page selection and κ reads are decode-only: the queries are then one row per sequence
+      const selected =
+        readSelectors === undefined
           ? undefined
-          : (linear(
-              tf.gather(final, tf.tensor1d(positionRows, 'int32')),
-              weights.lmHead,
-            ) as tf.Tensor2D),
-      outgoing: tf.concat(flat).dataSync() as Float32Array,
+          : selectReadPages(caches, l, readSelectors, queries);
+      const planned = planLayerReads(caches, l, {
+        controls: layerControls,
+        selected,
+        queries: rows.width === 1 ? queries : undefined,
+        anchors,
+      });
+      planned.forEach((read, b) => {
+        reads.entries.set(read.counts, (b * layers + l) * kvHeads);
+        reads.live.set(read.live, (b * layers + l) * kvHeads);
+      });
+      const output = attendLayer(config, l, {
+        caches,
+        rows,
+        planned,
+        controls: layerControls,
+        queries,
+        keys,
+        values,
+        logGates: logGates?.logGates,
+      });
+      const attended = tf.transpose(
+        tf.matMul(
+          layer.output,
+          tf.tensor2d(transposeRows(output, rows.count), [output.length / rows.count, rows.count]),
+        ),
+      );
+      const h = tf.add(residual, attended);
+      return tf.add(h, mlpRows(rmsNorm(h, layer.postNorm, eps), layer, layerControls, rows));
+    };
+    weights.layers.forEach((layer, l) => {
+      // each layer in its own scope: only the residual stream outlives it
+      x = tf.tidy(() => layerStep(x, layer, l));
+    });
+    const final = rmsNorm(x, weights.finalNorm, eps);
+    const hidden = (
+      rows.count === batch ? final : tf.gather(final, tf.tensor1d(rows.lastRows, 'int32'))
+    ) as tf.Tensor2D;
+    const flagged = positionRows(request.everyPosition, rows);
+    return {
+      logits: lmHead(weights, hidden),
+      hidden,
+      positionLogits:
+        flagged === undefined
+          ? undefined
+          : lmHead(weights, tf.gather(final, tf.tensor1d(flagged, 'int32'))),
     };
   });
 
   try {
-    const appends = planAppends(config, caches, {
-      lengths,
-      width,
-      positions,
-      outgoing,
-      recordQueries,
-      gated: keyBias !== undefined,
-    });
+    const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
     checkAppendsFinite(appends);
     applyAppends(appends);
   } catch (error) {
@@ -194,37 +175,201 @@ export function cachedStep(
   return { logits, hidden, reads, ...(positionLogits === undefined ? {} : { positionLogits }) };
 }
 
+/** What one layer's attention reads, besides the model's geometry. */
+interface LayerReads {
+  readonly caches: readonly KVCacheStore[];
+  readonly rows: PackedRows;
+  readonly planned: readonly SequenceRead[];
+  readonly controls: readonly (LayerControls | undefined)[] | undefined;
+  /** `[N, Hq·hd]` after RoPE. */
+  readonly queries: Float32Array;
+  /** `[N, Hkv·hd]` after RoPE. */
+  readonly keys: Float32Array;
+  /** `[N, Hkv·hd]`. */
+  readonly values: Float32Array;
+  /** `[N, Hkv]` log-gates of the new keys, with a gate hook. */
+  readonly logGates: Float32Array | undefined;
+}
+
 /**
- * Rows of the padded `[B · width]` outputs of the sequences `everyPosition` flags, each sequence's
- * `lengths[b]` rows in order; undefined when none is flagged.
+ * The attention output of one layer, `[N, Hq·hd]` rows: for every sequence and KV head, its
+ * chunk's queries over what it reads of its cache and, causally, its chunk
+ * ({@link CacheAttention}).
  */
-function everyPositionRows(
+function attendLayer(config: ModelConfig, layer: number, reads: LayerReads): Float32Array {
+  const { caches, rows, planned, controls, queries, keys, values, logGates } = reads;
+  const {
+    num_key_value_heads: kvHeads,
+    num_attention_heads: queryHeads,
+    head_dim: headDim,
+  } = config;
+  const groupSize = (queryHeads / kvHeads) * headDim;
+  const querySize = queryHeads * headDim;
+  const kvSize = kvHeads * headDim;
+  const output = new Float32Array(rows.count * querySize);
+  planned.forEach((read, b) => {
+    const owner = `controls[${b}][${layer}]`;
+    const bias = controls?.[b]?.attentionBias;
+    const maxLive = Math.max(0, ...read.live);
+    if (bias !== undefined) checkAttentionBias(bias, kvHeads, maxLive, owner);
+    const first = rows.starts[b]!;
+    const tokens = rows.lengths[b]!;
+    // the group's queries and outputs `[tokens, group·hd]`, the chunk's keys and values `[tokens, hd]`
+    const groupQueries = new Float32Array(tokens * groupSize);
+    const groupOutput = new Float32Array(tokens * groupSize);
+    const chunkKeys = new Float32Array(tokens * headDim);
+    const chunkValues = new Float32Array(tokens * headDim);
+    const chunkBias = logGates === undefined ? undefined : new Float32Array(tokens);
+    for (let h = 0; h < kvHeads; h++) {
+      for (let t = 0; t < tokens; t++) {
+        const row = first + t;
+        const q = row * querySize + h * groupSize;
+        groupQueries.set(queries.subarray(q, q + groupSize), t * groupSize);
+        const kv = row * kvSize + h * headDim;
+        chunkKeys.set(keys.subarray(kv, kv + headDim), t * headDim);
+        chunkValues.set(values.subarray(kv, kv + headDim), t * headDim);
+        if (chunkBias !== undefined) chunkBias[t] = logGates![row * kvHeads + h]!;
+      }
+      const ranges = read.ranges[h];
+      attention.attend(
+        {
+          cache: caches[b]!,
+          layer,
+          head: h,
+          queries: groupQueries,
+          ...(ranges === undefined ? {} : { ranges }),
+          ...(bias === undefined
+            ? {}
+            : { liveBias: bias.subarray(h * maxLive, (h + 1) * maxLive) }),
+          chunk: {
+            keys: chunkKeys,
+            values: chunkValues,
+            ...(chunkBias === undefined ? {} : { bias: chunkBias }),
+          },
+        },
+        groupOutput,
+        0,
+      );
+      for (let t = 0; t < tokens; t++) {
+        const at = (first + t) * querySize + h * groupSize;
+        output.set(groupOutput.subarray(t * groupSize, (t + 1) * groupSize), at);
+      }
+    }
+  });
+  return output;
+}
+
+/**
+ * `x·Wᵀ + b` of the rows, downloaded as `[N, out]` rows: `W·xᵀ` on the device (the product
+ * `linear` runs) and the bias added on the host (the same float32 sum).
+ */
+function projectRows(weight: tf.Tensor, bias: tf.Tensor | undefined, columns: tf.Tensor) {
+  const product = tf.matMul(weight, columns);
+  const [out, count] = product.shape as [number, number];
+  const data = product.dataSync() as Float32Array;
+  const biasData = bias?.dataSync() as Float32Array | undefined;
+  const rows = new Float32Array(out * count);
+  for (let o = 0; o < out; o++) {
+    const add = biasData?.[o];
+    for (let n = 0; n < count; n++) {
+      const value = data[o * count + n]!;
+      rows[n * out + o] = add === undefined ? value : Math.fround(value + add);
+    }
+  }
+  return rows;
+}
+
+/** `[N, n]` rows as `[n, N]` columns. */
+function transposeRows(rows: Float32Array, count: number): Float32Array {
+  const n = rows.length / count;
+  const columns = new Float32Array(rows.length);
+  for (let r = 0; r < count; r++) {
+    for (let i = 0; i < n; i++) columns[i * count + r] = rows[r * n + i]!;
+  }
+  return columns;
+}
+
+/**
+ * The new keys' log-gates `[N, Hkv]` from the gate hook (called on the attention input as the
+ * right-padded `[B, T, D]` it takes), and their gates `exp(log g)` as the caches store them;
+ * undefined without a hook.
+ */
+function newKeyLogGates(
+  keyBias: KeyBiasHook | undefined,
+  layer: number,
+  normed: tf.Tensor,
+  rows: PackedRows,
+  kvHeads: number,
+) {
+  if (keyBias === undefined) return undefined;
+  const { batch, width } = rows;
+  const [, hiddenSize] = normed.shape as [number, number];
+  const padded =
+    rows.count === batch * width
+      ? tf.reshape(normed, [batch, width, hiddenSize])
+      : tf.reshape(tf.gather(normed, tf.tensor1d(rows.paddedRows, 'int32')), [
+          batch,
+          width,
+          hiddenSize,
+        ]);
+  const bias = keyBias(layer, padded);
+  if (bias === undefined) {
+    throw new LetheError(
+      'E_STATE',
+      `returned nothing for layer ${layer}; gated caches need a gate for every key`,
+      'keyBias',
+    );
+  }
+  checkKeyBias(bias, batch, kvHeads, width, `keyBias(${layer})`);
+  const full = tf.broadcastTo(bias, [batch, kvHeads, width]);
+  const padLogGates = full.dataSync() as Float32Array;
+  const padGates = tf.exp(full).dataSync() as Float32Array;
+  const logGates = new Float32Array(rows.count * kvHeads);
+  const gates = new Float32Array(rows.count * kvHeads);
+  for (let b = 0; b < batch; b++) {
+    for (let t = 0; t < rows.lengths[b]!; t++) {
+      for (let h = 0; h < kvHeads; h++) {
+        const from = (b * kvHeads + h) * width + t;
+        const to = (rows.starts[b]! + t) * kvHeads + h;
+        logGates[to] = padLogGates[from]!;
+        gates[to] = padGates[from]!;
+      }
+    }
+  }
+  return { logGates, gates };
+}
+
+/** The layer's MLP of the `[N, D]` rows: dense, or with each sequence's SOL controls on its rows. */
+function mlpRows(
+  normed: tf.Tensor,
+  layer: LayerWeights,
+  controls: readonly (LayerControls | undefined)[] | undefined,
+  rows: PackedRows,
+): tf.Tensor {
+  if (!hasMlpKnobs(controls)) return denseMlpRows(normed, layer.mlp);
+  const [count, width] = normed.shape as [number, number];
+  const rowControls = Array.from(rows.sequenceOfRow, (b) => controls[b]);
+  return tf.reshape(swiGluMlp(tf.reshape(normed, [count, 1, width]), layer.mlp, rowControls), [
+    count,
+    width,
+  ]);
+}
+
+/** Next-token logits of `[n, D]` rows: `linear(rows, lmHead)`'s product. */
+function lmHead(weights: DecoderWeights, rows: tf.Tensor): tf.Tensor2D {
+  return tf.transpose(tf.matMul(weights.lmHead, tf.transpose(rows))) as tf.Tensor2D;
+}
+
+/** The rows of the sequences `everyPosition` flags, in order; undefined when none is flagged. */
+function positionRows(
   everyPosition: readonly boolean[] | undefined,
-  lengths: Int32Array,
-  width: number,
+  rows: PackedRows,
 ): Int32Array | undefined {
   if (everyPosition === undefined || !everyPosition.includes(true)) return undefined;
-  const rows: number[] = [];
-  lengths.forEach((length, b) => {
-    if (everyPosition[b] === true) for (let t = 0; t < length; t++) rows.push(b * width + t);
+  const flagged: number[] = [];
+  rows.lengths.forEach((length, b) => {
+    if (everyPosition[b] === true)
+      for (let t = 0; t < length; t++) flagged.push(rows.starts[b]! + t);
   });
-  return Int32Array.from(rows);
-}
-
-/** Whether some sequence's controls ask this layer for a sparse `tokenKeep` read (κ < 1). */
-function sparseTokenKeep(controls: readonly (LayerControls | undefined)[] | undefined): boolean {
-  return controls?.some((c) => c?.tokenKeep !== undefined && c.tokenKeep < 1) ?? false;
-}
-
-/** `[B, H, T, hd]` → `[B, T, H, hd]`: the cache's `[T, heads, headDim]` layout per sequence. */
-function tokenMajor(x: tf.Tensor): tf.Tensor {
-  return tf.transpose(x, [0, 2, 1, 3]);
-}
-
-function missingGates(layer: number): LetheError {
-  return new LetheError(
-    'E_STATE',
-    `returned nothing for layer ${layer}; gated caches need a gate for every key`,
-    'keyBias',
-  );
+  return Int32Array.from(flagged);
 }

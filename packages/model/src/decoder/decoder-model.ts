@@ -141,7 +141,7 @@ export class DecoderModel {
   }
 
   /**
-   * Runs a batch of prompts (ragged lengths; padded and masked inside the batch) and appends
+   * Runs a batch of prompts (ragged lengths, packed as rows; see `cachedStep`) and appends
    * their keys/values to each sequence's cache at positions `cache.length(0) + t` — so a
    * non-empty cache continues (chunked prefill). Queries are recorded where the cache keeps a
    * query window or tracks attention.
@@ -157,7 +157,7 @@ export class DecoderModel {
    * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, the entries
    *   read (`reads`), and with `everyPosition` the flagged sequences' `positionLogits`.
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (`E_SHAPE` naming
-   *   `prompts` when the attention would not fit the backend's tensor memory; `E_ARG` naming
+   *   `prompts` when the step would not fit the backend's tensor memory, see `checkStepMemory`; `E_ARG` naming
    *   `everyPosition` unless one boolean per prompt); `E_STATE` naming `model` when the step
    *   computes a non-finite key, value or query (NaN or infinite weights). A prefill that throws
    *   modifies no cache and leaves no tensor behind.
@@ -265,7 +265,16 @@ export class DecoderModel {
     const batch = Array.isArray(caches) ? caches.length : 0;
     const hooks = sequenceHooks(options.keyBias, batch);
     const selectors = sequenceSelectors(options.readSelector, batch);
-    checkStepInputs(this.config, caches, chunks, controls, hooks, chunkArgument, selectors);
+    checkStepInputs(
+      this.config,
+      caches,
+      chunks,
+      controls,
+      hooks,
+      chunkArgument,
+      selectors,
+      everyPosition,
+    );
     return cachedStep(this.weights, this.config, {
       caches,
       chunks,

@@ -1,4 +1,4 @@
-export { type AttentionOptions, type AttentionResult, groupedQueryAttention } from './attention';
+export { type AttentionResult, groupedQueryAttention } from './attention';
 export { type ChannelKeep, channelKeepMask } from './channel-keep';
 export { DecoderModel } from './decoder-model';
 export { ACTIVATION_BITS_RANGE, fakeQuantizeRows, quantizationLevels } from './fake-quant';
@@ -6,7 +6,6 @@ export { linear } from './linear';
 export {
   causalVisibility,
   HIDDEN_LOGIT,
-  paddedCausalVisibility,
   visibilityToLogitBias,
 } from './masks';
 export { type MlpWeights, swiGluMlp } from './mlp';

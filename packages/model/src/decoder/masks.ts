@@ -18,25 +18,6 @@ export function causalVisibility(length: number): Float32Array {
 }
 
 /**
- * Causal visibility of right-padded chunks, `[B, T, T]` 0/1 floats: in row `b`, query `i` sees
- * key `j` iff `j ≤ i` and `j < lengths[b]` (padding keys are hidden from every query).
- *
- * @param lengths real length of each chunk, each in `[1, width]`.
- * @param width padded length `T`.
- */
-export function paddedCausalVisibility(lengths: Int32Array, width: number): Float32Array {
-  const out = new Float32Array(lengths.length * width * width);
-  for (let b = 0; b < lengths.length; b++) {
-    const length = lengths[b]!;
-    for (let i = 0; i < width; i++) {
-      const row = (b * width + i) * width;
-      out.fill(1, row, row + Math.min(i + 1, length));
-    }
-  }
-  return out;
-}
-
-/**
  * Turns a 0/1 visibility tensor (any numeric or bool dtype; nonzero = visible) into an additive
  * logit bias: 0 where visible, {@link HIDDEN_LOGIT} where hidden.
  */

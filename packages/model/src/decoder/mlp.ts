@@ -36,7 +36,7 @@ export function swiGluMlp(
   weights: MlpWeights,
   rowControls?: readonly (LayerControls | undefined)[],
 ): tf.Tensor {
-  const controls = mlpKnobs(rowControls);
+  const controls = hasMlpKnobs(rowControls) ? rowControls : undefined;
   return tf.tidy(() => {
     const input = controls === undefined ? x : pruneInputChannels(x, controls);
     const gate = linear(input, weights.gate);
@@ -92,17 +92,33 @@ function quantizeRows(
 }
 
 /**
- * The rows' controls when one of them sets an MLP knob (`mlpInputKeep`, `mlpKeep`,
- * `activationBits`), else undefined: controls that only restrict attention (`tokenKeep`,
- * `readPages`, `attentionBias`) leave the MLP on its dense path, without masks that keep every
- * channel.
+ * Whether one of the rows' controls sets an MLP knob (`mlpInputKeep`, `mlpKeep`,
+ * `activationBits`): controls that only restrict attention (`tokenKeep`, `readPages`,
+ * `attentionBias`) leave the MLP on its dense path, without masks that keep every channel.
  */
-function mlpKnobs(
+export function hasMlpKnobs(
   controls: readonly (LayerControls | undefined)[] | undefined,
-): readonly (LayerControls | undefined)[] | undefined {
-  const any = controls?.some(
-    (c) =>
-      c?.mlpInputKeep !== undefined || c?.mlpKeep !== undefined || c?.activationBits !== undefined,
+): controls is readonly (LayerControls | undefined)[] {
+  return (
+    controls?.some(
+      (c) =>
+        c?.mlpInputKeep !== undefined ||
+        c?.mlpKeep !== undefined ||
+        c?.activationBits !== undefined,
+    ) ?? false
   );
-  return any ? controls : undefined;
+}
+
+/**
+ * The dense SwiGLU MLP of `[B, D]` rows (a decode step's), inference only: the products `linear`
+ * runs (`W·xᵀ`), with the activations kept as `[I, B]` columns between them, so it equals
+ * {@link swiGluMlp} without controls bit for bit with one transpose in and one out.
+ */
+export function denseMlpRows(x: tf.Tensor, weights: MlpWeights): tf.Tensor {
+  return tf.tidy(() => {
+    const columns = tf.transpose(x);
+    const gate = tf.matMul(weights.gate, columns);
+    const activations = tf.mul(tf.mul(gate, tf.sigmoid(gate)), tf.matMul(weights.up, columns));
+    return tf.transpose(tf.matMul(weights.down, activations));
+  });
 }

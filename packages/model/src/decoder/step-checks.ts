@@ -1,9 +1,9 @@
 import type { KVCacheStore, LayerControls, ReadSelector } from '@lethe/kv-cache';
 import { assertFraction, LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
-import { checkAttentionMemory } from './attention-memory';
 import { checkCacheStore } from './cache-store-check';
 import { checkPerLayer, checkTokenIds } from './forward-checks';
+import { checkStepMemory } from './step-memory';
 import type { BatchControls, KeyBiasHook } from './types';
 
 /**
@@ -11,14 +11,15 @@ import type { BatchControls, KeyBiasHook } from './types';
  * implementing {@link KVCacheStore} (checked structurally, see {@link checkCacheStore}) matching
  * the model's geometry, storing values, all layers at the same length, gates stored
  * exactly by the caches whose sequence has a key-bias hook; one non-empty chunk of in-vocabulary
- * ids per cache, within the model's context, whose attention fits the backend's memory (see
- * {@link checkAttentionMemory}); controls with one list of per-layer entries per cache, each
+ * ids per cache, within the model's context, whose step fits the backend's memory (see
+ * {@link checkStepMemory}); controls with one list of per-layer entries per cache, each
  * `tokenKeep` a rate in (0, 1] (below 1 only in decode steps, one token per sequence); read
  * selectors (see {@link checkReadSelector}) whose `pageSize` equals their cache's and whose
  * `needs` their cache can serve.
  *
  * @param keyBias each sequence's key-bias hook (see {@link sequenceHooks}), or undefined: none.
  * @param readSelectors each sequence's read selector (see {@link sequenceSelectors}), or undefined.
+ * @param everyPosition the sequences whose every position gets logits (they count in the memory).
  * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the argument.
  */
 export function checkStepInputs(
@@ -29,6 +30,7 @@ export function checkStepInputs(
   keyBias: readonly (KeyBiasHook | undefined)[] | undefined,
   chunkArgument: string,
   readSelectors?: readonly (ReadSelector | undefined)[],
+  everyPosition?: readonly boolean[],
 ): void {
   if (!Array.isArray(caches) || caches.length === 0) {
     throw new LetheError('E_ARG', 'must be a non-empty array of KVCacheStore', 'caches');
@@ -64,13 +66,22 @@ export function checkStepInputs(
     }
   });
   const width = Math.max(...chunks.map((chunk) => chunk.length));
-  checkAttentionMemory(
+  const rows = chunks.reduce((n, chunk) => n + chunk.length, 0);
+  const {
+    num_attention_heads: queryHeads,
+    num_key_value_heads: kvHeads,
+    head_dim: headDim,
+  } = config;
+  checkStepMemory(
     {
-      batch: caches.length,
-      queryHeads: config.num_attention_heads,
-      queries: width,
-      keys: Math.max(...caches.map(mostLive)) + width,
-      layers: config.num_hidden_layers,
+      rows,
+      logitRows:
+        caches.length +
+        chunks.reduce((n, chunk, b) => n + (everyPosition?.[b] === true ? chunk.length : 0), 0),
+      hiddenSize: config.hidden_size,
+      intermediateSize: config.intermediate_size,
+      projections: (queryHeads + 2 * kvHeads) * headDim,
+      vocabSize: config.vocab_size,
     },
     chunkArgument,
   );
@@ -185,13 +196,6 @@ function checkTokenKeep(keepRate: unknown, width: number, argument: string): voi
       argument,
     );
   }
-}
-
-/** The most live entries any KV head of any layer of `cache` holds. */
-function mostLive(cache: KVCacheStore): number {
-  let most = 0;
-  for (let l = 0; l < cache.geometry.layers; l++) most = Math.max(most, ...cache.liveCounts(l));
-  return most;
 }
 
 /**

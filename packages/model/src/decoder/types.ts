@@ -102,7 +102,8 @@ export interface DecodeStepOptions extends StepOptions {
    * `LayerControls.readPages` does (undefined: dense). When the layer's controls also give
    * `readPages`, only pages in both lists are read (the intersection). `pageSize` must equal
    * the caches', the selector may not need `hidden`, and the caches must keep what its `needs`
-   * ask for. Costs one device read-back of the queries per layer; prefill always reads densely.
+   * ask for. It is given the query the step reads back for its attention; prefill always reads
+   * densely.
    *
    * One selector for every sequence, or one entry per sequence (an array as long as the batch;
    * undefined: that sequence reads densely), each checked against its own cache.

@@ -2,6 +2,7 @@ import { initBackend, tensorMemoryHeadroom, tf, WASM_HEAP_MAX_BYTES } from '@let
 import { expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attentionBytes } from '../../src/decoder/attention-memory';
+import { stepBytes } from '../../src/decoder/step-memory';
 import { cacheFor, lively, tinyConfig } from './helpers';
 
 beforeAll(async () => {
@@ -17,7 +18,7 @@ const ids = (batch: number, length: number) =>
     'int32',
   );
 
-describe('attention past the wasm heap is refused before anything is allocated (regression)', () => {
+describe('attention and steps past the wasm heap are refused before anything is allocated (regression)', () => {
   it('estimates 4·B·Hq·T·S bytes of scores times the tensors alive at once', () => {
     const extent = { batch: 2, queryHeads: 4, queries: 100, keys: 300, layers: 3 };
     const scores = 4 * 2 * 4 * 100 * 300;
@@ -65,12 +66,41 @@ describe('attention past the wasm heap is refused before anything is allocated (
     model.dispose();
   });
 
-  it('prefill: E_SHAPE naming prompts, the cache left empty', () => {
+  it('prefill: linear in its tokens, so a prompt the forward refuses runs', () => {
     const model = lively(config, 33);
     const cache = cacheFor(config);
     const prompt = Int32Array.from({ length: 6000 }, (_, i) => 1 + (i % 30));
+    const out = model.prefill([cache], [prompt]);
+    expect(cache.length(0)).toBe(6000);
+    expect(Number.isFinite(out.logits.dataSync()[0]!)).toBe(true);
+    tf.dispose([out.logits, out.hidden]);
+    model.dispose();
+  });
+
+  it('prefill: E_SHAPE naming prompts when its rows outgrow the heap, the cache left empty', () => {
+    // 6,000 rows of logits over a 100k vocabulary: 4.8 GB
+    const wide = tinyConfig({ max_position_embeddings: 8192, vocab_size: 100_000 });
+    const extent = {
+      rows: 6000,
+      logitRows: 6001,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      projections: 8 * 8,
+      vocabSize: 100_000,
+    };
+    expect(stepBytes(extent)).toBe(4 * (6000 * (16 * 32 + 6 * 64 + 2 * 64) + 6001 * 2 * 100_000));
+    const model = lively(wide, 34);
+    const cache = cacheFor(wide);
+    const prompt = Int32Array.from({ length: 6000 }, (_, i) => 1 + (i % 30));
     const tensors = tf.memory().numTensors;
-    expectLetheError(() => model.prefill([cache], [prompt]), 'E_SHAPE', 'prompts');
+    const error = expectLetheError(
+      () => model.prefill([cache], [prompt], { everyPosition: [true] }),
+      'E_SHAPE',
+      'prompts',
+    );
+    expect(error.message).toMatch(
+      /a step of 6000 tokens \(6001 of them with logits\) needs about 4\.\d\d GB/,
+    );
     expect(tf.memory().numTensors).toBe(tensors);
     expect(cache.length(0)).toBe(0);
     model.dispose();

@@ -3,7 +3,6 @@ import { QuestSelector } from '@lethe/policies-heuristic';
 import { initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchMatMul } from '../../src/decoder/batch-matmul';
 import type { DecoderModel, KeyBiasHook, StepResult } from '../../src/decoder/index';
 import type { ModelConfig } from '../../src/io/index';
 import { LinearGate } from '../runtime/batcher-fixtures';
@@ -265,26 +264,5 @@ describe('per-sequence step options', () => {
     });
     tf.dispose([out.logits, out.hidden]);
     expect(caches.map((c) => c.length(0))).toEqual([4, 3]);
-  });
-});
-
-describe('batchMatMul with an explicit path', () => {
-  it('rounds a batch of one product as it rounds the same product in a larger batch', () => {
-    const before = tf.memory().numTensors;
-    tf.tidy(() => {
-      const a = tf.randomNormal([3, 2, 5, 70], 0, 1, 'float32', 1);
-      const b = tf.randomNormal([3, 2, 70, 8], 0, 1, 'float32', 2);
-      for (const path of ['batched', 'split'] as const) {
-        const all = batchMatMul(a, b, false, path).dataSync();
-        const one = batchMatMul(
-          tf.slice(a, [0, 0], [1, 1]),
-          tf.slice(b, [0, 0], [1, 1]),
-          false,
-          path,
-        );
-        expect(Array.from(one.dataSync()), path).toEqual(Array.from(all.slice(0, 5 * 8)));
-      }
-    });
-    expect(tf.memory().numTensors).toBe(before);
   });
 });
