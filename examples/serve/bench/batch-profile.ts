@@ -32,18 +32,25 @@ interface Profile {
   readonly timeDeltas: number[];
 }
 
-/** The parts of the stack a sample is charged to, by the innermost frame of ours or a library's. */
-const PARTS: [string, (url: string, name: string) => boolean][] = [
+/**
+ * The parts of the stack a sample is charged to, by its innermost frame (`url`, `name`) and, for
+ * WebAssembly, the innermost JavaScript frame of ours or tfjs's that ran it (`caller`): the
+ * attention kernel of `@lethe/kv-cache` is WebAssembly too.
+ */
+const PARTS: [string, (url: string, name: string, caller: string) => boolean][] = [
+  [
+    'attention from the cache (kv-cache kernel, page copies; RoPE and row shuffles in the step)',
+    (url, name, caller) =>
+      (url.startsWith('wasm://') && caller.includes('/kv-cache/')) ||
+      (url.includes('/kv-cache/') && /attend|gather|fillBias|laneAttention|exp32/.test(name)) ||
+      (url.includes('/model/') &&
+        /ropeRowsInPlace|attendLayer|transposeRows|projectRows/.test(name)),
+  ],
   ['tfjs wasm kernels', (url) => url.includes('tfjs-backend-wasm') || url.startsWith('wasm://')],
   ['tfjs core (ops, engine, tensors)', (url) => url.includes('tfjs-core')],
-  [
-    'attention and cache views (model)',
-    (url, name) =>
-      url.includes('/model/') && /attention|cache|read|gather|append|plan|softmax/i.test(name),
-  ],
   ['sampling', (_, name) => /sample|nucleus|adjusted|argmax|checkLogits/i.test(name)],
   [
-    'batcher, states, eviction bookkeeping',
+    'batcher, states, cache appends, eviction bookkeeping',
     (url) => url.includes('/model/') || url.includes('/kv-cache/'),
   ],
   [
@@ -68,6 +75,14 @@ function selfTimes(profile: Profile) {
     }
     return '(none)';
   };
+  /** The url of the innermost JavaScript frame on the stack of `id`. */
+  const jsCaller = (id: number): string => {
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const { url } = byId.get(at)!.callFrame;
+      if (url !== '' && !url.startsWith('wasm://')) return url;
+    }
+    return '';
+  };
   const kernelsBy = new Map<string, number>();
   const perNode = new Map<number, number>();
   profile.samples.forEach((id, i) => {
@@ -80,11 +95,12 @@ function selfTimes(profile: Profile) {
     const file = url.replace(/^.*\/(packages|examples|node_modules)\//, '$1/');
     const key = `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
     functions.set(key, (functions.get(key) ?? 0) + ms);
-    const part = PARTS.find(([, test]) => test(url, functionName))?.[0] ?? 'other';
+    const caller = url.startsWith('wasm://') ? jsCaller(id) : '';
+    const part = PARTS.find(([, test]) => test(url, functionName, caller))?.[0] ?? 'other';
     parts.set(part, (parts.get(part) ?? 0) + ms);
     if (part === 'tfjs wasm kernels') {
-      const caller = modelCaller(id);
-      kernelsBy.set(caller, (kernelsBy.get(caller) ?? 0) + ms);
+      const asker = modelCaller(id);
+      kernelsBy.set(asker, (kernelsBy.get(asker) ?? 0) + ms);
     }
   }
   return { functions, parts, kernelsBy };

@@ -14,7 +14,8 @@ const RTLD_NODELETE = 0x1000;
 /**
  * Points this process's Vulkan at Chromium's SwiftShader so that a WebGPU instance created
  * afterwards finds a (software) adapter. Acts only on Linux, only when the user has not chosen
- * Vulkan drivers (`VK_ICD_FILENAMES` and `VK_DRIVER_FILES` unset), and only when
+ * Vulkan drivers (`VK_ICD_FILENAMES` and `VK_DRIVER_FILES` unset, or `VK_ICD_FILENAMES` set to
+ * {@link SWIFTSHADER_ICD} by a parent process that ran this), and only when
  * {@link SWIFTSHADER_ICD} exists. Then it:
  *
  * 1. sets `VK_ICD_FILENAMES` (the Vulkan loader reads it each time an instance is created, so
@@ -27,7 +28,11 @@ const RTLD_NODELETE = 0x1000;
  */
 export function useChromiumSwiftShader(): boolean {
   if (typeof process === 'undefined' || process.platform !== 'linux') return false;
-  if (process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES) return false;
+  // a parent process that ran this passes VK_ICD_FILENAMES on: that choice is ours, the loader
+  // still has to be loaded here
+  const inherited =
+    process.env.VK_ICD_FILENAMES === SWIFTSHADER_ICD && !process.env.VK_DRIVER_FILES;
+  if ((process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES) && !inherited) return false;
   const fs = process.getBuiltinModule('node:fs') as typeof import('node:fs');
   if (!fs.existsSync(SWIFTSHADER_ICD)) return false;
   if (fs.existsSync(CHROMIUM_VULKAN_LOADER)) {

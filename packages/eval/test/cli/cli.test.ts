@@ -9,6 +9,7 @@ import {
   POLICY_MANIFEST,
 } from '@lethe/kv-cache';
 import { encodeGsaParameters, initGateParameters } from '@lethe/policies-gsa';
+import { ensureWebGpu } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CellMetrics, SweepResults } from '../../src/harness/results';
 import { emptyResults } from '../../src/harness/results-file';
@@ -175,6 +176,31 @@ describe('lethe eval', () => {
       /^\| arithmetic \| h2o \|/m,
     );
   });
+});
+
+// WebGPU in Node (Dawn over SwiftShader, Debian's chromium) must work in CI (CI=true), so this
+// runs and fails with the reason there; elsewhere it is skipped, saying why.
+const webGpuMissing = await ensureWebGpu({ required: true }).then(
+  () => undefined,
+  (error: unknown) => (error instanceof Error ? error.message : String(error)),
+);
+const skipWebGpu = webGpuMissing !== undefined && !process.env.CI;
+if (skipWebGpu) console.warn(`[@lethe/eval] WebGPU CLI test skipped: ${webGpuMissing}`);
+
+describe.skipIf(skipWebGpu)('lethe eval --backend webgpu', () => {
+  it('runs a cell on WebGPU with the metrics it gets on wasm (the runtime reads asynchronously there)', async () => {
+    const wasm = await lethe(['eval', ...CELL, '--results', 'on-wasm.json'], dir);
+    const gpu = await lethe(
+      ['eval', ...CELL, '--backend', 'webgpu', '--results', 'on-webgpu.json'],
+      dir,
+    );
+    expect(gpu.stderr, gpu.stderr).not.toMatch(/lethe: /);
+    expect(gpu.status).toBe(0);
+    expect(wasm.status).toBe(0);
+    const a = JSON.parse(await readFile(join(dir, 'on-wasm.json'), 'utf8')) as SweepResults;
+    const b = JSON.parse(await readFile(join(dir, 'on-webgpu.json'), 'utf8')) as SweepResults;
+    expect(deterministic(b.cells[0]!.metrics)).toEqual(deterministic(a.cells[0]!.metrics));
+  }, 120_000);
 });
 
 describe('a learned policy whose provider uploads tensors when prepared (GSA)', () => {

@@ -17,19 +17,20 @@ let model: DecoderModel;
 let clock: Clock;
 
 /**
- * A clock that advances 1 ms for every token `model` runs on (prefill chunks and decode steps)
+ * A clock that advances 1 ms for every token `model` runs on (prefill chunks and decode steps,
+ * which the runtime runs through the asynchronous calls)
  * and stands still otherwise: any throughput that counts the tokens whose work it timed reads
  * exactly 1000 tokens/s, whatever the batch, the answer lengths or the prefill chunking.
  */
 function workClock(target: DecoderModel): Clock {
   let ms = 0;
-  const prefill = target.prefill.bind(target);
-  const decodeStep = target.decodeStep.bind(target);
-  target.prefill = (caches, prompts, options) => {
+  const prefill = target.prefillAsync.bind(target);
+  const decodeStep = target.decodeStepAsync.bind(target);
+  target.prefillAsync = (caches, prompts, options) => {
     for (const prompt of prompts) ms += prompt.length;
     return prefill(caches, prompts, options);
   };
-  target.decodeStep = (caches, tokens, controls, options) => {
+  target.decodeStepAsync = (caches, tokens, controls, options) => {
     ms += tokens.length;
     return decodeStep(caches, tokens, controls, options);
   };

@@ -5,7 +5,13 @@ import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/in
 import { withoutTiedHead } from '../io/tied-head';
 import { collectCheckpointProblems, throwCheckpointProblems } from '../io/validate-checkpoint';
 import { checkObject } from '../option-checks';
-import { cachedStep } from './cached-step';
+import {
+  asynchronousBackend,
+  type CachedStepRequest,
+  cachedStep,
+  cachedStepAsync,
+  readsSynchronously,
+} from './cached-step';
 import { parallelForward } from './parallel-forward';
 import { composeKeyBias } from './sequence-key-bias';
 import { checkStepInputs, sequenceHooks, sequenceSelectors } from './step-checks';
@@ -167,6 +173,31 @@ export class DecoderModel {
     prompts: Int32Array[],
     options: PrefillOptions & { readonly controls?: BatchControls } = {},
   ): StepResult {
+    return cachedStep(this.weights, this.config, this.prefillRequest(caches, prompts, options));
+  }
+
+  /**
+   * {@link DecoderModel.prefill} reading the backend asynchronously: the same step, and the only
+   * one on a backend that cannot read synchronously (WebGPU in Node). The caches must not be used
+   * by anything else until it settles.
+   */
+  async prefillAsync(
+    caches: readonly KVCacheStore[],
+    prompts: Int32Array[],
+    options: PrefillOptions & { readonly controls?: BatchControls } = {},
+  ): Promise<StepResult> {
+    return cachedStepAsync(
+      this.weights,
+      this.config,
+      this.prefillRequest(caches, prompts, options),
+    );
+  }
+
+  private prefillRequest(
+    caches: readonly KVCacheStore[],
+    prompts: Int32Array[],
+    options: PrefillOptions & { readonly controls?: BatchControls },
+  ): CachedStepRequest {
     checkObject(options, 'options');
     if ((options as DecodeStepOptions).readSelector !== undefined) {
       throw new LetheError(
@@ -186,7 +217,7 @@ export class DecoderModel {
     ) {
       throw new LetheError('E_ARG', 'must be one boolean per prompt', 'everyPosition');
     }
-    return this.step(caches, prompts, options.controls, options, 'prompts', everyPosition);
+    return this.stepRequest(caches, prompts, options.controls, options, 'prompts', everyPosition);
   }
 
   /**
@@ -219,11 +250,42 @@ export class DecoderModel {
     controls?: BatchControls,
     options: DecodeStepOptions = {},
   ): StepResult {
+    return cachedStep(
+      this.weights,
+      this.config,
+      this.decodeRequest(caches, tokens, controls, options),
+    );
+  }
+
+  /**
+   * {@link DecoderModel.decodeStep} reading the backend asynchronously: the same step, and the
+   * only one on a backend that cannot read synchronously (WebGPU in Node). The caches must not be
+   * used by anything else until it settles.
+   */
+  async decodeStepAsync(
+    caches: readonly KVCacheStore[],
+    tokens: Int32Array,
+    controls?: BatchControls,
+    options: DecodeStepOptions = {},
+  ): Promise<StepResult> {
+    return cachedStepAsync(
+      this.weights,
+      this.config,
+      this.decodeRequest(caches, tokens, controls, options),
+    );
+  }
+
+  private decodeRequest(
+    caches: readonly KVCacheStore[],
+    tokens: Int32Array,
+    controls: BatchControls | undefined,
+    options: DecodeStepOptions,
+  ): CachedStepRequest {
     if (!(tokens instanceof Int32Array))
       throw new LetheError('E_ARG', 'must be an Int32Array', 'tokens');
     checkObject(options, 'options');
     const chunks = Array.from(tokens, (token) => Int32Array.of(token));
-    return this.step(caches, chunks, controls, options, 'tokens');
+    return this.stepRequest(caches, chunks, controls, options, 'tokens');
   }
 
   /**
@@ -234,6 +296,27 @@ export class DecoderModel {
    *   `E_STATE` naming `model` after {@link dispose}.
    */
   embeddingRows(ids: Int32Array): Float32Array {
+    if (!readsSynchronously()) throw asynchronousBackend('embeddingRowsAsync');
+    const rows = this.embeddingTensor(ids);
+    try {
+      return rows.dataSync() as Float32Array;
+    } finally {
+      rows.dispose();
+    }
+  }
+
+  /** {@link DecoderModel.embeddingRows} reading the backend asynchronously (any backend). */
+  async embeddingRowsAsync(ids: Int32Array): Promise<Float32Array> {
+    const rows = this.embeddingTensor(ids);
+    try {
+      return (await rows.data()) as Float32Array;
+    } finally {
+      rows.dispose();
+    }
+  }
+
+  /** Checks `ids`; the rows of the embedding they pick (the caller frees them). */
+  private embeddingTensor(ids: Int32Array): tf.Tensor {
     this.checkLive();
     if (!(ids instanceof Int32Array)) throw new LetheError('E_ARG', 'must be an Int32Array', 'ids');
     for (const id of ids) {
@@ -241,9 +324,7 @@ export class DecoderModel {
         throw new LetheError('E_ARG', `id ${id} is outside [0, ${this.config.vocab_size})`, 'ids');
       }
     }
-    return tf.tidy(() =>
-      tf.gather(this.weights.embedding, tf.tensor1d(ids, 'int32')).dataSync(),
-    ) as Float32Array;
+    return tf.tidy(() => tf.gather(this.weights.embedding, tf.tensor1d(ids, 'int32')));
   }
 
   /** Releases the parameters. The model cannot be used afterwards. */
@@ -253,14 +334,15 @@ export class DecoderModel {
     this.disposed = true;
   }
 
-  private step(
+  /** Validates a cached step's inputs and gathers them into its request. */
+  private stepRequest(
     caches: readonly KVCacheStore[],
     chunks: Int32Array[],
     controls: BatchControls | undefined,
     options: DecodeStepOptions,
     chunkArgument: string,
     everyPosition?: readonly boolean[],
-  ): StepResult {
+  ): CachedStepRequest {
     this.checkLive();
     const batch = Array.isArray(caches) ? caches.length : 0;
     const hooks = sequenceHooks(options.keyBias, batch);
@@ -275,7 +357,7 @@ export class DecoderModel {
       selectors,
       everyPosition,
     );
-    return cachedStep(this.weights, this.config, {
+    return {
       caches,
       chunks,
       ...(controls !== undefined ? { controls } : {}),
@@ -285,7 +367,7 @@ export class DecoderModel {
       ...(selectors !== undefined ? { readSelectors: selectors } : {}),
       readAnchors: resolveReadAnchors(options.readAnchors),
       ...(everyPosition !== undefined ? { everyPosition } : {}),
-    });
+    };
   }
 
   private checkLive(): void {

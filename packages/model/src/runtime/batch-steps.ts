@@ -61,7 +61,7 @@ export async function prefillStates(
     states.map((_, i) => i),
     (indices) => {
       const keyBias = stepKeyBias(indices.map((i) => states[i]!));
-      return model.prefill(
+      return model.prefillAsync(
         indices.map((i) => states[i]!.cache),
         indices.map((i) => pieces[i]!),
         {
@@ -110,7 +110,7 @@ export async function decodeStates(
   hooks: StepHooks = {},
 ): Promise<(StepRow | undefined)[]> {
   const { onError } = hooks;
-  const embeddings = embeddingsFor(model, states, tokens);
+  const embeddings = await embeddingsFor(model, states, tokens);
   const controls = states.map((state, i) => {
     let perLayer: readonly (LayerControls | undefined)[] | undefined;
     const done = attempt(i, onError, () => {
@@ -125,7 +125,7 @@ export async function decodeStates(
       const group = indices.map((i) => states[i]!);
       const keyBias = stepKeyBias(group);
       const readSelector = stepReadSelector(group);
-      return model.decodeStep(
+      return model.decodeStepAsync(
         group.map((state) => state.cache),
         Int32Array.from(indices, (i) => tokens[i]!),
         steering
@@ -183,7 +183,7 @@ async function refreshStates(model: DecoderModel, due: readonly SequenceState[])
     state.cache.truncate(state.cache.length(0) - state.refresh!.every);
   }
   const keyBias = stepKeyBias(due);
-  const out = model.prefill(
+  const out = await model.prefillAsync(
     due.map((state) => state.cache),
     replay,
     keyBias === undefined ? {} : { keyBias },
@@ -224,11 +224,11 @@ function batchOption<T>(values: (T | undefined)[]): T | (T | undefined)[] | unde
 const FAILED = Symbol('failed');
 
 /** The input embeddings of the tokens whose sequence's compute policy needs them (one device read). */
-function embeddingsFor(
+async function embeddingsFor(
   model: DecoderModel,
   states: readonly SequenceState[],
   tokens: Int32Array,
-): (Float32Array | undefined)[] {
+): Promise<(Float32Array | undefined)[]> {
   const needing = states.flatMap((state, i) => (state.compute?.policy.needs?.embedding ? [i] : []));
   const out: (Float32Array | undefined)[] = states.map(() => undefined);
   if (needing.length === 0) return out;
@@ -239,7 +239,7 @@ function embeddingsFor(
       throw new LetheError('E_ARG', `token ${token} at ${i} is outside [0, ${vocab})`, 'tokens');
     }
   }
-  const rows = model.embeddingRows(Int32Array.from(needing, (i) => tokens[i]!));
+  const rows = await model.embeddingRowsAsync(Int32Array.from(needing, (i) => tokens[i]!));
   const width = model.config.hidden_size;
   needing.forEach((i, j) => {
     out[i] = rows.subarray(j * width, (j + 1) * width);
@@ -255,7 +255,7 @@ function embeddingsFor(
  */
 async function modelRows(
   indices: readonly number[],
-  call: (indices: readonly number[]) => StepResult,
+  call: (indices: readonly number[]) => Promise<StepResult>,
   onError: ((index: number, error: unknown) => void) | undefined,
   positionRows: (index: number) => number = () => 0,
 ): Promise<Map<number, CallRow>> {
@@ -263,7 +263,7 @@ async function modelRows(
   if (indices.length === 0) return rows;
   let out: StepResult;
   try {
-    out = call(indices);
+    out = await call(indices);
   } catch (error) {
     if (onError === undefined) throw error;
     if (indices.length === 1) {

@@ -169,10 +169,10 @@ describe('SOL KV refresh (compute.refreshEvery)', () => {
   it('refreshes each sequence after its own T-th step, batching those that reach it together', async () => {
     const calls: number[] = [];
     const counted = Object.create(model, {
-      prefill: {
-        value: (...args: Parameters<DecoderModel['prefill']>) => {
+      prefillAsync: {
+        value: (...args: Parameters<DecoderModel['prefillAsync']>) => {
           calls.push(args[0].length);
-          return model.prefill(...args);
+          return model.prefillAsync(...args);
         },
       },
     }) as DecoderModel;
