@@ -17,9 +17,9 @@ const BACKENDS: readonly BackendName[] = ['auto', 'wasm', 'webgpu', 'cpu'];
 /**
  * Selects and readies a tensor backend. Call once before creating tensors.
  *
- * - `auto`: `webgpu` when a hardware adapter exists, else `wasm`, else (with a warning) `cpu`.
- *   A software adapter (SwiftShader, `isFallbackAdapter`) is never chosen here: it is slower
- *   than `wasm`.
+ * - `auto`: `webgpu` when a hardware adapter exists, else `wasm` (saying so once per process),
+ *   else (with a warning) `cpu`. A software adapter (SwiftShader, `isFallbackAdapter`) is never
+ *   chosen here: it is slower than `wasm`.
  * - `wasm`: ships its `.wasm` inside the npm package.
  * - `webgpu`: `navigator.gpu` in browsers; in Node the optional `webgpu` package (Dawn), with a
  *   fallback to SwiftShader from Debian's `chromium` package on Linux without a GPU (see
@@ -46,7 +46,12 @@ export async function initBackend(name: BackendName = 'auto'): Promise<string> {
   if (name === 'auto') {
     if (await ensureWebGpu({ required: false, allowSoftware: false })) return activate('webgpu');
     try {
-      return await activate('wasm');
+      const active = await activate('wasm');
+      if (!saidAutoFallback) {
+        saidAutoFallback = true;
+        console.warn('@lethe/tensor: backend auto: no hardware WebGPU adapter here; using wasm');
+      }
+      return active;
     } catch (error) {
       // The documented last resort of `auto`; said out loud, since cpu is far slower.
       console.warn(`@lethe/tensor: ${(error as Error).message}; falling back to the cpu backend`);
@@ -56,6 +61,9 @@ export async function initBackend(name: BackendName = 'auto'): Promise<string> {
   if (name === 'webgpu') await ensureWebGpu({ required: true });
   return activate(name);
 }
+
+/** Whether `auto` has said, in this process, that it fell back from WebGPU. */
+let saidAutoFallback = false;
 
 async function activate(name: Exclude<BackendName, 'auto'>): Promise<string> {
   let ok = false;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../src/backend';
 import { OP_SUITE, runSuite } from './op-suite';
 
@@ -30,6 +30,26 @@ describe('cross-backend op suite (wasm vs cpu)', () => {
 });
 
 describe('initBackend', () => {
+  it('auto says once per process that it falls back from WebGPU, and to what', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const first = await initBackend('auto');
+      const second = await initBackend('auto');
+      expect(second).toBe(first);
+      const said = warn.mock.calls.filter(([message]) => /backend auto/.test(String(message)));
+      // no GPU here (CI): wasm, said once; a hardware adapter: webgpu, nothing to say
+      if (first === 'wasm') {
+        expect(said).toHaveLength(1);
+        expect(String(said[0]![0])).toMatch(/no hardware WebGPU adapter here; using wasm/);
+      } else {
+        expect(said).toHaveLength(0);
+      }
+    } finally {
+      warn.mockRestore();
+      await initBackend('wasm');
+    }
+  });
+
   it('rejects unknown backends with E_ARG naming the argument', async () => {
     await expect(initBackend('tpu' as never)).rejects.toMatchObject({
       code: 'E_ARG',

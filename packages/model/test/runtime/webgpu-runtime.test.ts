@@ -24,6 +24,7 @@ const FED = Int32Array.from({ length: 96 }, (_, i) => (5 * i + 1) % config.vocab
 /** Teacher-forced logits of a session over the prompt and `FED`, and each layer's live positions. */
 async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o') {
   await initBackend(backend);
+  const gpuBefore = gpuBytes();
   const model = DecoderModel.random(config, 11);
   const budget = { budget: { capacity: 24 }, trigger: { whenLiveExceeds: 24, slack: 4 } };
   const policy =
@@ -44,7 +45,12 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
     Array.from(cache.view(l).positions),
   );
   model.dispose();
-  return { logits, live, backend: tf.getBackend() };
+  return { logits, live, backend: tf.getBackend(), gpuLeft: gpuBytes() - gpuBefore };
+}
+
+/** Bytes of the GPU buffers live tensors hold (the backend's pool of free ones aside; 0 on wasm). */
+function gpuBytes(): number {
+  return (tf.memory() as tf.MemoryInfo & { numBytesInGPU?: number }).numBytesInGPU ?? 0;
 }
 
 describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
@@ -63,6 +69,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       const webgpu = await run('webgpu', eviction);
       expect(webgpu.backend).toBe('webgpu');
       expect(tf.memory().numTensors).toBe(before);
+      expect(webgpu.gpuLeft).toBe(0);
       let worst = 0;
       wasm.logits.forEach((row, t) => {
         row.forEach((x, v) => {
@@ -78,6 +85,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
 
   it('refuses the synchronous step there, naming the asynchronous one, and leaks nothing', async () => {
     await initBackend('webgpu');
+    const gpuBefore = gpuBytes();
     const model = DecoderModel.random(config, 12);
     const cache = cacheFor(config);
     const before = tf.memory().numTensors;
@@ -88,8 +96,12 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     expect(cache.length(0)).toBe(0);
     const out = await model.prefillAsync([cache], [PROMPT]);
     expect(out.logits.shape).toEqual([1, config.vocab_size]);
+    // read, as the runtime does: tfjs releases the buffers of work never submitted to the GPU
+    // only at its next submission
+    await out.logits.data();
     tf.dispose([out.logits, out.hidden]);
     expect(tf.memory().numTensors).toBe(before);
     model.dispose();
+    expect(gpuBytes()).toBe(gpuBefore);
   }, 60_000);
 });
