@@ -163,10 +163,12 @@ export class DecoderModel {
    * @returns logits `[B, V]` and final hidden `[B, D]` of each prompt's last token, the entries
    *   read (`reads`), and with `everyPosition` the flagged sequences' `positionLogits`.
    * @throws LetheError `E_ARG` / `E_SHAPE` / `E_STATE` naming the bad input (`E_SHAPE` naming
-   *   `prompts` when the step would not fit the backend's tensor memory, see `checkStepMemory`; `E_ARG` naming
-   *   `everyPosition` unless one boolean per prompt); `E_STATE` naming `model` when the step
-   *   computes a non-finite key, value or query (NaN or infinite weights). A prefill that throws
-   *   modifies no cache and leaves no tensor behind.
+   *   `prompts` when the step would not fit the backend's tensor memory, see `checkStepMemory`;
+   *   `E_ARG` naming `everyPosition` unless one boolean per prompt); `E_STATE` naming `model` when the step
+   *   computes a non-finite key, value or query (NaN or infinite weights); `E_STATE` naming
+   *   `backend` on a backend that reads only asynchronously (WebGPU in Node: use
+   *   {@link DecoderModel.prefillAsync}). A prefill that throws modifies no cache and leaves no
+   *   tensor behind.
    */
   prefill(
     caches: readonly KVCacheStore[],
@@ -242,7 +244,9 @@ export class DecoderModel {
    *   number `E_ARG`, one outside (0, 1] or NaN `E_BUDGET`, naming `controls[b][layer].tokenKeep`;
    *   bad `readAnchors` `E_ARG` naming `readAnchors.sinks` / `readAnchors.window`); `E_STATE`
    *   naming `model` when the step computes a non-finite key, value or query (NaN or infinite
-   *   weights). A step that throws modifies no cache and leaves no tensor behind.
+   *   weights); `E_STATE` naming `backend` on a backend that reads only asynchronously (WebGPU in
+   *   Node: use {@link DecoderModel.decodeStepAsync}). A step that throws modifies no cache and
+   *   leaves no tensor behind.
    */
   decodeStep(
     caches: readonly KVCacheStore[],
@@ -293,7 +297,8 @@ export class DecoderModel {
    * compute policy reading the token it steers (SOL) observes. One device read per call.
    *
    * @throws LetheError `E_ARG` naming `ids` unless an `Int32Array` of ids in `[0, vocab_size)`;
-   *   `E_STATE` naming `model` after {@link dispose}.
+   *   `E_STATE` naming `model` after {@link dispose}, `backend` on a backend that reads only
+   *   asynchronously (use {@link DecoderModel.embeddingRowsAsync}).
    */
   embeddingRows(ids: Int32Array): Float32Array {
     if (!readsSynchronously()) throw asynchronousBackend('embeddingRowsAsync');
