@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium, which CI installs (`.ci/run`). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -43,4 +43,38 @@ export function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+}
+
+/**
+ * Starts headless {@link CHROMIUM} with WebGPU on SwiftShader, its software adapter (Chromium
+ * ships it; no GPU needed). WebGPU exists only in secure contexts: open pages with
+ * {@link openSecurePage}.
+ *
+ * @throws Error naming the missing executable when Chromium is not installed.
+ */
+export function launchChromiumWithWebGpu(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
+  const args = ARGS.filter((arg) => arg !== '--disable-gpu');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [...args, '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'],
+    timeout: 30_000,
+  });
+}
+
+/** An origin the tests serve themselves (intercepted: nothing goes to the network). */
+const SECURE_ORIGIN = 'https://lethe.test/';
+
+/**
+ * A new page of `browser` on an https origin served by the test itself (a secure context, as
+ * WebGPU requires), empty but for a title; nothing is fetched from the network.
+ */
+export async function openSecurePage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage();
+  await page.route(`${SECURE_ORIGIN}**`, (route) =>
+    route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>lethe</title>' }),
+  );
+  await page.goto(SECURE_ORIGIN);
+  return page;
 }

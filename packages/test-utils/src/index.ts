@@ -1,4 +1,4 @@
 export { expectClose } from './close';
 export { expectLetheError, expectLetheRejection, type ThrownLetheError } from './lethe-error';
 export { type LoadedModules, type LoadFormat, modulesLoadedBy } from './loaded-modules';
-export { runReadmeExample } from './readme-example';
+export { runAsyncReadmeExample, runReadmeExample } from './readme-example';

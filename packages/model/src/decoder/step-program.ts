@@ -3,6 +3,7 @@ import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
+import { attendLayerOnDevice, deviceCaches } from './device-attention';
 import { checkKeyBias } from './forward-checks';
 import { ropeRowsInPlace } from './host-rope';
 import { attendLayer } from './layer-attention';
@@ -103,7 +104,7 @@ export function* cachedStepProgram(
         reads.entries.set(read.counts, (b * layers + l) * kvHeads);
         reads.live.set(read.live, (b * layers + l) * kvHeads);
       });
-      const output = attendLayer(config, l, {
+      const layerReads = {
         caches,
         rows,
         planned,
@@ -112,18 +113,32 @@ export function* cachedStepProgram(
         keys,
         values,
         logGates: gates?.logGates,
-      });
-      x = tf.tidy((): tf.Tensor => {
-        const width = output.length / rows.count;
-        const attended = tf.transpose(
-          tf.matMul(
-            layer.output,
-            tf.tensor2d(rowsToColumns(output, rows.count), [width, rows.count]),
-          ),
-        );
-        const h = tf.add(residual, attended);
-        return tf.add(h, mlpRows(rmsNorm(h, layer.postNorm, eps), layer, layerControls, rows));
-      });
+      };
+      const onDevice = deviceCaches(caches);
+      const output =
+        onDevice === undefined
+          ? attendLayer(config, l, layerReads)
+          : attendLayerOnDevice(config, l, layerReads, onDevice);
+      try {
+        x = tf.tidy((): tf.Tensor => {
+          const attended =
+            output instanceof Float32Array
+              ? tf.transpose(
+                  tf.matMul(
+                    layer.output,
+                    tf.tensor2d(rowsToColumns(output, rows.count), [
+                      output.length / rows.count,
+                      rows.count,
+                    ]),
+                  ),
+                )
+              : tf.transpose(tf.matMul(layer.output, output, false, true));
+          const h = tf.add(residual, attended);
+          return tf.add(h, mlpRows(rmsNorm(h, layer.postNorm, eps), layer, layerControls, rows));
+        });
+      } finally {
+        if (!(output instanceof Float32Array)) output.dispose();
+      }
       residual.dispose();
     }
     const final: tf.Tensor = x;

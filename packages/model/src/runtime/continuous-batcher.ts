@@ -1,5 +1,4 @@
 import {
-  KVCache,
   type KVCacheOptions,
   type KVCacheStore,
   type ReadAnchors,
@@ -19,6 +18,7 @@ import { decodeStates, prefillStates } from './batch-steps';
 import { BatchedSequence } from './batched-sequence';
 import { sequenceCacheOptions } from './cache-options';
 import { CapacityError } from './capacity-error';
+import { defaultCache, releaseCache } from './default-cache';
 import { nextMacrotask } from './event-loop';
 import { sumOf } from './eviction-rounds';
 import { incomingAfter, prefillChunkEnd, roomUnder } from './prefill-chunks';
@@ -50,7 +50,10 @@ export interface BatcherOptions {
    * see `DecodeStepOptions.readAnchors`). One setting for every request.
    */
   readonly readAnchors?: Partial<ReadAnchors>;
-  /** Makes each request's cache (default `new KVCache(options)`; see `SessionOptions.createCache`). */
+  /**
+   * Makes each request's cache (default: a `DeviceKVCache` on WebGPU, a `KVCache` elsewhere; see
+   * `SessionOptions.createCache`); a finished request's cache is freed.
+   */
   readonly createCache?: (options: KVCacheOptions) => KVCacheStore;
   /** Clock in ms for the step times behind a capacity error's retry-after (default `performance.now`). */
   readonly now?: () => number;
@@ -157,7 +160,7 @@ export class ContinuousBatcher {
     this.pageSize = options.pageSize ?? DEFAULTS.pageSize;
     assertInteger(this.pageSize, 'pageSize', 1);
     this.readAnchors = resolveReadAnchors(options.readAnchors);
-    this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
+    this.createCache = options.createCache ?? defaultCache;
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -399,6 +402,7 @@ export class ContinuousBatcher {
     if (state !== undefined) {
       this.evictedBefore += state.eviction?.evictedEntries ?? 0;
       this.roundsBefore += sumOf(state.cache.stats().evictionRounds);
+      releaseCache(state.cache);
     }
     this.active = this.active.filter((running) => running !== sequence);
     this.detach.get(sequence)?.();

@@ -1,7 +1,6 @@
 import {
   type ComputePolicy,
   type EvictionPolicy,
-  KVCache,
   type KVCacheOptions,
   type KVCacheStore,
   type ReadAnchors,
@@ -14,6 +13,7 @@ import { checkReadSelector } from '../decoder/step-checks';
 import { decodeStates, prefillStates, type StepRow } from './batch-steps';
 import { sequenceCacheOptions } from './cache-options';
 import type { ComputeUsage } from './compute-usage';
+import { defaultCache, releaseCache } from './default-cache';
 import type { EvictionRound } from './eviction-rounds';
 import type { DecodeReads } from './generation-stats';
 import { incomingAfter, prefillChunkEnd, roomUnder } from './prefill-chunks';
@@ -78,8 +78,10 @@ export interface SessionOptions {
   /**
    * Makes each sequence's cache, at prefill, from the options the session derives: the model's
    * geometry with `pageSize`, the eviction policy's anchors, and the query window and attention
-   * tracking that the eviction policy and read selector need. Default: `new KVCache(options)`.
-   * A runtime puts its own cache (device resident, another engine's) behind the session by
+   * tracking that the eviction policy and read selector need. Default: a `DeviceKVCache` on
+   * tfjs's WebGPU backend (attention by the paged WGSL kernel), a `KVCache` elsewhere. The
+   * session frees the caches it made (a device cache's GPU buffers) at the next `prefill` and at
+   * {@link GenerationSession.dispose}. A runtime puts its own cache (device resident, another engine's) behind the session by
    * returning any `KVCacheStore` that honours these options; the model checks it structurally
    * and against its geometry before the first step (`E_ARG` / `E_STATE` naming `caches[b]`).
    */
@@ -185,7 +187,7 @@ export class GenerationSession {
   constructor(options: SessionOptions) {
     checkSessionOptions(options);
     this.model = options.model;
-    this.createCache = options.createCache ?? ((cacheOptions) => new KVCache(cacheOptions));
+    this.createCache = options.createCache ?? defaultCache;
     this.eviction = options.eviction;
     this.compute = options.compute;
     this.readSelector = options.readSelector;
@@ -208,6 +210,16 @@ export class GenerationSession {
     this.prefillChunk = options.prefillChunk;
     this.onPrefillChunk = options.onPrefillChunk;
     this.onEvictionRound = options.onEvictionRound;
+  }
+
+  /**
+   * Frees the caches the session made (a `DeviceKVCache`'s GPU buffers; a host cache needs
+   * nothing) and forgets them: `caches` is empty until the next `prefill`.
+   */
+  dispose(): void {
+    for (const cache of this.caches) releaseCache(cache);
+    this.caches = [];
+    this.states = [];
   }
 
   /** Number of sequences. */
@@ -273,6 +285,7 @@ export class GenerationSession {
     const caches = prompts.map(() => this.createCache(cacheOptions));
     // A cache that cannot truncate is refused now, not after the first episode's steps.
     if (this.compute?.refreshEvery !== undefined) for (const cache of caches) cache.truncate(0);
+    for (const cache of this.caches) releaseCache(cache);
     this.caches = caches;
     const layers = this.model.config.num_hidden_layers;
     this.states = caches.map(

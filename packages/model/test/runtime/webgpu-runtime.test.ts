@@ -1,10 +1,11 @@
-import type { KVCache } from '@lethe/kv-cache';
+import { DeviceKVCache, liveGpuBuffers } from '@lethe/kernels-webgpu';
 import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecoderModel, GenerationSession } from '../../src/index';
+import { ContinuousBatcher, DecoderModel, GenerationSession } from '../../src/index';
 import { cacheFor, tinyConfig } from '../decoder/helpers';
+import { LinearGate, POLICY_KINDS, policiesOf } from './batcher-fixtures';
 
 // The runtime on tfjs's WebGPU backend (in Node: Dawn over SwiftShader, Debian's chromium), which
 // reads tensors only asynchronously: the session steps through prefillAsync / decodeStepAsync and
@@ -17,14 +18,21 @@ const reason = await ensureWebGpu({ required: true }).then(
 const skip = reason !== undefined && !process.env.CI;
 if (skip) console.warn(`[@lethe/model] WebGPU runtime tests skipped: ${reason}`);
 
-const config = tinyConfig({ max_position_embeddings: 256 });
+const config = tinyConfig({ max_position_embeddings: 640 });
 const PROMPT = Int32Array.from({ length: 40 }, (_, i) => (7 * i + 3) % config.vocab_size);
-const FED = Int32Array.from({ length: 96 }, (_, i) => (5 * i + 1) % config.vocab_size);
+/** Decode steps of the full cache's run (the issue's 512: five splits of the attention pass by the end). */
+const LONG_STEPS = 512;
+/** Decode steps of the evicting runs. */
+const STEPS = 96;
+const fed = (steps: number) =>
+  Int32Array.from({ length: steps }, (_, i) => (5 * i + 1) % config.vocab_size);
 
-/** Teacher-forced logits of a session over the prompt and `FED`, and each layer's live positions. */
+/** Teacher-forced logits of a session over the prompt and `fed`, and each layer's live positions. */
 async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o') {
+  const FED = fed(eviction === undefined ? LONG_STEPS : STEPS);
   await initBackend(backend);
   const gpuBefore = gpuBytes();
+  const buffersBefore = liveGpuBuffers().buffers;
   const model = DecoderModel.random(config, 11);
   const budget = { budget: { capacity: 24 }, trigger: { whenLiveExceeds: 24, slack: 4 } };
   const policy =
@@ -40,12 +48,23 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
   });
   const logits: Float32Array[] = [(await session.prefill([PROMPT])).logits[0]!];
   for (const token of FED) logits.push((await session.step([0], Int32Array.of(token))).logits[0]!);
-  const cache = session.caches[0] as KVCache;
+  const cache = session.caches[0]!;
   const live = Array.from({ length: config.num_hidden_layers }, (_, l) =>
     Array.from(cache.view(l).positions),
   );
+  const onDevice = cache instanceof DeviceKVCache;
+  const cacheBuffers = liveGpuBuffers().buffers;
+  session.dispose();
   model.dispose();
-  return { logits, live, backend: tf.getBackend(), gpuLeft: gpuBytes() - gpuBefore };
+  return {
+    logits,
+    live,
+    onDevice,
+    cacheBuffers,
+    backend: tf.getBackend(),
+    gpuLeft: gpuBytes() - gpuBefore,
+    buffersLeft: liveGpuBuffers().buffers - buffersBefore,
+  };
 }
 
 /** Bytes of the GPU buffers live tensors hold (the backend's pool of free ones aside; 0 on wasm). */
@@ -63,11 +82,17 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
   });
 
   for (const eviction of [undefined, 'streaming-llm', 'h2o'] as const) {
-    it(`equals wasm over a prefill and ${FED.length} decode steps (${eviction ?? 'full cache'}): logits within 1e-5 relative, the same live entries`, async () => {
+    const steps = eviction === undefined ? LONG_STEPS : STEPS;
+    it(`equals wasm over a prefill and ${steps} decode steps (${eviction ?? 'full cache'}): logits within 1e-5 relative, the same live entries`, async () => {
       const wasm = await run('wasm', eviction);
       const before = tf.memory().numTensors;
       const webgpu = await run('webgpu', eviction);
       expect(webgpu.backend).toBe('webgpu');
+      // the default cache there is the device cache, whose buffers the session frees
+      expect(webgpu.onDevice).toBe(true);
+      expect(wasm.onDevice).toBe(false);
+      expect(webgpu.cacheBuffers).toBeGreaterThan(0);
+      expect(webgpu.buffersLeft).toBe(0);
       expect(tf.memory().numTensors).toBe(before);
       expect(webgpu.gpuLeft).toBe(0);
       let worst = 0;
@@ -76,12 +101,52 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
           worst = Math.max(worst, Math.abs(x - webgpu.logits[t]![v]!) / (1 + Math.abs(x)));
         });
       });
-      // the host does the attention on both; only the products, norms and MLP run on the GPU
-      // (SwiftShader: a few float32 ulps here)
+      // attention: the paged WGSL kernel over the device cache vs the WebAssembly kernel over
+      // the host cache; products, norms and MLP on the GPU vs wasm (SwiftShader: a few float32
+      // ulps here)
       expect(worst).toBeLessThan(1e-5);
       expect(webgpu.live).toEqual(wasm.live);
-    }, 300_000); // SwiftShader: ~22 s here, ~30 s in CI beside other tests
+    }, 600_000); // SwiftShader: ~22 s for 96 steps here, ~30 s in CI beside other tests; 512: ~5×
   }
+
+  it('serves a ContinuousBatcher on device caches as on wasm (every policy kind, greedy) and frees each cache', async () => {
+    const served = async (backend: 'wasm' | 'webgpu') => {
+      await initBackend(backend);
+      const buffers = liveGpuBuffers().buffers;
+      const model = DecoderModel.random(config, 13);
+      const gate = new LinearGate(config, 5);
+      const batcher = new ContinuousBatcher({ model, prefillChunk: 8, maxSequences: 4 });
+      const results = await Promise.all(
+        POLICY_KINDS.map((kind, i) =>
+          batcher.submit({
+            prompt: Int32Array.from(
+              { length: 9 + 3 * i },
+              (_, t) => (5 * t + i) % config.vocab_size,
+            ),
+            maxNewTokens: 10,
+            sampling: { temperature: 0 },
+            seed: i,
+            policies: policiesOf(kind, config, gate),
+          }),
+        ),
+      );
+      await batcher.close();
+      gate.dispose();
+      model.dispose();
+      return { results, buffersLeft: liveGpuBuffers().buffers - buffers };
+    };
+    const wasm = await served('wasm');
+    const webgpu = await served('webgpu');
+    expect(webgpu.buffersLeft).toBe(0);
+    POLICY_KINDS.forEach((kind, i) => {
+      expect(Array.from(webgpu.results[i]!.tokens), kind).toEqual(
+        Array.from(wasm.results[i]!.tokens),
+      );
+      webgpu.results[i]!.logProbs.forEach((p, t) => {
+        expect(Math.abs(p - wasm.results[i]!.logProbs[t]!), kind).toBeLessThan(1e-4);
+      });
+    });
+  }, 300_000);
 
   it('refuses the synchronous step there, naming the asynchronous one, and leaks nothing', async () => {
     await initBackend('webgpu');

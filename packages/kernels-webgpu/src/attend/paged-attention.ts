@@ -1,0 +1,147 @@
+import type { CacheGeometry } from '@lethe/kv-cache';
+import type { PoolBuffers } from '../cache/layer-pages';
+import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
+import { Usage } from '../device/usage';
+import { writeArray } from '../device/write-array';
+import {
+  ATTENTION_FLAGS,
+  ATTENTION_PARAM_WORDS,
+  attentionCombineSource,
+  pagedAttentionSource,
+  SPLIT_ENTRIES,
+} from '../kernels/paged-attention-wgsl';
+import { computePipeline } from '../kernels/pipelines';
+import { workgroupGrid } from '../kernels/workgroup-grid';
+import type { AttentionPlan } from './attention-plan';
+
+const STORAGE_IN = Usage.STORAGE | Usage.COPY_DST;
+const UNIFORM_IN = Usage.UNIFORM | Usage.COPY_DST;
+
+/** One layer's attention pass: the pool it reads and what the queries are. */
+export interface PagedAttentionPass {
+  readonly device: GPUDevice;
+  readonly geometry: CacheGeometry;
+  readonly queryHeads: number;
+  readonly pool: PoolBuffers;
+  readonly tableStride: number;
+  readonly plan: AttentionPlan;
+  /**
+   * `[T, queryHeads, headDim]` queries after RoPE, then, when the chunk's own tokens are read,
+   * their keys and values `[T, kvHeads, headDim]` each.
+   */
+  readonly inputs: Float32Array;
+  /** Query tokens `T`. */
+  readonly tokens: number;
+  /** Whether the chunk's keys and values follow the queries in `inputs` (read causally). */
+  readonly chunk: boolean;
+  /** Whether the plan holds a bias per chunk token. */
+  readonly chunkBias: boolean;
+}
+
+/**
+ * Records and submits the two dispatches of a paged attention (the split pass, then the merge of
+ * the splits) and returns the output `[T, queryHeads, headDim]` in a new buffer (usage storage,
+ * copy source and destination: tfjs makes a tensor of it by copying it into a buffer of the same usage) that the caller destroys.
+ */
+export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
+  const { device, geometry, queryHeads, pool, plan, tokens } = pass;
+  const { kvHeads, headDim, pageSize } = geometry;
+  const group = queryHeads / kvHeads;
+  const hd4 = headDim / 4;
+  const read = plan.maxRead + (pass.chunk ? tokens : 0);
+  const splits = Math.max(1, Math.ceil(read / SPLIT_ENTRIES));
+  const rows = tokens * queryHeads;
+  const gated = pool.gates !== undefined;
+
+  const params = new Uint32Array(ATTENTION_PARAM_WORDS);
+  const queryVec4s = (tokens * queryHeads * headDim) / 4;
+  const chunkVec4s = (tokens * kvHeads * headDim) / 4;
+  params.set([
+    tokens,
+    queryHeads,
+    kvHeads,
+    pageSize,
+    splits,
+    pass.tableStride,
+    plan.headRangesOffset,
+    plan.rangesOffset,
+    plan.biasOffset,
+    plan.biasStride,
+    plan.chunkBiasOffset,
+    pass.chunk ? tokens : 0,
+    queryVec4s,
+    queryVec4s + chunkVec4s,
+    (plan.biasStride > 0 ? ATTENTION_FLAGS.liveBias : 0) |
+      (pass.chunkBias ? ATTENTION_FLAGS.chunkBias : 0),
+  ]);
+  new Float32Array(params.buffer)[ATTENTION_PARAM_WORDS - 1] = Math.fround(1 / Math.sqrt(headDim));
+  const temporaries = [
+    createGpuBuffer(device, params.byteLength, UNIFORM_IN, 'attention parameters'),
+    createGpuBuffer(device, pass.inputs.byteLength, STORAGE_IN, 'queries and chunk'),
+    createGpuBuffer(device, plan.words.byteLength, STORAGE_IN, 'attention plan'),
+    createGpuBuffer(device, 16 * rows * splits * (hd4 + 1), Usage.STORAGE, 'partials'),
+    createGpuBuffer(device, 8, UNIFORM_IN, 'merge parameters'),
+  ];
+  const [uniform, inputs, planBuffer, partials, mergeParams] = temporaries as [
+    GPUBuffer,
+    GPUBuffer,
+    GPUBuffer,
+    GPUBuffer,
+    GPUBuffer,
+  ];
+  const output = createGpuBuffer(
+    device,
+    4 * rows * headDim,
+    Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
+    'attention output',
+  );
+  writeArray(device, uniform, 0, params);
+  writeArray(device, inputs, 0, pass.inputs);
+  writeArray(device, planBuffer, 0, plan.words);
+  writeArray(device, mergeParams, 0, Uint32Array.of(rows, splits));
+
+  const attend = computePipeline(
+    device,
+    'paged attention',
+    pagedAttentionSource(group, hd4, gated),
+  );
+  const bind = (binding: number, buffer: GPUBuffer): GPUBindGroupEntry => ({
+    binding,
+    resource: { buffer },
+  });
+  const attendEntries = [
+    bind(0, uniform),
+    bind(1, inputs),
+    bind(2, planBuffer),
+    bind(3, pool.table),
+    bind(4, pool.keys),
+    bind(5, pool.values),
+    bind(6, pool.positions),
+    bind(7, partials),
+  ];
+  if (pool.gates !== undefined) attendEntries.push(bind(8, pool.gates));
+  const merge = computePipeline(device, 'attention merge', attentionCombineSource(hd4));
+
+  const encoder = device.createCommandEncoder({ label: 'paged attention' });
+  const compute = encoder.beginComputePass();
+  compute.setPipeline(attend);
+  compute.setBindGroup(
+    0,
+    device.createBindGroup({ layout: attend.getBindGroupLayout(0), entries: attendEntries }),
+  );
+  compute.dispatchWorkgroups(splits, kvHeads, tokens);
+  compute.setPipeline(merge);
+  compute.setBindGroup(
+    0,
+    device.createBindGroup({
+      layout: merge.getBindGroupLayout(0),
+      entries: [bind(0, mergeParams), bind(1, partials), bind(2, output)],
+    }),
+  );
+  const [x, y] = workgroupGrid(device, Math.ceil((rows * hd4) / 64));
+  compute.dispatchWorkgroups(x, y);
+  compute.end();
+  device.queue.submit([encoder.finish()]);
+  for (const buffer of temporaries) destroyGpuBuffer(buffer);
+  return output;
+}

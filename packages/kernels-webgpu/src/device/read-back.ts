@@ -1,0 +1,31 @@
+import { createGpuBuffer, destroyGpuBuffer } from './gpu-buffers';
+import { countDownload } from './traffic';
+import { MAP_MODE_READ, Usage } from './usage';
+
+/**
+ * Copies `bytes` bytes of `source` (from `offset`) to the host: a staging buffer, one copy, one
+ * submit, `mapAsync`. The source needs `COPY_SRC` usage.
+ */
+export async function readBack(
+  device: GPUDevice,
+  source: GPUBuffer,
+  bytes: number,
+  offset = 0,
+): Promise<ArrayBuffer> {
+  const staging = createGpuBuffer(
+    device,
+    bytes,
+    Usage.MAP_READ | Usage.COPY_DST,
+    'read-back staging',
+  );
+  try {
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(source, offset, staging, 0, staging.size);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(MAP_MODE_READ);
+    countDownload(bytes);
+    return staging.getMappedRange().slice(0, bytes);
+  } finally {
+    destroyGpuBuffer(staging);
+  }
+}

@@ -1,0 +1,15 @@
+/// <reference types="@webgpu/types" />
+export {
+  type DeviceAttentionRequest,
+  type DeviceChunk,
+  DeviceKVCache,
+} from './cache/device-kv-cache';
+export { attentionWorkgroupBytes, checkKernelGeometry } from './cache/kernel-geometry';
+export {
+  createGpuBuffer,
+  destroyGpuBuffer,
+  type GpuBufferCount,
+  liveGpuBuffers,
+} from './device/gpu-buffers';
+export { readBack } from './device/read-back';
+export { type DeviceTraffic, deviceTraffic } from './device/traffic';

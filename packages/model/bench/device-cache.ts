@@ -1,0 +1,95 @@
+// The KV cache on the GPU: decode tokens/s of a session whose caches are `DeviceKVCache`s
+// (device pages, the paged WGSL attention) against the same session on tfjs's WebGPU backend
+// with host caches (`KVCache`, attention by the WebAssembly kernel on the host), at 2,048- and
+// 8,192-token contexts; StreamingLLM at 25% and Quest reading 25% on the device path; and the
+// host↔device bytes per decode step: what the device cache uploads (counted) and what the step
+// reads back from tfjs (its q/k/v products per layer and the logits and hidden state, counted
+// from the shapes). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
+// Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
+//
+//   node scripts/pnpm.mjs --filter @lethe/model bench:device
+import { deviceTraffic } from '@lethe/kernels-webgpu';
+import { type EvictionPolicy, KVCache, type ReadSelector } from '@lethe/kv-cache';
+import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { ensureWebGpu, initBackend } from '@lethe/tensor';
+import { DecoderModel, GenerationSession } from '../src/index';
+import { quickstartShape } from './quickstart-shape';
+
+/** Contexts, and the decode steps timed at each. */
+const CONTEXTS: readonly (readonly [context: number, steps: number])[] = [
+  [2048, 32],
+  [8192, 16],
+];
+const PREFILL_CHUNK = 512;
+const KEEP = 0.25;
+const config = quickstartShape(16384);
+
+interface Run {
+  readonly name: string;
+  readonly host?: boolean;
+  readonly eviction?: EvictionPolicy;
+  readonly readSelector?: ReadSelector;
+}
+
+async function timeRun(model: DecoderModel, context: number, steps: number, run: Run) {
+  const session = new GenerationSession({
+    model,
+    prefillChunk: PREFILL_CHUNK,
+    ...(run.host ? { createCache: (options) => new KVCache(options) } : {}),
+    ...(run.eviction === undefined ? {} : { eviction: run.eviction }),
+    ...(run.readSelector === undefined ? {} : { readSelector: run.readSelector }),
+  });
+  const prompt = Int32Array.from({ length: context }, (_, i) => (7 * i + 3) % config.vocab_size);
+  await session.prefill([prompt]);
+  await session.step([0], Int32Array.of(1)); // warm-up step (pipelines compiled)
+  const before = deviceTraffic().uploadedBytes;
+  const t0 = performance.now();
+  for (let s = 0; s < steps; s++) await session.step([0], Int32Array.of((5 * s + 1) % 32));
+  const seconds = (performance.now() - t0) / 1000;
+  const uploaded = (deviceTraffic().uploadedBytes - before) / steps;
+  session.dispose();
+  return { tokensPerSecond: steps / seconds, uploaded };
+}
+
+async function main(): Promise<void> {
+  await ensureWebGpu({ required: true });
+  await initBackend('webgpu');
+  const model = DecoderModel.random(config, 1);
+  const { num_hidden_layers: L, num_attention_heads: Hq, num_key_value_heads: Hkv } = config;
+  const readBack =
+    4 * (L * (Hq + 2 * Hkv) * config.head_dim + config.vocab_size + config.hidden_size);
+  console.log(
+    `webgpu; ${L} layers, ${Hq}/${Hkv} heads of ${config.head_dim}; read back per decode step ` +
+      `(q/k/v per layer, logits, hidden): ${readBack} bytes`,
+  );
+  for (const [context, steps] of CONTEXTS) {
+    const budget = Math.round(context * KEEP);
+    const runs: Run[] = [
+      { name: 'host cache (wasm attention)', host: true },
+      { name: 'device cache' },
+      {
+        name: 'device, StreamingLLM 25%',
+        eviction: new StreamingLLMPolicy({
+          budget: { capacity: budget },
+          trigger: { whenLiveExceeds: budget, slack: 32 },
+        }),
+      },
+      {
+        name: 'device, Quest 25%',
+        readSelector: new QuestSelector({ tokenBudget: budget, pageSize: 16, denseLayers: 0 }),
+      },
+    ];
+    let reference: number | undefined;
+    for (const run of runs) {
+      const r = await timeRun(model, context, steps, run);
+      reference ??= r.tokensPerSecond;
+      console.log(
+        `${String(context).padStart(5)}  ${run.name.padEnd(28)} ${r.tokensPerSecond.toFixed(1).padStart(7)} tok/s ` +
+          `(×${(r.tokensPerSecond / reference).toFixed(2)} of the host cache)   uploaded ${Math.round(r.uploaded)} B/step`,
+      );
+    }
+  }
+  model.dispose();
+}
+
+await main();
