@@ -5,6 +5,7 @@ export {
   DeviceKVCache,
 } from './cache/device-kv-cache';
 export { attentionWorkgroupBytes, checkKernelGeometry } from './cache/kernel-geometry';
+export { type DeviceCounters, deviceCounters } from './device/counters';
 export {
   createGpuBuffer,
   destroyGpuBuffer,
@@ -12,4 +13,3 @@ export {
   liveGpuBuffers,
 } from './device/gpu-buffers';
 export { readBack } from './device/read-back';
-export { type DeviceTraffic, deviceTraffic } from './device/traffic';

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { KVCache, type KVCacheOptions } from '@lethe/kv-cache';
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
@@ -183,6 +185,22 @@ describe.skipIf(skipWebGpu)('DeviceKVCache: the contract on the device (SwiftSha
       'E_STATE',
       'dispose',
     );
+  });
+
+  it('frees the buffers of a cache dropped without dispose() once it is collected', async () => {
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    const before = liveGpuBuffers().buffers;
+    (() => {
+      const cache = new DeviceKVCache(options(16, 1, 1), block.device);
+      cache.append(0, signal(16, 0), signal(16, 1), Int32Array.of(0));
+    })();
+    expect(liveGpuBuffers().buffers).toBeGreaterThan(before);
+    for (let round = 0; round < 20 && liveGpuBuffers().buffers > before; round++) {
+      collect();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(liveGpuBuffers().buffers).toBe(before);
   });
 
   it('says the device was lost instead of computing on', async () => {

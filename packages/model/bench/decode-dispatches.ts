@@ -2,12 +2,16 @@
 // quickstart-shaped model (2 layers) runs, counted by name with `tf.profile`, for one sequence and
 // for a batch of 8, with a full cache and with StreamingLLM at 25%, after a prefill of 2,048
 // tokens, on the backend in LETHE_BACKEND (default wasm): 66 on wasm since cached steps attend
-// from the cache (220 before; issue 31 asked for at least halved).
+// from the cache (220 before; issue 31 asked for at least halved). On webgpu the caches are the
+// default `DeviceKVCache`s and the WGSL dispatches of @lethe/kernels-webgpu (attention passes and
+// merges, compactions) are counted too (`deviceCounters()`).
 //
-//   npx tsx bench/decode-dispatches.ts          (from packages/model)
+//   npx tsx bench/decode-dispatches.ts                          (from packages/model)
+//   LETHE_BACKEND=webgpu npx tsx bench/decode-dispatches.ts     (needs WebGPU)
+import { deviceCounters } from '@lethe/kernels-webgpu';
 import { KVCache } from '@lethe/kv-cache';
 import { StreamingLLMPolicy } from '@lethe/policies-heuristic';
-import { initBackend, tf } from '@lethe/tensor';
+import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
 
@@ -24,12 +28,13 @@ async function dispatches(model: DecoderModel, batch: number, evicting: boolean)
     model,
     prefillChunk: 256,
     ...(eviction === undefined ? {} : { eviction, ceiling: CONTEXT / 4 }),
-    createCache: (options) => new KVCache(options),
+    ...(tf.getBackend() === 'webgpu' ? {} : { createCache: (options) => new KVCache(options) }),
   });
   const prompt = Int32Array.from({ length: CONTEXT }, (_, i) => (7 * i) % config.vocab_size);
   await session.prefill(Array.from({ length: batch }, () => prompt));
   const sequences = Array.from({ length: batch }, (_, b) => b);
   const counts = new Map<string, number>();
+  const wgslBefore = deviceCounters().dispatches;
   for (let step = 0; step < STEPS; step++) {
     const tokens = Int32Array.from(sequences, (b) => (step + b) % config.vocab_size);
     const info = await tf.profile(() => session.step(sequences, tokens).then(() => undefined));
@@ -39,12 +44,17 @@ async function dispatches(model: DecoderModel, batch: number, evicting: boolean)
       counts.set(kernel.name, (counts.get(kernel.name) ?? 0) + 1);
     }
   }
+  const wgsl = deviceCounters().dispatches - wgslBefore;
+  if (wgsl > 0) counts.set('WGSL (@lethe/kernels-webgpu)', wgsl);
   for (const [name, count] of counts) counts.set(name, count / STEPS);
+  session.dispose();
   return counts;
 }
 
 async function main(): Promise<void> {
-  const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
+  const requested = (process.env.LETHE_BACKEND as 'wasm' | 'webgpu') ?? 'wasm';
+  if (requested === 'webgpu') await ensureWebGpu({ required: true });
+  const backend = await initBackend(requested);
   const model = DecoderModel.random(config, 1);
   const runs = [
     ['1 sequence, full cache', await dispatches(model, 1, false)],

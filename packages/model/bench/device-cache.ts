@@ -8,7 +8,7 @@
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
 //   node scripts/pnpm.mjs --filter @lethe/model bench:device
-import { deviceTraffic } from '@lethe/kernels-webgpu';
+import { deviceCounters } from '@lethe/kernels-webgpu';
 import { type EvictionPolicy, KVCache, type ReadSelector } from '@lethe/kv-cache';
 import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend } from '@lethe/tensor';
@@ -42,11 +42,11 @@ async function timeRun(model: DecoderModel, context: number, steps: number, run:
   const prompt = Int32Array.from({ length: context }, (_, i) => (7 * i + 3) % config.vocab_size);
   await session.prefill([prompt]);
   await session.step([0], Int32Array.of(1)); // warm-up step (pipelines compiled)
-  const before = deviceTraffic().uploadedBytes;
+  const before = deviceCounters().uploadedBytes;
   const t0 = performance.now();
   for (let s = 0; s < steps; s++) await session.step([0], Int32Array.of((5 * s + 1) % 32));
   const seconds = (performance.now() - t0) / 1000;
-  const uploaded = (deviceTraffic().uploadedBytes - before) / steps;
+  const uploaded = (deviceCounters().uploadedBytes - before) / steps;
   session.dispose();
   return { tokensPerSecond: steps / seconds, uploaded };
 }

@@ -4,6 +4,7 @@ import {
   type EvictionRoundEvent,
   type FinishReason,
   generate,
+  releaseCache,
   type SamplingOptions,
   type StopConditions,
 } from '@lethe/model';
@@ -110,12 +111,15 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
       for (const b of sequences) recorders[b]!.step(caches[b]!, caches[b]!.length(0) + 1);
     },
   });
+  const sequences = prompts.map((_, b) => ({
+    ...recorders[b]!.finish(result.caches[b]!),
+    tokens: result.tokens[b]!,
+    finishReason: result.finishReasons[b]!,
+  }));
+  // device caches hold GPU buffers: free them now rather than when collected
+  for (const cache of result.caches) releaseCache(cache);
   return {
-    sequences: prompts.map((_, b) => ({
-      ...recorders[b]!.finish(result.caches[b]!),
-      tokens: result.tokens[b]!,
-      finishReason: result.finishReasons[b]!,
-    })),
+    sequences,
     generatedTokens: result.stats.generatedTokens,
     processedTokens: result.stats.promptTokens + decodeFed,
     elapsedMs: result.stats.prefillMs + result.stats.decodeMs,

@@ -8,7 +8,7 @@ import {
   type PolicyContext,
   type PreparedPolicy,
 } from '@lethe/kv-cache';
-import { type DecoderModel, generate, policyContextOf } from '@lethe/model';
+import { type DecoderModel, generate, policyContextOf, releaseCache } from '@lethe/model';
 import { Rng, tf } from '@lethe/tensor';
 import { expect } from 'vitest';
 import { type MatrixMode, modeBound, modeBudget } from './matrix-cases';
@@ -192,6 +192,28 @@ export function finalPositions(cache: KVCacheStore): FinalPositions {
 export interface GenerateOutcome {
   readonly tokens: number[][];
   readonly positions: FinalPositions[];
+  /** The L2 norms of the live keys of every (sequence, layer, head), ascending. */
+  readonly keyNorms: number[][][][];
+}
+
+/** The L2 norms of the live keys of every (layer, head) of `cache`, ascending. */
+function liveKeyNorms(cache: KVCacheStore): number[][][] {
+  return Array.from({ length: cache.geometry.layers }, (_, layer) => {
+    const view = cache.observe(layer, {
+      attentionWindow: 0,
+      accumulatedAttention: false,
+      keys: true,
+      values: false,
+      hidden: false,
+    });
+    const d = view.headDim;
+    return Array.from({ length: view.kvHeads }, (_, h) =>
+      Array.from({ length: view.liveCounts[h]! }, (_, i) => {
+        const at = (h * view.maxLive + i) * d;
+        return Math.hypot(...view.keys!.subarray(at, at + d));
+      }).sort((a, b) => a - b),
+    );
+  });
 }
 
 /**
@@ -235,10 +257,10 @@ export async function generateLoop(
       if (cache.stats().evictionRounds[layer]! > 0) expectAnchorsKept(cache, layer, eviction);
     }
   }
-  return {
-    tokens: result.tokens.map((t) => [...t]),
-    positions: result.caches.map(finalPositions),
-  };
+  const positions = result.caches.map(finalPositions);
+  const keyNorms = result.caches.map(liveKeyNorms);
+  for (const cache of result.caches) releaseCache(cache);
+  return { tokens: result.tokens.map((t) => [...t]), positions, keyNorms };
 }
 
 /** One step's controls as plain data: per layer, the knobs set (`{}` for a dense layer). */
@@ -354,6 +376,7 @@ export async function computeGenerateLoop(
     const every = compute.refreshEvery;
     expect(stats.refreshes[b]).toBe(every === undefined ? 0 : Math.floor(decodeSteps / every));
   });
+  for (const cache of result.caches) releaseCache(cache);
   return {
     tokens: result.tokens.map((t) => [...t]),
     usage: stats.compute.map((u) => ({

@@ -1,5 +1,6 @@
 import type { CacheGeometry } from '@lethe/kv-cache';
 import type { PoolBuffers } from '../cache/layer-pages';
+import { countDispatches } from '../device/counters';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
 import { writeArray } from '../device/write-array';
@@ -142,6 +143,7 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
   compute.dispatchWorkgroups(x, y);
   compute.end();
   device.queue.submit([encoder.finish()]);
+  countDispatches(2);
   for (const buffer of temporaries) destroyGpuBuffer(buffer);
   return output;
 }

@@ -51,6 +51,14 @@ export interface DeviceAttentionRequest {
 }
 
 /**
+ * Frees the pages of a cache that was dropped without `dispose()` (a `generate()` result nobody
+ * disposed): WebGPU releases the memory of unreachable buffers only eventually, this makes it so.
+ */
+const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
+  for (const pages of layers) pages.dispose();
+});
+
+/**
  * A KV cache whose keys, values, positions and gates live on a WebGPU device, in pages with a page
  * table per KV head, and whose attention is a paged WGSL kernel that reads only the pages a head
  * holds (or the ranges a read selector chose). It implements the whole `KVCacheStore` contract.
@@ -104,6 +112,7 @@ export class DeviceKVCache implements KVCacheStore {
       throw error;
     }
     this.layers = made;
+    dropped.register(this, made, this);
   }
 
   get geometry() {
@@ -279,10 +288,14 @@ export class DeviceKVCache implements KVCacheStore {
     await this.health.settled();
   }
 
-  /** Destroys the device buffers; later mutations and attention throw `E_STATE`. */
+  /**
+   * Destroys the device buffers; later mutations and attention throw `E_STATE`. A cache dropped
+   * without it has its buffers destroyed when it is garbage-collected.
+   */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    dropped.unregister(this);
     for (const pages of this.layers) pages.dispose();
   }
 

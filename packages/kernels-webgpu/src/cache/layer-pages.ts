@@ -1,4 +1,5 @@
 import type { CacheGeometry } from '@lethe/kv-cache';
+import { countDispatches } from '../device/counters';
 import type { DeviceHealth } from '../device/device-health';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
@@ -248,6 +249,7 @@ export class LayerPages {
     pass.dispatchWorkgroups(x, y);
     pass.end();
     device.queue.submit([encoder.finish()]);
+    countDispatches(1);
     destroyGpuBuffer(list);
     destroyGpuBuffer(params);
   }

@@ -1,5 +1,5 @@
+import { countDownload } from './counters';
 import { createGpuBuffer, destroyGpuBuffer } from './gpu-buffers';
-import { countDownload } from './traffic';
 import { MAP_MODE_READ, Usage } from './usage';
 
 /**

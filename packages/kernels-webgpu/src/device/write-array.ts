@@ -1,4 +1,4 @@
-import { countUpload } from './traffic';
+import { countUpload } from './counters';
 
 /** 32-bit arrays the kernels read. */
 export type WordArray = Float32Array | Int32Array | Uint32Array;

@@ -104,8 +104,10 @@ export interface GenerationResult {
   /** Throughput, timings and KV-cache accounting. */
   readonly stats: GenerationStats;
   /**
-   * Each sequence's cache after the last step (what the eviction policy kept): a `KVCache`
-   * unless {@link SessionOptions.createCache} made another `KVCacheStore`.
+   * Each sequence's cache after the last step (what the eviction policy kept): a `KVCache`, or on
+   * tfjs's WebGPU backend a `DeviceKVCache` (free its GPU buffers with `releaseCache` when done;
+   * a dropped one is freed when collected), unless {@link SessionOptions.createCache} made
+   * another `KVCacheStore`.
    */
   readonly caches: readonly KVCacheStore[];
 }
@@ -114,8 +116,8 @@ export interface GenerationResult {
  * Runs prefill + decode for a batch of prompts under an optional eviction policy, compute
  * policy and read selector (`readSelector`, e.g. Quest), sampling with a seed (or forcing chosen
  * tokens, `forceToken`), and returns the tokens with throughput and KV statistics. Each
- * sequence's cache is a `KVCache` unless `createCache` (passed to the session) makes another
- * `KVCacheStore`.
+ * sequence's cache is the session's default (`KVCache`; `DeviceKVCache` on WebGPU) unless
+ * `createCache` (passed to the session) makes another `KVCacheStore`.
  *
  * Every option is checked before anything runs; a decode step that fails leaks no tensor and
  * changes no cache.

@@ -14,6 +14,7 @@ export {
   type BatcherStats,
   ContinuousBatcher,
 } from './continuous-batcher';
+export { defaultCache, releaseCache } from './default-cache';
 export type { EvictionRound } from './eviction-rounds';
 export {
   type ForceTokenEvent,
