@@ -105,6 +105,7 @@ describe.skipIf(skipWebGpu)('DeviceKVCache: the contract on the device (SwiftSha
       expect(stats.evictionRounds).toEqual(hostStats.evictionRounds);
       // layer 0: 40 entries per head (3 pages each); layer 1: 3 and 1 entries (1 page each)
       expect(stats.pagesAllocated).toBe(2 * 3 + 2);
+      expect(stats.bytesLive).toBe(stats.liveTotal * 4 * (2 * 32 + 1));
       expect(stats.bytesAllocated).toBeGreaterThanOrEqual(8 * 16 * 4 * (2 * 32 + 1));
     } finally {
       cache.dispose();

@@ -199,14 +199,17 @@ export class DeviceKVCache implements KVCacheStore {
   }
 
   /**
-   * Occupancy: entry counts, peaks and rounds exactly as `KVCache` counts them; bytes and pages
-   * are the device's (the pools and page tables this cache holds).
+   * Occupancy: entry counts, peaks and rounds exactly as `KVCache` counts them; the rest is the
+   * device's: `pagesAllocated` the pages the heads hold, `bytesAllocated` the pools reserved
+   * (free pages included) and their page tables, `bytesLive` the live entries' keys, values,
+   * positions and gates.
    */
   stats(): CacheStats {
     const stats = this.host.stats();
     return {
       ...stats,
       bytesAllocated: this.layers.reduce((sum, pages) => sum + pages.bytes, 0),
+      bytesLive: stats.liveTotal * this.layers[0]!.bytesPerSlot,
       pagesAllocated: this.layers.reduce((sum, pages) => sum + pages.pagesHeld, 0),
     };
   }

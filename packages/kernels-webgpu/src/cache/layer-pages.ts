@@ -69,9 +69,13 @@ export class LayerPages {
 
   /** Bytes of the pool and its page table on the device. */
   get bytes(): number {
-    const { kvHeads, headDim, pageSize } = this.geometry;
-    const perSlot = 4 * (2 * headDim + 1 + (this.gated ? 1 : 0));
-    return this.capacity * pageSize * perSlot + 4 * kvHeads * this.capacity;
+    const { kvHeads, pageSize } = this.geometry;
+    return this.capacity * pageSize * this.bytesPerSlot + 4 * kvHeads * this.capacity;
+  }
+
+  /** Device bytes of one entry: its key and value, position and gate. */
+  get bytesPerSlot(): number {
+    return 4 * (2 * this.geometry.headDim + 1 + (this.gated ? 1 : 0));
   }
 
   /**
