@@ -6,7 +6,7 @@
 
 import { createDefaultRegistry, parseIntegerFlag } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { activeBackend, initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { loadLearnedPolicy } from './load-learned-policy';
 import { loadServedModel } from './load-served-model';
@@ -147,6 +147,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+  // which backend the models run on (on webgpu the requests' KV caches live on the device)
+  app.log.info({ backend: activeBackend() }, 'tensor backend');
   await app.listen({ host: flags.host, port: flags.port });
 }
 
