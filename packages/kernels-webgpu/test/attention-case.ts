@@ -1,18 +1,7 @@
 import { type KeepDecision, KVCache, type KVCacheOptions } from '@lethe/kv-cache';
+import { mulberry32 } from '@lethe/test-utils/random';
 import { DeviceKVCache } from '../src/index';
 import { referenceAttention } from './reference';
-
-/** Small deterministic PRNG (mulberry32) for test data. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface Case {
   readonly kvHeads: number;

@@ -1,16 +1,6 @@
 import { cacheGeometry, KVCache, type KVCacheOptions } from '../src/index';
 
-/** Small deterministic PRNG (mulberry32) for test data; independent of the code under test. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '@lethe/test-utils/random';
 
 /** `count` distinct indices from `[0, n)` in random order. */
 export function randomSubset(random: () => number, n: number, count: number): Int32Array {

@@ -3,14 +3,13 @@ import { createGpuBuffer, destroyGpuBuffer } from './gpu-buffers';
 import { MAP_MODE_READ, Usage } from './usage';
 
 /**
- * Copies `bytes` bytes of `source` (from `offset`) to the host: a staging buffer, one copy, one
+ * Copies the first `bytes` bytes of `source` to the host: a staging buffer, one copy, one
  * submit, `mapAsync`. The source needs `COPY_SRC` usage.
  */
 export async function readBack(
   device: GPUDevice,
   source: GPUBuffer,
   bytes: number,
-  offset = 0,
 ): Promise<ArrayBuffer> {
   const staging = createGpuBuffer(
     device,
@@ -20,7 +19,7 @@ export async function readBack(
   );
   try {
     const encoder = device.createCommandEncoder();
-    encoder.copyBufferToBuffer(source, offset, staging, 0, staging.size);
+    encoder.copyBufferToBuffer(source, 0, staging, 0, staging.size);
     device.queue.submit([encoder.finish()]);
     await staging.mapAsync(MAP_MODE_READ);
     countDownload(bytes);

@@ -1,0 +1,14 @@
+/**
+ * Small deterministic PRNG (mulberry32) for test data, independent of the code under test; no
+ * Node built-ins, so browser test bundles can import it (`@lethe/test-utils/random`).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
