@@ -57,6 +57,8 @@ export function* cachedStepProgram(
     live: new Int32Array(batch * layers * kvHeads),
   };
   const downloads: AppendRows[] = [];
+  // device caches on tfjs's device attend there (decided once per step)
+  const onDevice = deviceCaches(caches);
 
   let x: tf.Tensor | undefined;
   try {
@@ -114,7 +116,6 @@ export function* cachedStepProgram(
         values,
         logGates: gates?.logGates,
       };
-      const onDevice = deviceCaches(caches);
       const output =
         onDevice === undefined
           ? attendLayer(config, l, layerReads)
