@@ -1,5 +1,6 @@
 /// <reference types="@webgpu/types" />
 export {
+  type DeviceAttentionPart,
   type DeviceAttentionRequest,
   type DeviceChunk,
   DeviceKVCache,

@@ -9,6 +9,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Case } from './attention-case';
 import type { runCases } from './browser-entry';
+import type { ObservationCase } from './observation-case';
 
 // The device cache and its kernels as a web page runs them: the package's code bundled for the
 // browser and run in Debian's Chromium on its own WebGPU (SwiftShader, Chromium's software
@@ -81,6 +82,26 @@ const CASES: Case[] = [
   },
 ];
 
+/** What policies observe, computed on the device: GQA 1/2/4, eviction rounds, a window of 4. */
+const OBSERVATIONS: ObservationCase[] = [
+  [2, 2, 16],
+  [1, 4, 64],
+  [3, 1, 128],
+].map(([kvHeads, group, headDim], seed) => ({
+  kvHeads: kvHeads!,
+  group: group!,
+  headDim: headDim!,
+  pageSize: 16,
+  queryWindow: 4,
+  steps: [
+    { tokens: 150, keep: null },
+    { tokens: 30, keep: 0.5 },
+    { tokens: 2, keep: null },
+  ],
+  spread: 2,
+  seed,
+}));
+
 describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -88,7 +109,7 @@ describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () =>
   });
   afterAll(() => browser?.close());
 
-  it('attends there within the stated bound of float64 attention', async () => {
+  it('attends and observes there within the stated bounds of float64 attention', async () => {
     const bundle = await build({
       entryPoints: [fileURLToPath(new URL('./browser-entry.ts', import.meta.url))],
       bundle: true,
@@ -100,17 +121,23 @@ describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () =>
     const page = await openSecurePage(browser);
     await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
     const outcome = await page.evaluate(
-      (cases) =>
+      ([cases, observations]) =>
         (globalThis as unknown as { kernels: { runCases: typeof runCases } }).kernels.runCases(
           cases,
+          observations,
         ),
-      CASES,
+      [CASES, OBSERVATIONS] as const,
     );
     expect(outcome.adapter).toBe('google');
     expect(outcome.results).toHaveLength(CASES.length);
     for (const [i, result] of outcome.results.entries()) {
       expect(result.worst, `case ${i}`).toBeLessThanOrEqual(1);
       expect(result.live, `case ${i}`).toEqual(result.hostLive);
+    }
+    expect(outcome.observed).toHaveLength(OBSERVATIONS.length);
+    for (const [i, result] of outcome.observed.entries()) {
+      expect(result.mismatches, `observation ${i}`).toEqual([]);
+      expect(result.worst, `observation ${i}`).toBeLessThanOrEqual(1);
     }
   }, 120_000);
 });

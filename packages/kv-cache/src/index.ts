@@ -14,6 +14,10 @@ export type { GatherTarget, KVCacheStore } from './cache/cache-contract';
 export { KVCache } from './cache/kv-cache';
 export type { LayerView } from './cache/layer-view';
 export {
+  checkObservationNeeds,
+  type ObservationServing,
+} from './cache/observation-builder';
+export {
   type CacheGeometryInput,
   cacheGeometry,
   DEFAULT_PAGE_SIZE,

@@ -1,16 +1,18 @@
 // The KV cache on the GPU: decode tokens/s of a session whose caches are `DeviceKVCache`s
 // (device pages, the paged WGSL attention) against the same session on tfjs's WebGPU backend
 // with host caches (`KVCache`, attention by the WebAssembly kernel on the host), at 2,048- and
-// 8,192-token contexts; StreamingLLM at 25% and Quest reading 25% on the device path; and the
-// host↔device bytes per decode step: what the device cache uploads (counted) and what the step
-// reads back from tfjs (its q/k/v products per layer and the logits and hidden state, counted
-// from the shapes). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
+// 8,192-token contexts; StreamingLLM at 25% and Quest reading 25% on the device path; H2O at 25%
+// on both (its accumulated attention kept on the device, read back at rounds, against the host
+// cache's float64 accumulation); and the host↔device bytes per decode step: what the device cache
+// uploads and reads back (counted: H2O's observations at its rounds) and what the step reads back
+// from tfjs (its q/k/v products per layer and the logits and hidden state, counted from the
+// shapes). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
 //   node scripts/pnpm.mjs --filter @lethe/model bench:device
 import { deviceCounters } from '@lethe/kernels-webgpu';
 import { type EvictionPolicy, KVCache, type ReadSelector } from '@lethe/kv-cache';
-import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
@@ -42,13 +44,17 @@ async function timeRun(model: DecoderModel, context: number, steps: number, run:
   const prompt = Int32Array.from({ length: context }, (_, i) => (7 * i + 3) % config.vocab_size);
   await session.prefill([prompt]);
   await session.step([0], Int32Array.of(1)); // warm-up step (pipelines compiled)
-  const before = deviceCounters().uploadedBytes;
+  const before = deviceCounters();
   const t0 = performance.now();
   for (let s = 0; s < steps; s++) await session.step([0], Int32Array.of((5 * s + 1) % 32));
   const seconds = (performance.now() - t0) / 1000;
-  const uploaded = (deviceCounters().uploadedBytes - before) / steps;
+  const after = deviceCounters();
   session.dispose();
-  return { tokensPerSecond: steps / seconds, uploaded };
+  return {
+    tokensPerSecond: steps / seconds,
+    uploaded: (after.uploadedBytes - before.uploadedBytes) / steps,
+    downloaded: (after.downloadedBytes - before.downloadedBytes) / steps,
+  };
 }
 
 async function main(): Promise<void> {
@@ -64,6 +70,11 @@ async function main(): Promise<void> {
   );
   for (const [context, steps] of CONTEXTS) {
     const budget = Math.round(context * KEEP);
+    const h2o = () =>
+      new H2OPolicy({
+        budget: { capacity: budget },
+        trigger: { whenLiveExceeds: budget, slack: 8 },
+      });
     const runs: Run[] = [
       { name: 'host cache (wasm attention)', host: true },
       { name: 'device cache' },
@@ -78,6 +89,8 @@ async function main(): Promise<void> {
         name: 'device, Quest 25%',
         readSelector: new QuestSelector({ tokenBudget: budget, pageSize: 16, denseLayers: 0 }),
       },
+      { name: 'host cache, H2O 25%', host: true, eviction: h2o() },
+      { name: 'device, H2O 25%', eviction: h2o() },
     ];
     let reference: number | undefined;
     for (const run of runs) {
@@ -85,7 +98,8 @@ async function main(): Promise<void> {
       reference ??= r.tokensPerSecond;
       console.log(
         `${String(context).padStart(5)}  ${run.name.padEnd(28)} ${r.tokensPerSecond.toFixed(1).padStart(7)} tok/s ` +
-          `(×${(r.tokensPerSecond / reference).toFixed(2)} of the host cache)   uploaded ${Math.round(r.uploaded)} B/step`,
+          `(×${(r.tokensPerSecond / reference).toFixed(2)} of the host cache)   ` +
+          `uploaded ${Math.round(r.uploaded)} B/step, read back ${Math.round(r.downloaded)} B/step`,
       );
     }
   }

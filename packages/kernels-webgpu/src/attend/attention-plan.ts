@@ -1,15 +1,18 @@
 import { LetheError } from '@lethe/core';
 import { checkRanges } from '@lethe/kv-cache';
+import { SEQUENCE_WORDS } from '../kernels/paged-attention-wgsl';
 
-/** What one attention pass reads besides the cache: the queries' positions, reads and bias. */
-export interface AttentionPlanInput {
-  /** `[T]` positions of the query tokens. */
+/** What one sequence of an attention pass reads besides its cache entries. */
+export interface SequencePlanInput {
+  /** The page-table row of the sequence's KV head 0 in the shared pool. */
+  readonly tableBase: number;
+  /** `[T]` positions of the sequence's query tokens. */
   readonly queryPositions: Int32Array;
   /** Per KV head, the live-entry ranges read (`[start₀, end₀, …]`), or all live entries. */
   readonly ranges: readonly (Int32Array | undefined)[] | undefined;
-  /** `[kvHeads, biasStride]` additive logit bias per live entry, or none. */
+  /** `[kvHeads, max(live)]` additive logit bias per live entry, or none. */
   readonly liveBias: Float32Array | undefined;
-  /** `[T, kvHeads]` additive logit bias of the chunk's tokens, or none. */
+  /** `[T, kvHeads]` additive logit bias of the sequence's chunk tokens, or none. */
   readonly chunkBias: Float32Array | undefined;
   /** Live entries per KV head. */
   readonly live: Int32Array;
@@ -18,91 +21,142 @@ export interface AttentionPlanInput {
 /** The plan buffer's words and where its parts start (see `pagedAttentionSource`). */
 export interface AttentionPlan {
   readonly words: Uint32Array;
+  /** Query tokens over all sequences. */
+  readonly tokens: number;
+  readonly sequenceOffset: number;
   readonly headRangesOffset: number;
   readonly rangesOffset: number;
-  readonly biasOffset: number;
-  readonly biasStride: number;
+  /** Where the `[tokens, kvHeads]` chunk bias starts; 0 when no sequence has one. */
   readonly chunkBiasOffset: number;
-  /** The most cache entries any head reads. */
+  /** The most cache entries any head of any sequence reads. */
   readonly maxRead: number;
+  /** The most query tokens of one sequence. */
+  readonly maxTokens: number;
 }
 
 /**
- * Lays out the plan of one attention pass: query positions, each head's ranges as
- * `[start, end, before]` triples, the live bias and the chunk bias as float bits.
+ * Lays out the plan of one attention pass over one or more sequences of a shared pool (their
+ * query tokens one after the other): the query positions, each token's sequence, per sequence
+ * its table base, first token, token count and live-bias placement, per (sequence, KV head) its
+ * ranges as `[start, end, before]` triples, the live biases and the chunk bias as float bits.
  *
- * @throws `E_ARG` naming `ranges[h]` for a range that is reversed, unsorted, overlapping or past
- *   the head's live entries; `E_SHAPE` naming `ranges` (not one entry per KV head) or `liveBias`
- *   (not `kvHeads · max(live)` floats); `E_DTYPE` naming `liveBias` or `queryPositions`.
+ * @throws `E_ARG` naming `ranges[h]` (prefixed with the sequence's label in a batch) for a range
+ *   that is reversed, unsorted, overlapping or past the head's live entries; `E_SHAPE` naming
+ *   `ranges` (not one entry per KV head), `liveBias` (not `kvHeads · max(live)` floats) or
+ *   `chunk.bias`; `E_DTYPE` naming `liveBias` or `queryPositions`.
  */
-export function attentionPlan(input: AttentionPlanInput): AttentionPlan {
-  const { queryPositions, ranges, liveBias, chunkBias, live } = input;
-  const kvHeads = live.length;
-  if (!(queryPositions instanceof Int32Array)) {
-    throw new LetheError('E_DTYPE', 'must be an Int32Array', 'queryPositions');
-  }
-  if (ranges !== undefined && ranges.length !== kvHeads) {
-    throw new LetheError(
-      'E_SHAPE',
-      `must give one entry per KV head (${kvHeads}), got ${ranges.length}`,
-      'ranges',
-    );
-  }
-  const triples: number[] = [];
+export function attentionPlan(
+  sequences: readonly SequencePlanInput[],
+  label: (argument: string, sequence: number) => string = (argument) => argument,
+): AttentionPlan {
+  const positions: number[] = [];
+  const owner: number[] = [];
+  const perSequence: number[] = [];
   const heads: number[] = [];
+  const triples: number[] = [];
+  const biases: Float32Array[] = [];
+  let biasWords = 0;
   let maxRead = 0;
-  for (let h = 0; h < kvHeads; h++) {
-    const read = ranges?.[h] ?? Int32Array.of(0, live[h]!);
-    if (ranges?.[h] !== undefined) checkRanges(read, live[h]!, `ranges[${h}]`);
-    heads.push(triples.length / 3, 0);
-    let before = 0;
-    for (let r = 0; r < read.length; r += 2) {
-      if (read[r + 1]! === read[r]!) continue;
-      triples.push(read[r]!, read[r + 1]!, before);
-      before += read[r + 1]! - read[r]!;
-      heads[2 * h + 1]!++;
+  let anyChunkBias = false;
+  for (const [s, sequence] of sequences.entries()) {
+    const { queryPositions, ranges, liveBias, live } = sequence;
+    const kvHeads = live.length;
+    if (!(queryPositions instanceof Int32Array)) {
+      throw new LetheError('E_DTYPE', 'must be an Int32Array', label('queryPositions', s));
     }
-    maxRead = Math.max(maxRead, before);
-  }
-  const maxLive = Math.max(0, ...live);
-  if (liveBias !== undefined) {
-    if (!(liveBias instanceof Float32Array)) {
-      throw new LetheError('E_DTYPE', 'must be a Float32Array', 'liveBias');
-    }
-    if (liveBias.length !== kvHeads * maxLive) {
+    if (ranges !== undefined && ranges.length !== kvHeads) {
       throw new LetheError(
         'E_SHAPE',
-        `must hold kvHeads · max(live) = ${kvHeads * maxLive} floats, got ${liveBias.length}`,
-        'liveBias',
+        `must give one entry per KV head (${kvHeads}), got ${ranges.length}`,
+        label('ranges', s),
       );
     }
+    for (let h = 0; h < kvHeads; h++) {
+      const read = ranges?.[h] ?? Int32Array.of(0, live[h]!);
+      if (ranges?.[h] !== undefined) checkRanges(read, live[h]!, label(`ranges[${h}]`, s));
+      heads.push(triples.length / 3, 0);
+      let before = 0;
+      for (let r = 0; r < read.length; r += 2) {
+        if (read[r + 1]! === read[r]!) continue;
+        triples.push(read[r]!, read[r + 1]!, before);
+        before += read[r + 1]! - read[r]!;
+        heads[heads.length - 1]!++;
+      }
+      maxRead = Math.max(maxRead, before);
+    }
+    const maxLive = Math.max(0, ...live);
+    if (liveBias !== undefined) {
+      if (!(liveBias instanceof Float32Array)) {
+        throw new LetheError('E_DTYPE', 'must be a Float32Array', label('liveBias', s));
+      }
+      if (liveBias.length !== kvHeads * maxLive) {
+        throw new LetheError(
+          'E_SHAPE',
+          `must hold kvHeads · max(live) = ${kvHeads * maxLive} floats, got ${liveBias.length}`,
+          label('liveBias', s),
+        );
+      }
+    }
+    perSequence.push(
+      sequence.tableBase,
+      positions.length,
+      queryPositions.length,
+      biasWords,
+      liveBias === undefined ? 0 : maxLive,
+    );
+    if (liveBias !== undefined) {
+      biases.push(liveBias);
+      biasWords += liveBias.length;
+    }
+    anyChunkBias ||= sequence.chunkBias !== undefined;
+    for (const position of queryPositions) {
+      positions.push(position);
+      owner.push(s);
+    }
   }
-  const headRangesOffset = queryPositions.length;
+  const tokens = positions.length;
+  const kvHeads = sequences[0]?.live.length ?? 0;
+  const sequenceOffset = 2 * tokens;
+  const headRangesOffset = sequenceOffset + perSequence.length;
   const rangesOffset = headRangesOffset + heads.length;
   const biasOffset = rangesOffset + triples.length;
-  const chunkBiasOffset = biasOffset + (liveBias?.length ?? 0);
-  const words = new Uint32Array(chunkBiasOffset + (chunkBias?.length ?? 0));
-  words.set(
-    new Uint32Array(queryPositions.buffer, queryPositions.byteOffset, queryPositions.length),
-  );
+  const chunkBiasOffset = biasOffset + biasWords;
+  const words = new Uint32Array(chunkBiasOffset + (anyChunkBias ? tokens * kvHeads : 0));
+  words.set(Int32Array.from(positions));
+  words.set(owner, tokens);
+  // bias offsets become absolute word offsets
+  for (let s = 0; s < sequences.length; s++) perSequence[s * SEQUENCE_WORDS + 3]! += biasOffset;
+  words.set(perSequence, sequenceOffset);
   words.set(heads, headRangesOffset);
   words.set(triples, rangesOffset);
-  if (liveBias !== undefined) {
-    words.set(new Uint32Array(liveBias.buffer, liveBias.byteOffset, liveBias.length), biasOffset);
+  let at = biasOffset;
+  for (const bias of biases) {
+    words.set(new Uint32Array(bias.buffer, bias.byteOffset, bias.length), at);
+    at += bias.length;
   }
-  if (chunkBias !== undefined) {
-    words.set(
-      new Uint32Array(chunkBias.buffer, chunkBias.byteOffset, chunkBias.length),
-      chunkBiasOffset,
-    );
+  if (anyChunkBias) {
+    sequences.forEach((sequence, s) => {
+      const bias = sequence.chunkBias;
+      if (bias === undefined) return;
+      const first = perSequence[s * SEQUENCE_WORDS + 1]!;
+      const expected = sequence.queryPositions.length * kvHeads;
+      if (!(bias instanceof Float32Array) || bias.length !== expected) {
+        throw new LetheError('E_SHAPE', `must hold ${expected} floats`, label('chunk.bias', s));
+      }
+      words.set(
+        new Uint32Array(bias.buffer, bias.byteOffset, bias.length),
+        chunkBiasOffset + first * kvHeads,
+      );
+    });
   }
   return {
     words,
+    tokens,
+    sequenceOffset,
     headRangesOffset,
     rangesOffset,
-    biasOffset,
-    biasStride: liveBias === undefined ? 0 : maxLive,
-    chunkBiasOffset,
+    chunkBiasOffset: anyChunkBias ? chunkBiasOffset : 0,
     maxRead,
+    maxTokens: Math.max(0, ...sequences.map((sequence) => sequence.queryPositions.length)),
   };
 }

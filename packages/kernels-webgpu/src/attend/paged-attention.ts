@@ -1,5 +1,5 @@
 import type { CacheGeometry } from '@lethe/kv-cache';
-import type { PoolBuffers } from '../cache/layer-pages';
+import type { PoolBuffers } from '../cache/page-pool';
 import { countDispatches } from '../device/counters';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
@@ -18,7 +18,7 @@ import type { AttentionPlan } from './attention-plan';
 const STORAGE_IN = Usage.STORAGE | Usage.COPY_DST;
 const UNIFORM_IN = Usage.UNIFORM | Usage.COPY_DST;
 
-/** One layer's attention pass: the pool it reads and what the queries are. */
+/** One layer's attention pass over one or more sequences of a pool: the pool and the queries. */
 export interface PagedAttentionPass {
   readonly device: GPUDevice;
   readonly geometry: CacheGeometry;
@@ -27,16 +27,12 @@ export interface PagedAttentionPass {
   readonly tableStride: number;
   readonly plan: AttentionPlan;
   /**
-   * `[T, queryHeads, headDim]` queries after RoPE, then, when the chunk's own tokens are read,
-   * their keys and values `[T, kvHeads, headDim]` each.
+   * `[T, queryHeads, headDim]` queries after RoPE (every sequence's tokens, in plan order), then,
+   * when the chunks' own tokens are read, their keys and values `[T, kvHeads, headDim]` each.
    */
   readonly inputs: Float32Array;
-  /** Query tokens `T`. */
-  readonly tokens: number;
-  /** Whether the chunk's keys and values follow the queries in `inputs` (read causally). */
+  /** Whether the chunks' keys and values follow the queries in `inputs` (read causally). */
   readonly chunk: boolean;
-  /** Whether the plan holds a bias per chunk token. */
-  readonly chunkBias: boolean;
 }
 
 /**
@@ -45,11 +41,12 @@ export interface PagedAttentionPass {
  * copy source and destination: tfjs makes a tensor of it by copying it into a buffer of the same usage) that the caller destroys.
  */
 export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
-  const { device, geometry, queryHeads, pool, plan, tokens } = pass;
+  const { device, geometry, queryHeads, pool, plan } = pass;
+  const tokens = plan.tokens;
   const { kvHeads, headDim, pageSize } = geometry;
   const group = queryHeads / kvHeads;
   const hd4 = headDim / 4;
-  const read = plan.maxRead + (pass.chunk ? tokens : 0);
+  const read = plan.maxRead + (pass.chunk ? plan.maxTokens : 0);
   const splits = Math.max(1, Math.ceil(read / SPLIT_ENTRIES));
   const rows = tokens * queryHeads;
   const gated = pool.gates !== undefined;
@@ -64,16 +61,14 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
     pageSize,
     splits,
     pass.tableStride,
+    plan.sequenceOffset,
     plan.headRangesOffset,
     plan.rangesOffset,
-    plan.biasOffset,
-    plan.biasStride,
     plan.chunkBiasOffset,
-    pass.chunk ? tokens : 0,
     queryVec4s,
     queryVec4s + chunkVec4s,
-    (plan.biasStride > 0 ? ATTENTION_FLAGS.liveBias : 0) |
-      (pass.chunkBias ? ATTENTION_FLAGS.chunkBias : 0),
+    (plan.chunkBiasOffset > 0 ? ATTENTION_FLAGS.chunkBias : 0) |
+      (pass.chunk ? ATTENTION_FLAGS.chunk : 0),
   ]);
   new Float32Array(params.buffer)[ATTENTION_PARAM_WORDS - 1] = Math.fround(1 / Math.sqrt(headDim));
   const temporaries = [

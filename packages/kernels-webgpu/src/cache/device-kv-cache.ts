@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import {
   type CacheStats,
+  checkObservationNeeds,
   type GatherTarget,
   type KeepDecision,
   KVCache,
@@ -14,11 +15,14 @@ import {
 } from '@lethe/kv-cache';
 import { attentionPlan } from '../attend/attention-plan';
 import { runPagedAttention } from '../attend/paged-attention';
-import { DeviceHealth } from '../device/device-health';
 import { destroyGpuBuffer } from '../device/gpu-buffers';
 import { readBack } from '../device/read-back';
+import { accumulateAttention } from '../observe/accumulate-attention';
+import { observeOnDevice } from '../observe/device-observation';
+import type { LayerPass } from '../observe/layer-pass';
 import { checkKernelGeometry } from './kernel-geometry';
 import { LayerPages } from './layer-pages';
+import { sharedPagePool } from './pool-registry';
 import { survivorsOf } from './survivors';
 
 /** The chunk's own tokens, read after the cache entries, causally (like `CacheAttention`'s). */
@@ -50,6 +54,12 @@ export interface DeviceAttentionRequest {
   readonly chunk?: DeviceChunk;
 }
 
+/** One sequence of a batched attention: its cache and what it reads. */
+export interface DeviceAttentionPart {
+  readonly cache: DeviceKVCache;
+  readonly request: DeviceAttentionRequest;
+}
+
 /**
  * Frees the pages of a cache that was dropped without `dispose()` (a `generate()` result nobody
  * disposed): WebGPU releases the memory of unreachable buffers only eventually, this makes it so.
@@ -63,12 +73,15 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  * table per KV head, and whose attention is a paged WGSL kernel that reads only the pages a head
  * holds (or the ranges a read selector chose). It implements the whole `KVCacheStore` contract.
  *
- * This first version is *mirrored*: a host {@link KVCache} with the same calls holds the
- * bookkeeping (positions, ages, live sets, anchors, accounting, query window, accumulated
- * attention) and answers the contract's synchronous reads (`view`, `gather`, `observe`,
- * `pageKeyBounds`), so policies see exactly what they see on the host cache and nothing is read
- * back from the device. Per appended token the device receives its key and value rows; an
- * eviction round compacts the device pages in one pass; attention reads only the device.
+ * The attention policies observe is computed on the device: with `trackAttention`, each recorded
+ * query's attention is folded into per-entry sums kept in the pages (and moved with them), and
+ * {@link DeviceKVCache.observeAsync} computes the window's attention rows there and reads back
+ * only what the policy asked for (`O(live)` per head and query). The rest is *mirrored*: a host
+ * {@link KVCache} with the same calls holds the bookkeeping (positions, ages, live sets, anchors,
+ * accounting, the query window) and answers the contract's synchronous reads (`view`, `gather`,
+ * `pageKeyBounds`, `observe` of everything but the accumulated attention). Per appended token the
+ * device receives its key and value rows; an eviction round compacts the device pages in one
+ * pass; attention reads only the device.
  *
  * @example
  * ```ts
@@ -80,8 +93,8 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  */
 export class DeviceKVCache implements KVCacheStore {
   private readonly host: KVCache;
+  private readonly tracking: boolean;
   private readonly layers: LayerPages[];
-  private readonly health: DeviceHealth;
   private disposed = false;
 
   /**
@@ -99,13 +112,21 @@ export class DeviceKVCache implements KVCacheStore {
     if (options?.storeValues === false) {
       throw new LetheError('E_ARG', 'a device cache stores values (it attends)', 'storeValues');
     }
-    this.host = new KVCache(options);
+    // the accumulated attention lives on the device: the mirror does not track it
+    const checked = new KVCache(options);
+    this.tracking = checked.trackAttention;
+    this.host = this.tracking ? new KVCache({ ...options, trackAttention: false }) : checked;
     checkKernelGeometry(device, this.host.geometry, this.host.queryHeads);
-    this.health = new DeviceHealth(device);
     const made: LayerPages[] = [];
     try {
-      for (let l = 0; l < this.host.geometry.layers; l++) {
-        made.push(new LayerPages(device, this.health, this.host.geometry, this.host.storeGates, l));
+      for (let layer = 0; layer < this.host.geometry.layers; layer++) {
+        const shape = {
+          geometry: this.host.geometry,
+          gated: this.host.storeGates,
+          tracked: this.tracking,
+          layer,
+        };
+        made.push(new LayerPages(sharedPagePool(device, shape)));
       }
     } catch (error) {
       for (const pages of made) pages.dispose();
@@ -134,7 +155,7 @@ export class DeviceKVCache implements KVCacheStore {
     return this.host.queryWindow;
   }
   get trackAttention() {
-    return this.host.trackAttention;
+    return this.tracking;
   }
 
   length(layer: number): number {
@@ -158,8 +179,22 @@ export class DeviceKVCache implements KVCacheStore {
     this.layers[layer]!.append(before, keys, values, positions, gates);
   }
 
+  /**
+   * Records the queries as `KVCache` does (the mirror keeps the query window); with
+   * `trackAttention`, their attention over the live entries is added to the entries' sums on
+   * the device (the query-attention and accumulation passes; nothing is read back).
+   */
   recordQueries(layer: number, queries: Float32Array, positions: Int32Array): void {
+    this.usable();
     this.host.recordQueries(layer, queries, positions);
+    if (!this.tracking || positions.length === 0) return;
+    const live = this.host.liveCounts(layer);
+    accumulateAttention(this.pass(layer), {
+      queries,
+      positions,
+      live,
+      rowStride: Math.max(1, ...live),
+    });
   }
 
   view(layer: number): LayerView {
@@ -180,8 +215,72 @@ export class DeviceKVCache implements KVCacheStore {
     return this.host.pageKeyBounds(layer, head);
   }
 
+  /**
+   * The observation from the mirror, synchronously: everything but the accumulated attention,
+   * which lives on the device (read it with {@link DeviceKVCache.observeAsync}). The window's
+   * attention is computed on the host here, in float64, as `KVCache` does.
+   *
+   * @throws `E_STATE` naming `observe` for `needs.accumulatedAttention` of a cache that tracks
+   *   attention; otherwise what `KVCache.observe` throws.
+   */
   observe(layer: number, needs: ObservationNeeds, hidden?: Float32Array): LayerObservation {
+    if (this.tracking && needs?.accumulatedAttention === true) {
+      throw new LetheError(
+        'E_STATE',
+        'the accumulated attention lives on the device: read it with observeAsync',
+        'observe',
+      );
+    }
     return this.host.observe(layer, needs, hidden);
+  }
+
+  /**
+   * The observation a policy asks for (see `KVCacheStore.observe`), its attention computed on
+   * the device: the newest `needs.attentionWindow` recorded queries' attention over the live
+   * entries (the query-attention pass, float32) and the accumulated attention and counts kept
+   * in the pages, read back together; positions, ages, gates, keys, values, page bounds and
+   * `hidden` from the mirror.
+   *
+   * @throws what `observe` throws, `E_STATE` naming `needs.accumulatedAttention` when the cache
+   *   does not track attention; `E_BACKEND` naming `device` once the device is lost.
+   */
+  async observeAsync(
+    layer: number,
+    needs: ObservationNeeds,
+    hidden?: Float32Array,
+  ): Promise<LayerObservation> {
+    this.usable();
+    checkObservationNeeds(needs, this, hidden);
+    const base = this.host.observe(
+      layer,
+      { ...needs, attentionWindow: 0, accumulatedAttention: false },
+      hidden,
+    );
+    const recent =
+      needs.attentionWindow > 0 ? this.host.recentQueries(layer, needs.attentionWindow) : undefined;
+    const observed = await observeOnDevice(this.pass(layer), {
+      live: base.liveCounts,
+      maxLive: base.maxLive,
+      ...(recent === undefined ? {} : { window: recent }),
+      accumulated: needs.accumulatedAttention,
+    });
+    await this.settled();
+    return {
+      ...base,
+      ...(recent === undefined
+        ? {}
+        : {
+            window: recent.positions.length,
+            queries: recent.queries,
+            attention: observed.attention,
+          }),
+      ...(needs.accumulatedAttention
+        ? {
+            accumulatedAttention: observed.accumulatedAttention,
+            attentionCounts: observed.attentionCounts,
+          }
+        : {}),
+    };
   }
 
   keep(layer: number, decision: KeepDecision): void {
@@ -194,15 +293,23 @@ export class DeviceKVCache implements KVCacheStore {
 
   truncate(length: number): void {
     this.usable();
+    if (this.tracking) {
+      throw new LetheError(
+        'E_STATE',
+        'the cache tracks attention: the accumulated sums include the forgotten queries',
+        'truncate',
+      );
+    }
     this.host.truncate(length);
     this.layers.forEach((pages, l) => pages.truncate(this.host.liveCounts(l)));
   }
 
   /**
    * Occupancy: entry counts, peaks and rounds exactly as `KVCache` counts them; the rest is the
-   * device's: `pagesAllocated` the pages the heads hold, `bytesAllocated` the pools reserved
-   * (free pages included) and their page tables, `bytesLive` the live entries' keys, values,
-   * positions and gates.
+   * device's: `pagesAllocated` the pages the heads hold, `bytesAllocated` this cache's share of
+   * the shared pools (those pages and its rows of the page tables; the pools' free pages belong
+   * to no cache: `liveGpuBuffers()` counts everything), `bytesLive` the live entries' keys,
+   * values, positions, gates and attention sums. After `dispose()` the cache holds no page.
    */
   stats(): CacheStats {
     const stats = this.host.stats();
@@ -228,46 +335,33 @@ export class DeviceKVCache implements KVCacheStore {
    *   out of device memory; `E_STATE` naming `dispose` after {@link DeviceKVCache.dispose}.
    */
   attend(layer: number, request: DeviceAttentionRequest): GPUBuffer {
-    this.usable();
-    const live = this.host.liveCounts(layer);
-    const { queryPositions, queries, chunk } = request;
-    const plan = attentionPlan({
-      queryPositions,
-      ranges: request.ranges,
-      liveBias: request.liveBias,
-      chunkBias: chunk?.bias,
-      live,
-    });
-    const tokens = queryPositions.length;
-    const { headDim, kvHeads } = this.geometry;
-    const queryFloats = tokens * this.queryHeads * headDim;
-    const chunkFloats = tokens * kvHeads * headDim;
-    checkFloats(queries, queryFloats, 'queries');
-    if (chunk !== undefined) {
-      checkFloats(chunk.keys, chunkFloats, 'chunk.keys');
-      checkFloats(chunk.values, chunkFloats, 'chunk.values');
-      if (chunk.bias !== undefined) checkFloats(chunk.bias, tokens * kvHeads, 'chunk.bias');
+    return DeviceKVCache.attendParts(layer, [{ cache: this, request }], (argument) => argument);
+  }
+
+  /**
+   * The page pool this cache's `layer` lives in, as an opaque identity: caches with the same one
+   * (every `DeviceKVCache` of one shape on one device) can attend together in
+   * {@link DeviceKVCache.attendBatch}.
+   */
+  poolOf(layer: number): object {
+    return DeviceKVCache.pagesOf(this, layer).pool;
+  }
+
+  /**
+   * The attention of several sequences over one layer in one launch (a batch's decode step): each
+   * part's cache and request as {@link DeviceKVCache.attend} takes them, the caches sharing their
+   * page pool (every `DeviceKVCache` of one shape on one device does). Returns the parts' outputs
+   * one after the other, `[ΣT, queryHeads, headDim]`, in a new buffer the caller destroys.
+   *
+   * @throws what `attend` throws, naming `parts[i].<argument>`; `E_ARG` naming `parts` when it is
+   *   empty, mixes requests with and without a chunk, or holds caches that share no pool
+   *   (different shapes or devices) or one cache twice.
+   */
+  static attendBatch(layer: number, parts: readonly DeviceAttentionPart[]): GPUBuffer {
+    if (!Array.isArray(parts) || parts.length === 0) {
+      throw new LetheError('E_ARG', 'must list at least one { cache, request }', 'parts');
     }
-    let inputs = queries;
-    if (chunk !== undefined) {
-      inputs = new Float32Array(queryFloats + 2 * chunkFloats);
-      inputs.set(queries);
-      inputs.set(chunk.keys, queryFloats);
-      inputs.set(chunk.values, queryFloats + chunkFloats);
-    }
-    const pages = this.layers[layer]!;
-    return runPagedAttention({
-      device: this.device,
-      geometry: this.geometry,
-      queryHeads: this.queryHeads,
-      pool: pages.buffers,
-      tableStride: pages.tableStride,
-      plan,
-      inputs,
-      tokens,
-      chunk: chunk !== undefined,
-      chunkBias: chunk?.bias !== undefined,
-    });
+    return DeviceKVCache.attendParts(layer, parts, (argument, i) => `parts[${i}].${argument}`);
   }
 
   /** {@link DeviceKVCache.attend}, read back to the host (for tests and host-side callers). */
@@ -275,7 +369,7 @@ export class DeviceKVCache implements KVCacheStore {
     const output = this.attend(layer, request);
     try {
       const bytes = await readBack(this.device, output, output.size);
-      await this.health.settled();
+      await this.settled();
       return new Float32Array(
         bytes,
         0,
@@ -288,7 +382,7 @@ export class DeviceKVCache implements KVCacheStore {
 
   /** Waits for the device's reports on this cache's allocations; throws what went wrong. */
   async settled(): Promise<void> {
-    await this.health.settled();
+    for (const pages of this.layers) await pages.pool.health.settled();
   }
 
   /**
@@ -302,9 +396,111 @@ export class DeviceKVCache implements KVCacheStore {
     for (const pages of this.layers) pages.dispose();
   }
 
+  /**
+   * Validates the parts of an attention over `layer`, lays out their plan and inputs, and runs the
+   * paged attention over their shared pool.
+   */
+  private static attendParts(
+    layer: number,
+    parts: readonly DeviceAttentionPart[],
+    label: (argument: string, part: number) => string,
+  ): GPUBuffer {
+    const first = parts[0]!.cache;
+    const pages = parts.map(({ cache }, i) => {
+      if (!(cache instanceof DeviceKVCache)) {
+        throw new LetheError('E_ARG', 'must be a DeviceKVCache', label('cache', i));
+      }
+      return DeviceKVCache.pagesOf(cache, layer);
+    });
+    const pool = pages[0]!.pool;
+    if (pages.some((share) => share.pool !== pool)) {
+      throw new LetheError(
+        'E_ARG',
+        'the caches share no page pool (different shapes or devices)',
+        'parts',
+      );
+    }
+    if (new Set(parts.map((part) => part.cache)).size !== parts.length) {
+      throw new LetheError('E_ARG', 'lists a cache twice', 'parts');
+    }
+    const chunked = parts[0]!.request?.chunk !== undefined;
+    if (parts.some((part) => (part.request?.chunk !== undefined) !== chunked)) {
+      throw new LetheError('E_ARG', 'mixes requests with and without a chunk', 'parts');
+    }
+    const { headDim, kvHeads } = first.geometry;
+    const queryHeads = first.queryHeads;
+    const sequences = parts.map(({ cache, request }, i) => {
+      const { queryPositions, queries, chunk } = request;
+      if (!(queryPositions instanceof Int32Array)) {
+        throw new LetheError('E_DTYPE', 'must be an Int32Array', label('queryPositions', i));
+      }
+      const tokens = queryPositions.length;
+      checkFloats(queries, tokens * queryHeads * headDim, label('queries', i));
+      if (chunk !== undefined) {
+        checkFloats(chunk.keys, tokens * kvHeads * headDim, label('chunk.keys', i));
+        checkFloats(chunk.values, tokens * kvHeads * headDim, label('chunk.values', i));
+        if (chunk.bias !== undefined) {
+          checkFloats(chunk.bias, tokens * kvHeads, label('chunk.bias', i));
+        }
+      }
+      return {
+        tableBase: pages[i]!.tableBase,
+        queryPositions,
+        ranges: request.ranges,
+        liveBias: request.liveBias,
+        chunkBias: chunk?.bias,
+        live: cache.liveCounts(layer),
+      };
+    });
+    const plan = attentionPlan(sequences, label);
+    const queryFloats = plan.tokens * queryHeads * headDim;
+    const chunkFloats = plan.tokens * kvHeads * headDim;
+    const inputs = new Float32Array(queryFloats + (chunked ? 2 * chunkFloats : 0));
+    let at = 0;
+    for (const { request } of parts) {
+      const tokens = request.queryPositions.length;
+      inputs.set(request.queries, at * queryHeads * headDim);
+      if (request.chunk !== undefined) {
+        inputs.set(request.chunk.keys, queryFloats + at * kvHeads * headDim);
+        inputs.set(request.chunk.values, queryFloats + chunkFloats + at * kvHeads * headDim);
+      }
+      at += tokens;
+    }
+    return runPagedAttention({
+      device: first.device,
+      geometry: first.geometry,
+      queryHeads,
+      pool: pool.buffers,
+      tableStride: pool.tableStride,
+      plan,
+      inputs,
+      chunk: chunked,
+    });
+  }
+
+  /** This cache's share of `layer`'s pool (after checking the layer index and the cache). */
+  private static pagesOf(cache: DeviceKVCache, layer: number): LayerPages {
+    cache.usable();
+    cache.host.liveCounts(layer);
+    return cache.layers[layer]!;
+  }
+
+  /** What a pass over `layer`'s pool binds. */
+  private pass(layer: number): LayerPass {
+    const pages = this.layers[layer]!;
+    return {
+      device: this.device,
+      geometry: this.geometry,
+      queryHeads: this.queryHeads,
+      pool: pages.buffers,
+      tableStride: pages.tableStride,
+      tableBase: pages.tableBase,
+    };
+  }
+
   private usable(): void {
     if (this.disposed) throw new LetheError('E_STATE', 'the cache was disposed', 'dispose');
-    this.health.check();
+    for (const pages of this.layers) pages.pool.health.check();
   }
 }
 

@@ -10,8 +10,11 @@ export const ATTENTION_PARAM_WORDS = 16;
 /** A logit no visible entry reaches: masked entries get it, exp(it − max) underflows to 0. */
 export const MASKED_LOGIT = -3.0e38;
 
-/** Flag bits of the attention pass: a per-live-entry bias, a per-chunk-token bias. */
-export const ATTENTION_FLAGS = { liveBias: 1, chunkBias: 2 } as const;
+/** Flag bits of the attention pass: a per-chunk-token bias, the chunks' tokens read. */
+export const ATTENTION_FLAGS = { chunkBias: 1, chunk: 2 } as const;
+
+/** Plan words per sequence: table base, first token, tokens, bias offset, bias stride. */
+export const SEQUENCE_WORDS = 5;
 
 /** The gated pass's read of an entry's gate: a gate of 0 masks the entry, others add log g. */
 const GATE_READ = `let gate = gates[entry];
@@ -20,23 +23,26 @@ const GATE_READ = `let gate = gates[entry];
 
 /**
  * WGSL of the paged attention pass for one query group of `group` heads over `headDim = 4·hd4`
- * channels. One workgroup per (split, KV head, query token) covers `SPLIT_ENTRIES` entries of
- * the head's read list — the cache entries it reads through the page table (all live pages, or
- * the ranges a read selector chose), then the chunk's own tokens — scores them against the
- * group's queries (`q·k·scale` plus the optional bias per live entry, the `log` of a stored gate
- * and the chunk token's bias; a cache entry after the query's position is masked, chunk token
- * `u` is seen by query token `t ≥ u`), and writes, per query head, the split's unnormalised
- * output `Σ e^{s−m}·v`, its maximum `m` and sum `Σ e^{s−m}` for {@link attentionCombineSource}.
+ * channels, over one or more sequences whose caches share a page pool (a batch attends in one
+ * launch). One workgroup per (split, KV head, query token) covers `SPLIT_ENTRIES` entries of
+ * the token's sequence's read list for the head — the cache entries it reads through the page
+ * table (all live pages, or the ranges a read selector chose), then the sequence's chunk tokens —
+ * scores them against the group's queries (`q·k·scale` plus the optional bias per live entry,
+ * the `log` of a stored gate and the chunk token's bias; a cache entry after the query's position
+ * is masked, chunk token `u` of the sequence is seen by its query token `t ≥ u`), and writes, per
+ * query head, the split's unnormalised output `Σ e^{s−m}·v`, its maximum `m` and sum `Σ e^{s−m}`
+ * for {@link attentionCombineSource}. Splits past a sequence's read write `m = MASKED, l = 0`.
  *
- * Bindings: `inputs` holds the queries `[T, queryHeads, headDim]`, then the chunk's keys and
- * values `[T, kvHeads, headDim]` each (at the vec4 offsets `params` gives); the page table is
- * `[kvHeads, tableStride]` (the page of live entry `i` of head `h` is
- * `table[h·tableStride + ⌊i / pageSize⌋]`, its slot `page·pageSize + i mod pageSize`); the plan
- * holds the query positions `[T]`, per head `[first, count]` of its ranges in the range list,
- * the range list (triples `[start, end, before]`, `before`: read entries in the head's earlier
- * ranges) and, as float bits, the live bias `[kvHeads, biasStride]` and the chunk bias
- * `[T, kvHeads]`. With `gated`, the pool's gates are bound too: at most 8 storage buffers,
- * WebGPU's default per-stage limit.
+ * Bindings: `inputs` holds the queries `[T, queryHeads, headDim]` of every token, then the
+ * chunks' keys and values `[T, kvHeads, headDim]` each (at the vec4 offsets `params` gives); the
+ * page table is `[rows, tableStride]` (the page of live entry `i` of head `h` of a sequence whose
+ * table base is `b` is `table[(b + h)·tableStride + ⌊i / pageSize⌋]`, its slot
+ * `page·pageSize + i mod pageSize`); the plan (`attentionPlan`) holds the query positions `[T]`,
+ * each token's sequence `[T]`, per sequence `[tableBase, firstToken, tokens, biasOffset,
+ * biasStride]`, per (sequence, head) `[first, count]` of its ranges in the range list, the range
+ * list (triples `[start, end, before]`, `before`: read entries in the head's earlier ranges) and,
+ * as float bits, the live biases and the chunk bias `[T, kvHeads]`. With `gated`, the pool's
+ * gates are bound too: at most 8 storage buffers, WebGPU's default per-stage limit.
  */
 export function pagedAttentionSource(group: number, hd4: number, gated: boolean): string {
   return /* wgsl */ `
@@ -47,15 +53,15 @@ struct Params {
   pageSize: u32,
   splits: u32,
   tableStride: u32,
+  sequenceOffset: u32,
   headRangesOffset: u32,
   rangesOffset: u32,
-  biasOffset: u32,
-  biasStride: u32,
   chunkBiasOffset: u32,
-  chunkTokens: u32,
   chunkKeys: u32,
   chunkValues: u32,
   flags: u32,
+  unused0: u32,
+  unused1: u32,
   scale: f32,
 }
 
@@ -64,8 +70,8 @@ const HD4: u32 = ${hd4}u;
 const SPLIT: u32 = ${SPLIT_ENTRIES}u;
 const THREADS: u32 = ${ATTENTION_THREADS}u;
 const MASKED: f32 = ${MASKED_LOGIT.toExponential()};
-const LIVE_BIAS: u32 = ${ATTENTION_FLAGS.liveBias}u;
 const CHUNK_BIAS: u32 = ${ATTENTION_FLAGS.chunkBias}u;
+const CHUNKS: u32 = ${ATTENTION_FLAGS.chunk}u;
 const CHUNK: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -83,7 +89,7 @@ var<workgroup> scores: array<f32, GROUP * SPLIT>;
 // a pool slot, or CHUNK | u for the chunk's token u
 var<workgroup> entries: array<u32, SPLIT>;
 
-/** Live index of the head's \`r\`-th cache read: a binary search over its ranges. */
+/** Live index of the \`r\`-th cache read of (sequence, head) \`head\`: a binary search over its ranges. */
 fn liveIndex(head: u32, r: u32) -> u32 {
   let first = plan[params.headRangesOffset + 2u * head];
   let count = plan[params.headRangesOffset + 2u * head + 1u];
@@ -97,7 +103,7 @@ fn liveIndex(head: u32, r: u32) -> u32 {
   return plan[at] + (r - plan[at + 2u]);
 }
 
-/** Cache entries the head reads: \`before + (end − start)\` of its last range. */
+/** Cache entries (sequence, head) \`head\` reads: \`before + (end − start)\` of its last range. */
 fn cacheReads(head: u32) -> u32 {
   let first = plan[params.headRangesOffset + 2u * head];
   let count = plan[params.headRangesOffset + 2u * head + 1u];
@@ -132,8 +138,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     groupQueries[j] = inputs[firstQuery + j];
   }
   let queryPosition = bitcast<i32>(plan[token]);
-  let cached = cacheReads(head);
-  let count = cached + params.chunkTokens;
+  let sequence = plan[params.tokens + token];
+  let info = params.sequenceOffset + ${SEQUENCE_WORDS}u * sequence;
+  let tableRow = (plan[info] + head) * params.tableStride;
+  let firstToken = plan[info + 1u];
+  let chunkTokens = select(0u, plan[info + 2u], (params.flags & CHUNKS) != 0u);
+  let biasAt = plan[info + 3u] + head * plan[info + 4u];
+  let headKey = sequence * params.kvHeads + head;
+  let cached = cacheReads(headKey);
+  let count = cached + chunkTokens;
   let first = split * SPLIT;
   let covered = select(0u, min(SPLIT, count - first), first < count);
   workgroupBarrier();
@@ -145,16 +158,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (e < covered) {
       let r = first + e;
       if (r < cached) {
-        let live = liveIndex(head, r);
-        let page = table[head * params.tableStride + live / params.pageSize];
+        let live = liveIndex(headKey, r);
+        let page = table[tableRow + live / params.pageSize];
         entry = page * params.pageSize + live % params.pageSize;
         visible = positions[entry] <= queryPosition;
-        if ((params.flags & LIVE_BIAS) != 0u) {
-          shift += bitcast<f32>(plan[params.biasOffset + head * params.biasStride + live]);
+        if (plan[info + 4u] > 0u) {
+          shift += bitcast<f32>(plan[biasAt + live]);
         }
         ${gated ? GATE_READ : ''}
       } else {
-        let u = r - cached;
+        let u = firstToken + r - cached;
         entry = CHUNK | u;
         visible = u <= token;
         if ((params.flags & CHUNK_BIAS) != 0u) {

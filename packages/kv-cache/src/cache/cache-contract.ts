@@ -176,6 +176,21 @@ export interface KVCacheStore {
   observe(layer: number, needs: ObservationNeeds, hidden?: Float32Array): LayerObservation;
 
   /**
+   * {@link KVCacheStore.observe} for a cache that computes observations where its entries live
+   * (on a device) and must read them back: the same observation, asynchronously. A runtime calls
+   * it when present (Lethe's eviction rounds do) and `observe` otherwise; a cache whose `observe`
+   * cannot serve some needs synchronously throws `E_STATE` naming `observe` there and serves
+   * them here. Optional: host caches leave it out.
+   *
+   * @throws what `observe` throws (the promise rejects).
+   */
+  observeAsync?(
+    layer: number,
+    needs: ObservationNeeds,
+    hidden?: Float32Array,
+  ): Promise<LayerObservation>;
+
+  /**
    * One permanent eviction round of `layer`: per KV head, keeps the live entries `decision`
    * lists (indices into the live entries, any order) plus the anchors, evicts the rest, and
    * counts one round in `stats().evictionRounds`. Survivors keep their order, keys, values,

@@ -182,6 +182,24 @@ export class KVCache implements KVCacheStore {
   }
 
   /**
+   * Copies of the newest `min(count, recorded)` queries of the query window of `layer`,
+   * `[n, queryHeads, headDim]` oldest first, and their positions: the queries an observation
+   * with `attentionWindow = count` holds, without computing their attention (a runtime that
+   * computes it elsewhere, on a device, reads them here).
+   *
+   * @throws `E_ARG` naming `layer`, or `count` unless it is an integer ≥ 0.
+   */
+  recentQueries(layer: number, count: number): { queries: Float32Array; positions: Int32Array } {
+    const window = this.layerState(layer).queries;
+    assertInteger(count, 'count', 0);
+    const n = Math.min(count, window?.size ?? 0);
+    if (window === undefined || n === 0) {
+      return { queries: new Float32Array(0), positions: new Int32Array(0) };
+    }
+    return window.latest(n);
+  }
+
+  /**
    * Packed read of one layer for attention (see {@link LayerView}). The arrays are views into
    * scratch buffers: valid until the next mutation or the next `view()` of the same layer.
    */

@@ -6,8 +6,24 @@ import type { LayerState } from './layer-state';
 import type { ResolvedCacheOptions } from './options';
 import type { Page } from './page';
 
-/** Throws unless `needs` can be served by a cache with `options`. */
-function checkNeeds(needs: ObservationNeeds, options: ResolvedCacheOptions, hidden: unknown): void {
+/** What of a cache decides which observation needs it can serve. */
+export interface ObservationServing {
+  readonly queryWindow: number;
+  readonly trackAttention: boolean;
+  readonly storeValues: boolean;
+}
+
+/**
+ * Throws unless `needs` can be served by a cache with `options` (its query window, attention
+ * tracking and values) and `hidden` is given when needed: what `KVCacheStore.observe` throws
+ * (`E_STATE` naming the need, `E_ARG` naming `needs` or `hidden`). Another implementation of the
+ * contract calls it to refuse what `KVCache` refuses.
+ */
+export function checkObservationNeeds(
+  needs: ObservationNeeds,
+  options: ObservationServing,
+  hidden: unknown,
+): void {
   if (typeof needs !== 'object' || needs === null) {
     throw new LetheError('E_ARG', 'must be an ObservationNeeds object', 'needs');
   }
@@ -85,7 +101,7 @@ export function buildObservation(
   needs: ObservationNeeds,
   hidden: Float32Array | undefined,
 ): LayerObservation {
-  checkNeeds(needs, options, hidden);
+  checkObservationNeeds(needs, options, hidden);
   const { kvHeads, headDim, pageSize } = options.geometry;
   const heads = state.heads;
   const step = state.length;

@@ -1,4 +1,9 @@
-import { DeviceKVCache, destroyGpuBuffer } from '@lethe/kernels-webgpu';
+import {
+  type DeviceAttentionPart,
+  type DeviceAttentionRequest,
+  DeviceKVCache,
+  destroyGpuBuffer,
+} from '@lethe/kernels-webgpu';
 import type { KVCacheStore } from '@lethe/kv-cache';
 import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
@@ -22,10 +27,12 @@ export function deviceCaches(
 }
 
 /**
- * The attention output of one layer, `[N, Hq·hd]` rows on the device: per sequence, the paged
- * attention kernel of its `DeviceKVCache` over what its read plan reads and, causally, its
- * chunk (what {@link attendLayer} computes on the host). The kernel's output buffer becomes a
- * tfjs tensor (tfjs copies it into its own buffer and submits), so nothing is read back.
+ * The attention output of one layer, `[N, Hq·hd]` rows on the device: the paged attention kernel
+ * over each sequence's `DeviceKVCache` — what its read plan reads and, causally, its chunk (what
+ * {@link attendLayer} computes on the host) — one launch for all the sequences whose caches share
+ * a page pool (every cache of one shape: the usual batch), one per pool otherwise. The kernel's
+ * output buffer becomes a tfjs tensor (tfjs copies it into its own buffer), so nothing is read
+ * back.
  */
 export function attendLayerOnDevice(
   config: ModelConfig,
@@ -41,40 +48,65 @@ export function attendLayerOnDevice(
   } = config;
   const querySize = queryHeads * headDim;
   const kvSize = kvHeads * headDim;
-  const parts: tf.Tensor2D[] = [];
-  let done = false;
-  try {
-    planned.forEach((read, b) => {
-      const tokens = rows.lengths[b]!;
-      if (tokens === 0) return;
-      const first = rows.starts[b]!;
-      const bias = controls?.[b]?.attentionBias;
-      if (bias !== undefined) {
-        checkAttentionBias(bias, kvHeads, Math.max(0, ...read.live), `controls[${b}][${layer}]`);
-      }
-      const output = caches[b]!.attend(layer, {
-        queries: queries.subarray(first * querySize, (first + tokens) * querySize),
-        queryPositions: rows.positions.subarray(first, first + tokens),
-        ranges: read.ranges,
-        ...(bias === undefined ? {} : { liveBias: bias }),
-        chunk: {
-          keys: keys.subarray(first * kvSize, (first + tokens) * kvSize),
-          values: values.subarray(first * kvSize, (first + tokens) * kvSize),
-          ...(logGates === undefined
-            ? {}
-            : { bias: logGates.subarray(first * kvHeads, (first + tokens) * kvHeads) }),
-        },
+  const parts = new Map<object, { index: number; part: DeviceAttentionPart }[]>();
+  planned.forEach((read, b) => {
+    const tokens = rows.lengths[b]!;
+    if (tokens === 0) return;
+    const first = rows.starts[b]!;
+    const bias = controls?.[b]?.attentionBias;
+    if (bias !== undefined) {
+      checkAttentionBias(bias, kvHeads, Math.max(0, ...read.live), `controls[${b}][${layer}]`);
+    }
+    const cache = caches[b]!;
+    const request: DeviceAttentionRequest = {
+      queries: queries.subarray(first * querySize, (first + tokens) * querySize),
+      queryPositions: rows.positions.subarray(first, first + tokens),
+      ranges: read.ranges,
+      ...(bias === undefined ? {} : { liveBias: bias }),
+      chunk: {
+        keys: keys.subarray(first * kvSize, (first + tokens) * kvSize),
+        values: values.subarray(first * kvSize, (first + tokens) * kvSize),
+        ...(logGates === undefined
+          ? {}
+          : { bias: logGates.subarray(first * kvHeads, (first + tokens) * kvHeads) }),
+      },
+    };
+    const pool = cache.poolOf(layer);
+    const group = parts.get(pool) ?? [];
+    group.push({ index: b, part: { cache, request } });
+    parts.set(pool, group);
+  });
+  const launches = [...parts.values()];
+  if (launches.length === 1) return launch(layer, launches[0]!, querySize);
+  // several pools: one launch each, then the sequences' rows back in batch order
+  return tf.tidy(() => {
+    const bySequence = new Map<number, tf.Tensor2D>();
+    for (const group of launches) {
+      const output = launch(layer, group, querySize);
+      const sizes = group.map(({ index }) => rows.lengths[index]!);
+      tf.split(output, sizes, 0).forEach((part, j) => {
+        bySequence.set(group[j]!.index, part as tf.Tensor2D);
       });
-      try {
-        parts.push(tf.tensor({ buffer: output }, [tokens, querySize], 'float32') as tf.Tensor2D);
-      } finally {
-        destroyGpuBuffer(output);
-      }
-    });
-    const output = parts.length === 1 ? parts[0]! : tf.concat(parts, 0);
-    done = true;
-    return output;
+    }
+    const ordered = [...bySequence.keys()].sort((a, b) => a - b).map((b) => bySequence.get(b)!);
+    return tf.concat(ordered, 0);
+  });
+}
+
+/** One batched launch over `group`, its sequences' rows in order as a `[rows, querySize]` tensor. */
+function launch(
+  layer: number,
+  group: readonly { part: DeviceAttentionPart }[],
+  querySize: number,
+): tf.Tensor2D {
+  const output = DeviceKVCache.attendBatch(
+    layer,
+    group.map(({ part }) => part),
+  );
+  const rowCount = group.reduce((sum, { part }) => sum + part.request.queryPositions.length, 0);
+  try {
+    return tf.tensor({ buffer: output }, [rowCount, querySize], 'float32') as tf.Tensor2D;
   } finally {
-    if (!done || parts.length > 1) tf.dispose(parts);
+    destroyGpuBuffer(output);
   }
 }

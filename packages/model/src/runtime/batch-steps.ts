@@ -75,17 +75,25 @@ export async function prefillStates(
     hooks.onError,
     (i) => (everyPosition?.[i] === true ? pieces[i]!.length : 0),
   );
-  return states.map((state, i) => {
+  const rows: (StepRow | undefined)[] = [];
+  for (const [i, state] of states.entries()) {
     const row = calls.get(i);
-    if (row === undefined) return undefined;
     const advanced = pieces[i]!.length;
-    const done = attempt(i, hooks.onError, () => {
-      state.advance(row.logits, row.hidden, advanced, roundListener(i, hooks), incoming?.[i]);
-    });
-    if (!done) return undefined;
+    const done =
+      row !== undefined &&
+      (await attemptAsync(i, hooks.onError, () =>
+        state.advance(row.logits, row.hidden, advanced, roundListener(i, hooks), incoming?.[i]),
+      ));
+    if (!done) {
+      rows.push(undefined);
+      continue;
+    }
     const { logits, hidden, positionLogits } = row;
-    return positionLogits === undefined ? { logits, hidden } : { logits, hidden, positionLogits };
-  });
+    rows.push(
+      positionLogits === undefined ? { logits, hidden } : { logits, hidden, positionLogits },
+    );
+  }
+  return rows;
 }
 
 /**
@@ -140,16 +148,18 @@ export async function decodeStates(
     },
     onError,
   );
-  const rows = states.map((state, i) => {
+  const rows: (StepRow | undefined)[] = [];
+  for (const [i, state] of states.entries()) {
     const row = calls.get(i);
-    if (row === undefined) return undefined;
     const perLayer = controls[i] as readonly (LayerControls | undefined)[] | undefined;
-    const done = attempt(i, onError, () => {
-      state.recordDecode(row.entries, row.live, perLayer);
-      state.advance(row.logits, row.hidden, 1, roundListener(i, hooks));
-    });
-    return done ? { logits: row.logits, hidden: row.hidden } : undefined;
-  });
+    const done =
+      row !== undefined &&
+      (await attemptAsync(i, onError, async () => {
+        state.recordDecode(row.entries, row.live, perLayer);
+        await state.advance(row.logits, row.hidden, 1, roundListener(i, hooks));
+      }));
+    rows.push(done ? { logits: row.logits, hidden: row.hidden } : undefined);
+  }
   const due = states.flatMap((state, i) =>
     rows[i] !== undefined && state.refresh?.feed(tokens[i]!) ? [i] : [],
   );
@@ -309,6 +319,25 @@ async function modelRows(
     });
   });
   return rows;
+}
+
+/** {@link attempt} of an asynchronous `task`. */
+async function attemptAsync(
+  index: number,
+  onError: ((index: number, error: unknown) => void) | undefined,
+  task: () => Promise<void>,
+): Promise<boolean> {
+  if (onError === undefined) {
+    await task();
+    return true;
+  }
+  try {
+    await task();
+    return true;
+  } catch (error) {
+    onError(index, error);
+    return false;
+  }
 }
 
 /** Runs `task` for sequence `index`; with `onError`, reports its error and returns false. */

@@ -24,7 +24,9 @@ export interface EvictionRound {
  * (`EvictionPolicy.createState`, made here), its random stream, the tokens each layer took since
  * its last round, and the entries the rounds evicted. After every prefill chunk or decode step of
  * the sequence, {@link EvictionRounds.run} asks the policy per layer whether to run a round
- * (`shouldEvict`), then what to keep (`select`), and has the cache apply it.
+ * (`shouldEvict`), then what to keep (`select`), and has the cache apply it. The observation is
+ * the cache's `observeAsync` where it has one (a device cache computes attention where its
+ * entries live and reads back only what the policy asks for), its `observe` otherwise.
  */
 export class EvictionRounds {
   private readonly state: unknown;
@@ -60,13 +62,13 @@ export class EvictionRounds {
    *
    * @throws the policy's and the cache's errors (a bad decision is the cache's `E_ARG`).
    */
-  run(
+  async run(
     cache: KVCacheStore,
     advanced: number,
     hidden: Float32Array,
     onRound?: (round: EvictionRound) => void,
     incoming = 1,
-  ): void {
+  ): Promise<void> {
     const policy = this.policy;
     const since = this.sinceRound;
     for (let layer = 0; layer < since.length; layer++) {
@@ -83,11 +85,12 @@ export class EvictionRounds {
         this.state,
       );
       if (!due) continue;
-      const observed = cache.observe(
-        layer,
-        roundNeeds(policy.needs, since[layer]!),
-        policy.needs.hidden ? hidden : undefined,
-      );
+      const needs = roundNeeds(policy.needs, since[layer]!);
+      const given = policy.needs.hidden ? hidden : undefined;
+      const observed =
+        cache.observeAsync === undefined
+          ? cache.observe(layer, needs, given)
+          : await cache.observeAsync(layer, needs, given);
       const observation = incoming === 1 ? observed : { ...observed, incoming };
       const decision = policy.select(observation, this.rng, this.state);
       const step = cache.length(layer);

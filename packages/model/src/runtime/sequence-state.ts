@@ -150,16 +150,16 @@ export class SequenceState {
    *
    * @throws the eviction policy's and the cache's errors.
    */
-  advance(
+  async advance(
     logits: Float32Array,
     hidden: Float32Array,
     advanced: number,
     onRound?: (round: EvictionRound) => void,
     incoming = 1,
-  ): void {
+  ): Promise<void> {
     this.lastLogits = logits;
     this.lastHidden = hidden;
-    this.eviction?.run(this.cache, advanced, hidden, onRound, incoming);
+    await this.eviction?.run(this.cache, advanced, hidden, onRound, incoming);
   }
 
   /**

@@ -1,0 +1,364 @@
+import type { CacheGeometry } from '@lethe/kv-cache';
+import { countDispatches } from '../device/counters';
+import { DeviceHealth } from '../device/device-health';
+import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
+import { Usage } from '../device/usage';
+import { writeArray } from '../device/write-array';
+import { moveEntriesSource } from '../kernels/move-entries-wgsl';
+import { computePipeline } from '../kernels/pipelines';
+import { workgroupGrid } from '../kernels/workgroup-grid';
+
+const POOL_USAGE = Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST;
+
+/** Pages a pool starts with, per KV head of its first sequence. */
+const INITIAL_PAGES_PER_HEAD = 4;
+
+/** The device buffers of one layer's pool of pages. */
+export interface PoolBuffers {
+  /** `[capacity·pageSize, headDim]` keys after RoPE. */
+  readonly keys: GPUBuffer;
+  /** `[capacity·pageSize, headDim]` values. */
+  readonly values: GPUBuffer;
+  /** `[capacity·pageSize]` token positions (int32). */
+  readonly positions: GPUBuffer;
+  /** `[capacity·pageSize]` gates, when the caches store them. */
+  readonly gates: GPUBuffer | undefined;
+  /** `[capacity·pageSize]` attention each entry received, when the caches track it. */
+  readonly attention: GPUBuffer | undefined;
+  /** `[capacity·pageSize]` queries that saw each entry (float32), when the caches track attention. */
+  readonly counts: GPUBuffer | undefined;
+  /**
+   * `[sequences·kvHeads, capacity]` page table (uint32): row `s·kvHeads + h` lists the pages of KV
+   * head `h` of the sequence in slot `s`, in live order.
+   */
+  readonly table: GPUBuffer;
+}
+
+/** The shape a pool's pages have: caches with equal shapes on one device share a pool per layer. */
+export interface PoolShape {
+  readonly geometry: CacheGeometry;
+  readonly gated: boolean;
+  readonly tracked: boolean;
+  readonly layer: number;
+}
+
+/**
+ * One layer's pool of device pages, shared by every cache of the same shape on a device (so that
+ * a batch of sequences attends in one launch): each cache holds a *slot*, the page-table rows of
+ * its KV heads; live entry `i` of head `h` of slot `s` sits in page `table[s·kvHeads + h][⌊i /
+ * pageSize⌋]`, at `i mod pageSize`. Free pages are shared; the pool grows by doubling (a device
+ * copy) when a head needs a page and none is free, and its table grows with the slots. The pool
+ * frees its buffers when its last slot closes. Allocation failures and device loss are recorded
+ * in {@link PagePool.health}: a pool whose growth failed is unusable for every cache on it.
+ */
+export class PagePool {
+  /** What went wrong with this pool's device or allocations. */
+  readonly health: DeviceHealth;
+  private capacity: number;
+  private readonly free: number[] = [];
+  /** Per table row, its pages in live order (undefined: the row's slot is closed). */
+  private readonly rows: (number[] | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
+  private slots = 0;
+  private pool: PoolBuffers;
+  private closed = false;
+
+  /**
+   * @param onEmpty called once when the last slot closes (the pool has freed its buffers).
+   */
+  constructor(
+    private readonly device: GPUDevice,
+    readonly shape: PoolShape,
+    private readonly onEmpty: () => void,
+  ) {
+    this.health = new DeviceHealth(device);
+    this.capacity = shape.geometry.kvHeads * INITIAL_PAGES_PER_HEAD;
+    this.pool = this.allocate(this.capacity, 1);
+    this.slots = 1;
+    this.freeSlots.push(0);
+    for (let page = this.capacity - 1; page >= 0; page--) this.free.push(page);
+  }
+
+  /** The pool's buffers (replaced when the pool grows: read them for each use). */
+  get buffers(): PoolBuffers {
+    return this.pool;
+  }
+
+  /** Row stride of the page table: the pool's capacity in pages. */
+  get tableStride(): number {
+    return this.capacity;
+  }
+
+  /** Bytes of the pool (free pages included) and its page table on the device. */
+  get bytes(): number {
+    const pageBytes = this.shape.geometry.pageSize * this.bytesPerSlot;
+    return this.capacity * pageBytes + 4 * this.slots * this.shape.geometry.kvHeads * this.capacity;
+  }
+
+  /** Device bytes of one entry: its key and value, position, gate and attention sums. */
+  get bytesPerSlot(): number {
+    const { headDim } = this.shape.geometry;
+    return 4 * (2 * headDim + 1 + (this.shape.gated ? 1 : 0) + (this.shape.tracked ? 2 : 0));
+  }
+
+  /** Opens a slot (its heads hold no page yet) and returns it. */
+  openSlot(): number {
+    const { kvHeads } = this.shape.geometry;
+    if (this.freeSlots.length === 0) {
+      const slots = 2 * this.slots;
+      for (let s = slots - 1; s >= this.slots; s--) this.freeSlots.push(s);
+      this.slots = slots;
+      this.replaceTable();
+    }
+    const slot = this.freeSlots.pop()!;
+    for (let h = 0; h < kvHeads; h++) this.rows[slot * kvHeads + h] = [];
+    return slot;
+  }
+
+  /** Pages the heads of `slot` hold. */
+  pagesHeld(slot: number): number {
+    const { kvHeads } = this.shape.geometry;
+    let pages = 0;
+    for (let h = 0; h < kvHeads; h++) pages += this.rows[slot * kvHeads + h]!.length;
+    return pages;
+  }
+
+  /**
+   * Writes `T` new entries per head of `slot` after the `before[h]` live entries head `h` held:
+   * keys and values `[T, kvHeads, headDim]`, positions `[T]`, gates `[T, kvHeads]` (already
+   * validated by the host cache); a tracking pool's sums of the new entries start at 0.
+   */
+  append(
+    slot: number,
+    before: Int32Array,
+    keys: Float32Array,
+    values: Float32Array,
+    positions: Int32Array,
+    gates: Float32Array | undefined,
+  ): void {
+    const { kvHeads, headDim, pageSize } = this.shape.geometry;
+    const tokens = positions.length;
+    let needed = 0;
+    for (let h = 0; h < kvHeads; h++) {
+      needed += Math.ceil((before[h]! + tokens) / pageSize) - this.rows[slot * kvHeads + h]!.length;
+    }
+    this.reserve(needed);
+    for (let h = 0; h < kvHeads; h++) {
+      const row = slot * kvHeads + h;
+      const pages = this.rows[row]!;
+      const grown = pages.length;
+      while (pages.length * pageSize < before[h]! + tokens) pages.push(this.free.pop()!);
+      if (pages.length > grown) {
+        const added = Uint32Array.from(pages.slice(grown));
+        writeArray(this.device, this.pool.table, 4 * (row * this.capacity + grown), added);
+      }
+      // runs of consecutive tokens that land in one page are one write per buffer
+      for (let t = 0; t < tokens; ) {
+        const index = before[h]! + t;
+        const run = Math.min(tokens - t, pageSize - (index % pageSize));
+        const at = pages[Math.floor(index / pageSize)]! * pageSize + (index % pageSize);
+        const rowsK = new Float32Array(run * headDim);
+        const rowsV = new Float32Array(run * headDim);
+        for (let r = 0; r < run; r++) {
+          const from = ((t + r) * kvHeads + h) * headDim;
+          rowsK.set(keys.subarray(from, from + headDim), r * headDim);
+          rowsV.set(values.subarray(from, from + headDim), r * headDim);
+        }
+        writeArray(this.device, this.pool.keys, 4 * at * headDim, rowsK);
+        writeArray(this.device, this.pool.values, 4 * at * headDim, rowsV);
+        writeArray(this.device, this.pool.positions, 4 * at, positions.subarray(t, t + run));
+        if (gates !== undefined && this.pool.gates !== undefined) {
+          const rowsG = new Float32Array(run);
+          for (let r = 0; r < run; r++) rowsG[r] = gates[(t + r) * kvHeads + h]!;
+          writeArray(this.device, this.pool.gates, 4 * at, rowsG);
+        }
+        if (this.pool.attention !== undefined && this.pool.counts !== undefined) {
+          const zeros = new Float32Array(run);
+          writeArray(this.device, this.pool.attention, 4 * at, zeros);
+          writeArray(this.device, this.pool.counts, 4 * at, zeros);
+        }
+        t += run;
+      }
+    }
+  }
+
+  /**
+   * Compacts every head of `slot` to its survivors after an eviction round: `survivors[h]` lists,
+   * in increasing order, the old live indices head `h` keeps. Pages before a head's first moved
+   * entry stay where they are; the rest of the head's survivors are moved into fresh pages by
+   * one device pass for the whole layer, and the head's old pages from there on are freed.
+   */
+  compact(slot: number, survivors: readonly Int32Array[]): void {
+    const { headDim, pageSize, kvHeads } = this.shape.geometry;
+    const plans = survivors.map((kept) => {
+      let unchanged = 0;
+      while (unchanged < kept.length && kept[unchanged] === unchanged) unchanged++;
+      const stay = Math.floor(unchanged / pageSize);
+      return { kept, stay, fresh: Math.ceil(kept.length / pageSize) - stay };
+    });
+    this.reserve(plans.reduce((sum, plan) => sum + plan.fresh, 0));
+    const moves: number[] = [];
+    const freed: number[] = [];
+    plans.forEach(({ kept, stay, fresh }, h) => {
+      const row = slot * kvHeads + h;
+      const old = this.rows[row]!;
+      const pages = old.slice(0, stay);
+      for (let p = 0; p < fresh; p++) pages.push(this.free.pop()!);
+      for (let j = stay * pageSize; j < kept.length; j++) {
+        const from = old[Math.floor(kept[j]! / pageSize)]! * pageSize + (kept[j]! % pageSize);
+        const to = pages[Math.floor(j / pageSize)]! * pageSize + (j % pageSize);
+        moves.push(from, to);
+      }
+      freed.push(...old.slice(stay));
+      this.rows[row] = pages;
+      if (fresh > 0) {
+        const written = Uint32Array.from(pages.slice(stay));
+        writeArray(this.device, this.pool.table, 4 * (row * this.capacity + stay), written);
+      }
+    });
+    if (moves.length > 0) this.move(Uint32Array.from(moves), headDim);
+    // freed pages return after the moves are submitted: a later append reuses them in order
+    this.free.push(...freed.reverse());
+  }
+
+  /** Frees each head's pages of `slot` past its `live[h]` entries (after a truncation). */
+  truncate(slot: number, live: Int32Array): void {
+    const { kvHeads, pageSize } = this.shape.geometry;
+    for (let h = 0; h < kvHeads; h++) {
+      const pages = this.rows[slot * kvHeads + h]!;
+      this.free.push(...pages.splice(Math.ceil(live[h]! / pageSize)).reverse());
+    }
+  }
+
+  /** Closes `slot`: its pages return to the pool; the last slot closed frees the pool. */
+  closeSlot(slot: number): void {
+    const { kvHeads } = this.shape.geometry;
+    if (this.closed || this.rows[slot * kvHeads] === undefined) return;
+    for (let h = 0; h < kvHeads; h++) {
+      this.free.push(...this.rows[slot * kvHeads + h]!.reverse());
+      this.rows[slot * kvHeads + h] = undefined;
+    }
+    this.freeSlots.push(slot);
+    if (this.freeSlots.length === this.slots) {
+      this.closed = true;
+      this.destroyBuffers(this.pool);
+      this.onEmpty();
+    }
+  }
+
+  /** Makes sure `pages` pages are free, growing the pool if they are not. */
+  private reserve(pages: number): void {
+    if (pages <= this.free.length) return;
+    const capacity = Math.max(2 * this.capacity, this.capacity + pages - this.free.length);
+    const grown = this.allocate(capacity, this.slots);
+    const { pageSize, headDim } = this.shape.geometry;
+    const encoder = this.device.createCommandEncoder({
+      label: `layer ${this.shape.layer} pool growth`,
+    });
+    const entries = this.capacity * pageSize;
+    encoder.copyBufferToBuffer(this.pool.keys, 0, grown.keys, 0, 4 * entries * headDim);
+    encoder.copyBufferToBuffer(this.pool.values, 0, grown.values, 0, 4 * entries * headDim);
+    encoder.copyBufferToBuffer(this.pool.positions, 0, grown.positions, 0, 4 * entries);
+    for (const field of ['gates', 'attention', 'counts'] as const) {
+      const from = this.pool[field];
+      const to = grown[field];
+      if (from !== undefined && to !== undefined) {
+        encoder.copyBufferToBuffer(from, 0, to, 0, 4 * entries);
+      }
+    }
+    this.device.queue.submit([encoder.finish()]);
+    this.destroyBuffers(this.pool);
+    for (let page = capacity - 1; page >= this.capacity; page--) this.free.unshift(page);
+    this.capacity = capacity;
+    this.pool = grown;
+    this.writeTable();
+  }
+
+  /** A table for the current slots (the old one's rows written again into it). */
+  private replaceTable(): void {
+    const { kvHeads } = this.shape.geometry;
+    const table = this.health.allocating(this.device, `layer ${this.shape.layer} page table`, () =>
+      createGpuBuffer(
+        this.device,
+        4 * this.slots * kvHeads * this.capacity,
+        POOL_USAGE,
+        'page table',
+      ),
+    );
+    destroyGpuBuffer(this.pool.table);
+    this.pool = { ...this.pool, table };
+    this.writeTable();
+  }
+
+  /** Writes every open row of the table (its row stride is the capacity). */
+  private writeTable(): void {
+    const table = new Uint32Array(this.slots * this.shape.geometry.kvHeads * this.capacity);
+    this.rows.forEach((pages, row) => {
+      if (pages !== undefined) table.set(pages, row * this.capacity);
+    });
+    writeArray(this.device, this.pool.table, 0, table);
+  }
+
+  private allocate(capacity: number, slots: number): PoolBuffers {
+    const { kvHeads, headDim, pageSize } = this.shape.geometry;
+    const entries = capacity * pageSize;
+    const what = `layer ${this.shape.layer} pages`;
+    const make = (bytes: number) => createGpuBuffer(this.device, bytes, POOL_USAGE, what);
+    return this.health.allocating(this.device, what, () => ({
+      keys: make(4 * entries * headDim),
+      values: make(4 * entries * headDim),
+      positions: make(4 * entries),
+      gates: this.shape.gated ? make(4 * entries) : undefined,
+      attention: this.shape.tracked ? make(4 * entries) : undefined,
+      counts: this.shape.tracked ? make(4 * entries) : undefined,
+      table: make(4 * slots * kvHeads * capacity),
+    }));
+  }
+
+  private destroyBuffers(buffers: PoolBuffers): void {
+    for (const buffer of Object.values(buffers)) if (buffer !== undefined) destroyGpuBuffer(buffer);
+  }
+
+  /** One device pass moving entries `[from, to]` (pairs of slots) within the pool. */
+  private move(moves: Uint32Array, headDim: number): void {
+    const device = this.device;
+    const count = moves.length / 2;
+    const list = createGpuBuffer(device, moves.byteLength, POOL_USAGE, 'entry moves');
+    const params = createGpuBuffer(
+      device,
+      8,
+      Usage.UNIFORM | Usage.COPY_DST,
+      'entry move parameters',
+    );
+    writeArray(device, list, 0, moves);
+    writeArray(device, params, 0, Uint32Array.of(count, headDim));
+    const { gated, tracked } = this.shape;
+    const pipeline = computePipeline(device, 'move entries', moveEntriesSource(gated, tracked));
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: { buffer: params } },
+      { binding: 1, resource: { buffer: list } },
+      { binding: 2, resource: { buffer: this.pool.keys } },
+      { binding: 3, resource: { buffer: this.pool.values } },
+      { binding: 4, resource: { buffer: this.pool.positions } },
+    ];
+    if (this.pool.gates !== undefined) {
+      entries.push({ binding: 5, resource: { buffer: this.pool.gates } });
+    }
+    if (this.pool.attention !== undefined && this.pool.counts !== undefined) {
+      entries.push({ binding: 6, resource: { buffer: this.pool.attention } });
+      entries.push({ binding: 7, resource: { buffer: this.pool.counts } });
+    }
+    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const encoder = device.createCommandEncoder({ label: `layer ${this.shape.layer} compaction` });
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    const [x, y] = workgroupGrid(device, Math.ceil((count * headDim) / 64));
+    pass.dispatchWorkgroups(x, y);
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+    countDispatches(1);
+    destroyGpuBuffer(list);
+    destroyGpuBuffer(params);
+  }
+}

@@ -1,0 +1,102 @@
+import type { KVCacheOptions } from '@lethe/kv-cache';
+import { expectLetheError } from '@lethe/test-utils';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DeviceKVCache } from '../src/index';
+import { checkObservation, NEEDS, type ObservationCase } from './observation-case';
+import { deviceForBlock, skipWebGpu } from './webgpu-setup';
+
+const caseArbitrary: fc.Arbitrary<ObservationCase> = fc.record({
+  kvHeads: fc.constantFrom(1, 2, 3),
+  group: fc.constantFrom(1, 2, 4),
+  headDim: fc.constantFrom(4, 16, 32, 64, 128),
+  pageSize: fc.constantFrom(1, 4, 16, 64),
+  queryWindow: fc.integer({ min: 1, max: 8 }),
+  steps: fc.array(
+    fc.record({
+      tokens: fc.integer({ min: 1, max: 40 }),
+      keep: fc.option(fc.double({ min: 0, max: 1, noNaN: true })),
+    }),
+    { minLength: 1, maxLength: 6 },
+  ),
+  spread: fc.constantFrom(0.5, 2, 6),
+  seed: fc.integer(),
+});
+
+describe.skipIf(skipWebGpu)(
+  'DeviceKVCache: observations computed on the device (SwiftShader)',
+  () => {
+    const block = deviceForBlock();
+
+    it('observes what KVCache observes: window attention and accumulated attention within float32 bounds, counts and bookkeeping exactly (fast-check)', async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArbitrary, async (c) => {
+          const { worst, mismatches } = await checkObservation(block.device, c);
+          expect(mismatches).toEqual([]);
+          expect(worst).toBeLessThanOrEqual(1);
+        }),
+        { numRuns: 60, seed: 0x0b5e },
+      );
+    }, 300_000);
+
+    it('accumulates over a long context (4,096 entries per head, rows past one workgroup stride)', async () => {
+      const { worst, mismatches } = await checkObservation(block.device, {
+        kvHeads: 2,
+        group: 2,
+        headDim: 32,
+        pageSize: 16,
+        queryWindow: 4,
+        steps: [
+          { tokens: 2048, keep: null },
+          { tokens: 2048, keep: 0.75 },
+          { tokens: 3, keep: null },
+        ],
+        spread: 2,
+        seed: 7,
+      });
+      expect(mismatches).toEqual([]);
+      expect(worst).toBeLessThanOrEqual(1);
+    }, 120_000);
+
+    it('names what the device cache cannot serve synchronously or at all', async () => {
+      const options: KVCacheOptions = {
+        geometry: { layers: 1, kvHeads: 1, headDim: 4, pageSize: 4 },
+        queryHeads: 1,
+        queryWindow: 2,
+        trackAttention: true,
+        trace: false,
+      };
+      const tracked = new DeviceKVCache(options, block.device);
+      const untracked = new DeviceKVCache({ ...options, trackAttention: false }, block.device);
+      try {
+        for (const cache of [tracked, untracked]) {
+          cache.append(0, new Float32Array(4).fill(1), new Float32Array(4), Int32Array.of(0));
+          cache.recordQueries(0, new Float32Array(4).fill(1), Int32Array.of(0));
+        }
+        expect(tracked.trackAttention).toBe(true);
+        expectLetheError(() => tracked.observe(0, NEEDS(1)), 'E_STATE', 'observe');
+        expectLetheError(() => tracked.truncate(0), 'E_STATE', 'truncate');
+        await expect(untracked.observeAsync(0, NEEDS(1))).rejects.toMatchObject({
+          code: 'E_STATE',
+          argument: 'needs.accumulatedAttention',
+        });
+        await expect(tracked.observeAsync(0, NEEDS(3))).rejects.toMatchObject({
+          code: 'E_STATE',
+          argument: 'needs.attentionWindow',
+        });
+        // without the accumulated attention, the synchronous read still serves the window
+        const windowOnly = { ...NEEDS(1), accumulatedAttention: false };
+        const sync = tracked.observe(0, windowOnly);
+        const fromDevice = await tracked.observeAsync(0, windowOnly);
+        expect(sync.attention).toEqual(Float32Array.of(1));
+        expect(fromDevice.attention).toEqual(Float32Array.of(1));
+        expect((await tracked.observeAsync(0, NEEDS(1))).attentionCounts).toEqual(
+          Float32Array.of(1),
+        );
+      } finally {
+        tracked.dispose();
+        untracked.dispose();
+      }
+    });
+  },
+);
