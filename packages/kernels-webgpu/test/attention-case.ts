@@ -1,6 +1,6 @@
 import { type KeepDecision, KVCache, type KVCacheOptions } from '@lethe/kv-cache';
 import { mulberry32 } from '@lethe/test-utils/random';
-import { DeviceKVCache } from '../src/index';
+import { DeviceKVCache, destroyGpuBuffer, deviceCounters, readBack } from '../src/index';
 import { referenceAttention } from './reference';
 
 export interface Case {
@@ -128,5 +128,39 @@ export async function checkCase(device: GPUDevice, c: Case) {
     };
   } finally {
     cache.dispose();
+  }
+}
+
+/**
+ * Runs cases of one shape as one batch (`DeviceKVCache.attendBatch`, their caches sharing a
+ * pool): each sequence's rows against float64 attention over its host cache. Returns the largest
+ * `|error| / bound` and the launch's dispatches; the caches are disposed.
+ */
+export async function checkBatch(device: GPUDevice, cases: readonly Case[]) {
+  const built = cases.map((c) => buildCase(device, c));
+  try {
+    const before = deviceCounters().dispatches;
+    const output = DeviceKVCache.attendBatch(
+      0,
+      built.map(({ cache, request }) => ({ cache, request })),
+    );
+    const dispatches = deviceCounters().dispatches - before;
+    const width = cases[0]!.kvHeads * cases[0]!.group * cases[0]!.headDim;
+    const total = built.reduce((sum, { request }) => sum + request.queryPositions.length, 0);
+    const out = new Float32Array(await readBack(device, output, 4 * total * width));
+    destroyGpuBuffer(output);
+    let worst = 0;
+    let row = 0;
+    for (const { host, request } of built) {
+      const expected = referenceAttention(host, 0, request);
+      expected.out.forEach((value, j) => {
+        const error = Math.abs(out[row * width + j]! - value);
+        worst = Math.max(worst, error === 0 ? 0 : error / expected.tolerance[j]!);
+      });
+      row += request.queryPositions.length;
+    }
+    return { worst, dispatches };
+  } finally {
+    for (const { cache } of built) cache.dispose();
   }
 }

@@ -82,6 +82,9 @@ const CASES: Case[] = [
   },
 ];
 
+/** One launch over three sequences of the second case's shape, each with its own history. */
+const BATCH: Case[] = [300, 40, 129].map((before, i) => ({ ...CASES[1]!, before, seed: 10 + i }));
+
 /** What policies observe, computed on the device: GQA 1/2/4, eviction rounds, a window of 4. */
 const OBSERVATIONS: ObservationCase[] = [
   [2, 2, 16],
@@ -109,7 +112,7 @@ describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () =>
   });
   afterAll(() => browser?.close());
 
-  it('attends and observes there within the stated bounds of float64 attention', async () => {
+  it('attends (alone and batched) and observes there within the stated bounds of float64 attention', async () => {
     const bundle = await build({
       entryPoints: [fileURLToPath(new URL('./browser-entry.ts', import.meta.url))],
       bundle: true,
@@ -121,12 +124,13 @@ describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () =>
     const page = await openSecurePage(browser);
     await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
     const outcome = await page.evaluate(
-      ([cases, observations]) =>
+      ([cases, batch, observations]) =>
         (globalThis as unknown as { kernels: { runCases: typeof runCases } }).kernels.runCases(
           cases,
+          batch,
           observations,
         ),
-      [CASES, OBSERVATIONS] as const,
+      [CASES, BATCH, OBSERVATIONS] as const,
     );
     expect(outcome.adapter).toBe('google');
     expect(outcome.results).toHaveLength(CASES.length);
@@ -134,6 +138,7 @@ describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () =>
       expect(result.worst, `case ${i}`).toBeLessThanOrEqual(1);
       expect(result.live, `case ${i}`).toEqual(result.hostLive);
     }
+    expect(outcome.batchWorst).toBeLessThanOrEqual(1);
     expect(outcome.observed).toHaveLength(OBSERVATIONS.length);
     for (const [i, result] of outcome.observed.entries()) {
       expect(result.mismatches, `observation ${i}`).toEqual([]);
