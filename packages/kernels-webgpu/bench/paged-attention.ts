@@ -2,9 +2,12 @@
 // 2,048 and 8,192 cached entries per KV head — every live entry (the full cache), a cache holding
 // 25% (StreamingLLM's), and 25% of the pages chosen scattered over the full cache (a Quest / κ
 // read) — in microseconds per call (dispatches, merge and the output's read-back, median of the
-// repeats) and the effective bandwidth of the keys and values read. Two shapes: the quickstart's
-// (2 KV heads, GQA 2, head dim 16) and a Llama-like layer (8 KV heads, GQA 4, head dim 128).
-// Ratios are measured in this one run. Needs WebGPU (in Node: Dawn; without a GPU, SwiftShader).
+// repeats) and the effective bandwidth of the keys and values read; a batch of 8 sequences of
+// context/8 entries each in one launch (`attendBatch`) against 8 launches; and what observations
+// cost on the device: H2O's accumulation of one decode query (`recordQueries` of a tracking
+// cache) and the attention of an 8-query window read back (`observeAsync`). Two shapes: the
+// quickstart's (2 KV heads, GQA 2, head dim 16) and a Llama-like layer (8 KV heads, GQA 4, head
+// dim 128). Ratios are measured in this one run. Needs WebGPU (in Node: Dawn; without a GPU, SwiftShader).
 //
 //   node scripts/pnpm.mjs --filter @lethe/kernels-webgpu bench
 import { ensureWebGpu } from '@lethe/tensor';
@@ -19,13 +22,19 @@ const SHAPES = [
   { name: 'llama-like', kvHeads: 8, group: 4, headDim: 128 },
 ] as const;
 
-/** A layer's cache of `entries` tokens with a deterministic signal. */
-function filled(device: GPUDevice, shape: (typeof SHAPES)[number], entries: number) {
+/** A layer's cache of `entries` tokens with a deterministic signal (tracking attention, with a window of 8, if asked). */
+function filled(
+  device: GPUDevice,
+  shape: (typeof SHAPES)[number],
+  entries: number,
+  tracking = false,
+) {
   const cache = new DeviceKVCache(
     {
       geometry: { layers: 1, kvHeads: shape.kvHeads, headDim: shape.headDim, pageSize: PAGE },
       queryHeads: shape.kvHeads * shape.group,
       trace: false,
+      ...(tracking ? { trackAttention: true, queryWindow: 8 } : {}),
     },
     device,
   );
@@ -44,17 +53,85 @@ function filled(device: GPUDevice, shape: (typeof SHAPES)[number], entries: numb
   return cache;
 }
 
-/** Median microseconds of one attention call (its output read back to wait for it). */
-async function time(device: GPUDevice, attend: () => GPUBuffer): Promise<number> {
+/** Median microseconds of `run` (which waits for its device work), after two warm-up calls. */
+async function median(run: () => Promise<void>): Promise<number> {
   const samples: number[] = [];
   for (let r = 0; r < REPEATS + 2; r++) {
     const t0 = performance.now();
-    const out = attend();
-    await readBack(device, out, 4);
-    destroyGpuBuffer(out);
+    await run();
     if (r >= 2) samples.push((performance.now() - t0) * 1000);
   }
   return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
+}
+
+/** Median microseconds of one attention call (its output read back to wait for it). */
+function time(device: GPUDevice, attend: () => GPUBuffer): Promise<number> {
+  return median(async () => {
+    const out = attend();
+    await readBack(device, out, 4);
+    destroyGpuBuffer(out);
+  });
+}
+
+/** A batch of 8 sequences of `context / 8` entries: 8 launches against one. */
+async function batchRows(device: GPUDevice, shape: (typeof SHAPES)[number], context: number) {
+  const caches = Array.from({ length: 8 }, () => filled(device, shape, context / 8));
+  const queries = Float32Array.from(
+    { length: shape.kvHeads * shape.group * shape.headDim },
+    (_, i) => Math.sin(i),
+  );
+  const parts = caches.map((cache) => ({
+    cache,
+    request: { queries, queryPositions: Int32Array.of(context / 8) },
+  }));
+  const separate = await median(async () => {
+    const outs = parts.map(({ cache, request }) => cache.attend(0, request));
+    await readBack(device, outs[7]!, 4);
+    for (const out of outs) destroyGpuBuffer(out);
+  });
+  const batched = await time(device, () => DeviceKVCache.attendBatch(0, parts));
+  for (const cache of caches) cache.dispose();
+  console.log(
+    `${shape.name.padEnd(10)} ${String(context).padStart(5)}  8 × ${context / 8} entries: ` +
+      `8 launches ${separate.toFixed(0)} µs, one batched ${batched.toFixed(0)} µs ` +
+      `(×${(separate / batched).toFixed(2)})`,
+  );
+}
+
+/** H2O's accumulation of one query and an 8-query window's attention, on the device. */
+async function observationRows(device: GPUDevice, shape: (typeof SHAPES)[number], context: number) {
+  const cache = filled(device, shape, context, true);
+  const queryWidth = shape.kvHeads * shape.group * shape.headDim;
+  const queries = Float32Array.from({ length: 8 * queryWidth }, (_, i) => Math.cos(i * 0.1));
+  cache.recordQueries(
+    0,
+    queries,
+    Int32Array.from({ length: 8 }, (_, i) => context - 8 + i),
+  );
+  // the accumulation of a decode query: recorded again and again over the last position
+  let position = context;
+  const row = new Float32Array(shape.kvHeads * shape.headDim);
+  const accumulate = await median(async () => {
+    cache.append(0, row, row, Int32Array.of(position));
+    cache.recordQueries(0, queries.subarray(0, queryWidth), Int32Array.of(position));
+    position++;
+    await device.queue.onSubmittedWorkDone();
+  });
+  const needs = {
+    attentionWindow: 8,
+    accumulatedAttention: true,
+    keys: false,
+    values: false,
+    hidden: false,
+  };
+  const observe = await median(async () => {
+    await cache.observeAsync(0, needs);
+  });
+  cache.dispose();
+  console.log(
+    `${shape.name.padEnd(10)} ${String(context).padStart(5)}  observations: accumulate one ` +
+      `query ${accumulate.toFixed(0)} µs (append included), observe window 8 + sums ${observe.toFixed(0)} µs`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -96,6 +173,8 @@ async function main(): Promise<void> {
       }
       full.dispose();
       quarter.dispose();
+      await batchRows(device, shape, context);
+      await observationRows(device, shape, context);
     }
   }
   device.destroy();

@@ -1,4 +1,4 @@
-import { DeviceKVCache, liveGpuBuffers } from '@lethe/kernels-webgpu';
+import { DeviceKVCache, deviceCounters, liveGpuBuffers } from '@lethe/kernels-webgpu';
 import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
@@ -147,6 +147,25 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       });
     });
   }, 300_000);
+
+  it('attends a batch of sequences in one launch per layer (their caches share a page pool)', async () => {
+    await initBackend('webgpu');
+    const model = DecoderModel.random(config, 14);
+    const session = new GenerationSession({ model, prefillChunk: 16 });
+    const prompts = [9, 23, 40, 4].map((n, b) =>
+      Int32Array.from({ length: n }, (_, t) => (3 * t + b) % config.vocab_size),
+    );
+    await session.prefill(prompts);
+    const caches = session.caches as DeviceKVCache[];
+    expect(new Set(caches.map((cache) => cache.poolOf(0))).size).toBe(1);
+    const before = deviceCounters().dispatches;
+    const batched = await session.step([0, 1, 2, 3], Int32Array.of(1, 2, 3, 4));
+    // the paged attention and its merge, once per layer, for the four sequences together
+    expect(deviceCounters().dispatches - before).toBe(2 * config.num_hidden_layers);
+    expect(batched.logits).toHaveLength(4);
+    session.dispose();
+    model.dispose();
+  }, 120_000);
 
   it('refuses the synchronous step there, naming the asynchronous one, and leaks nothing', async () => {
     await initBackend('webgpu');
