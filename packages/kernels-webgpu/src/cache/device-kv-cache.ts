@@ -13,8 +13,7 @@ import {
   type ObservationNeeds,
   type PageKeyBounds,
 } from '@lethe/kv-cache';
-import { attentionPlan } from '../attend/attention-plan';
-import { runPagedAttention } from '../attend/paged-attention';
+import { attendShared } from '../attend/batch-attention';
 import { destroyGpuBuffer } from '../device/gpu-buffers';
 import { readBack } from '../device/read-back';
 import { accumulateAttention } from '../observe/accumulate-attention';
@@ -405,77 +404,13 @@ export class DeviceKVCache implements KVCacheStore {
     parts: readonly DeviceAttentionPart[],
     label: (argument: string, part: number) => string,
   ): GPUBuffer {
-    const first = parts[0]!.cache;
-    const pages = parts.map(({ cache }, i) => {
+    const shares = parts.map(({ cache }, i) => {
       if (!(cache instanceof DeviceKVCache)) {
         throw new LetheError('E_ARG', 'must be a DeviceKVCache', label('cache', i));
       }
       return DeviceKVCache.pagesOf(cache, layer);
     });
-    const pool = pages[0]!.pool;
-    if (pages.some((share) => share.pool !== pool)) {
-      throw new LetheError(
-        'E_ARG',
-        'the caches share no page pool (different shapes or devices)',
-        'parts',
-      );
-    }
-    if (new Set(parts.map((part) => part.cache)).size !== parts.length) {
-      throw new LetheError('E_ARG', 'lists a cache twice', 'parts');
-    }
-    const chunked = parts[0]!.request?.chunk !== undefined;
-    if (parts.some((part) => (part.request?.chunk !== undefined) !== chunked)) {
-      throw new LetheError('E_ARG', 'mixes requests with and without a chunk', 'parts');
-    }
-    const { headDim, kvHeads } = first.geometry;
-    const queryHeads = first.queryHeads;
-    const sequences = parts.map(({ cache, request }, i) => {
-      const { queryPositions, queries, chunk } = request;
-      if (!(queryPositions instanceof Int32Array)) {
-        throw new LetheError('E_DTYPE', 'must be an Int32Array', label('queryPositions', i));
-      }
-      const tokens = queryPositions.length;
-      checkFloats(queries, tokens * queryHeads * headDim, label('queries', i));
-      if (chunk !== undefined) {
-        checkFloats(chunk.keys, tokens * kvHeads * headDim, label('chunk.keys', i));
-        checkFloats(chunk.values, tokens * kvHeads * headDim, label('chunk.values', i));
-        if (chunk.bias !== undefined) {
-          checkFloats(chunk.bias, tokens * kvHeads, label('chunk.bias', i));
-        }
-      }
-      return {
-        tableBase: pages[i]!.tableBase,
-        queryPositions,
-        ranges: request.ranges,
-        liveBias: request.liveBias,
-        chunkBias: chunk?.bias,
-        live: cache.liveCounts(layer),
-      };
-    });
-    const plan = attentionPlan(sequences, label);
-    const queryFloats = plan.tokens * queryHeads * headDim;
-    const chunkFloats = plan.tokens * kvHeads * headDim;
-    const inputs = new Float32Array(queryFloats + (chunked ? 2 * chunkFloats : 0));
-    let at = 0;
-    for (const { request } of parts) {
-      const tokens = request.queryPositions.length;
-      inputs.set(request.queries, at * queryHeads * headDim);
-      if (request.chunk !== undefined) {
-        inputs.set(request.chunk.keys, queryFloats + at * kvHeads * headDim);
-        inputs.set(request.chunk.values, queryFloats + chunkFloats + at * kvHeads * headDim);
-      }
-      at += tokens;
-    }
-    return runPagedAttention({
-      device: first.device,
-      geometry: first.geometry,
-      queryHeads,
-      pool: pool.buffers,
-      tableStride: pool.tableStride,
-      plan,
-      inputs,
-      chunk: chunked,
-    });
+    return attendShared(layer, parts, shares, label);
   }
 
   /** This cache's share of `layer`'s pool (after checking the layer index and the cache). */
@@ -501,15 +436,5 @@ export class DeviceKVCache implements KVCacheStore {
   private usable(): void {
     if (this.disposed) throw new LetheError('E_STATE', 'the cache was disposed', 'dispose');
     for (const pages of this.layers) pages.pool.health.check();
-  }
-}
-
-/** Checks that `array` is a Float32Array of `length` floats. */
-function checkFloats(array: unknown, length: number, argument: string): void {
-  if (!(array instanceof Float32Array)) {
-    throw new LetheError('E_DTYPE', 'must be a Float32Array', argument);
-  }
-  if (array.length !== length) {
-    throw new LetheError('E_SHAPE', `must hold ${length} floats, got ${array.length}`, argument);
   }
 }
