@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeviceKVCache } from '../src/index';
 import { checkObservation, NEEDS, type ObservationCase } from './observation-case';
-import { deviceForBlock, skipWebGpu } from './webgpu-setup';
+import { deviceForBlock, ownDevice, skipWebGpu } from './webgpu-setup';
 
 const caseArbitrary: fc.Arbitrary<ObservationCase> = fc.record({
   kvHeads: fc.constantFrom(1, 2, 3),
@@ -97,6 +97,33 @@ describe.skipIf(skipWebGpu)(
         tracked.dispose();
         untracked.dispose();
       }
+    });
+
+    it('says the device was lost instead of observing or accumulating on', async () => {
+      const own = await ownDevice();
+      const cache = new DeviceKVCache(
+        {
+          geometry: { layers: 1, kvHeads: 1, headDim: 4, pageSize: 4 },
+          queryHeads: 1,
+          queryWindow: 1,
+          trackAttention: true,
+          trace: false,
+        },
+        own,
+      );
+      cache.append(0, new Float32Array(4).fill(1), new Float32Array(4), Int32Array.of(0));
+      own.destroy();
+      await own.lost;
+      expectLetheError(
+        () => cache.recordQueries(0, new Float32Array(4), Int32Array.of(0)),
+        'E_BACKEND',
+        'device',
+      );
+      await expect(cache.observeAsync(0, NEEDS(1))).rejects.toMatchObject({
+        code: 'E_BACKEND',
+        argument: 'device',
+      });
+      cache.dispose();
     });
   },
 );
