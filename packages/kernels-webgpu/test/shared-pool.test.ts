@@ -139,6 +139,43 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
     expect(truncations).toBeGreaterThan(10);
   }, 300_000);
 
+  it('gives the pages of a burst back when its caches go, the others running on', async () => {
+    const random = mulberry32(9);
+    const fill = (cache: DeviceKVCache, host: KVCache | undefined, tokens: number) => {
+      const width = tokens * 2 * 8;
+      const keys = Float32Array.from({ length: width }, () => Math.fround(random() * 2 - 1));
+      const values = Float32Array.from({ length: width }, () => Math.fround(random() * 2 - 1));
+      const positions = Int32Array.from({ length: tokens }, (_, i) => i);
+      cache.append(0, keys, values, positions);
+      host?.append(0, keys, values, positions);
+    };
+    const before = liveGpuBuffers().bytes;
+    const steady = new DeviceKVCache(OPTIONS, block.device);
+    const host = new KVCache(OPTIONS);
+    try {
+      fill(steady, host, 37);
+      const burst = Array.from({ length: 5 }, () => new DeviceKVCache(OPTIONS, block.device));
+      for (const cache of burst) fill(cache, undefined, 400);
+      const peak = liveGpuBuffers().bytes - before;
+      for (const cache of burst) cache.dispose();
+      const after = liveGpuBuffers().bytes - before;
+      // 5 × 200 pages held at the peak, 20 (the steady cache's) after: the pool shrank
+      expect(after).toBeLessThan(peak / 10);
+      const request = {
+        queries: Float32Array.from({ length: 4 * 8 }, () => Math.fround(random() * 4 - 2)),
+        queryPositions: Int32Array.of(36),
+      };
+      const expected = referenceAttention(host, 0, request);
+      const got = await steady.attendToHost(0, request);
+      got.forEach((value, j) => {
+        expect(Math.abs(value - expected.out[j]!)).toBeLessThanOrEqual(expected.tolerance[j]!);
+      });
+      expect(steady.stats().pagesAllocated).toBe(2 * Math.ceil(37 / 4));
+    } finally {
+      steady.dispose();
+    }
+  });
+
   it('frees a pool with its last cache', () => {
     const before = liveGpuBuffers().buffers;
     const a = new DeviceKVCache(OPTIONS, block.device);

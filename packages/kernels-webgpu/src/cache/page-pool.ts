@@ -47,7 +47,8 @@ export interface PoolShape {
  * a batch of sequences attends in one launch): each cache holds a *slot*, the page-table rows of
  * its KV heads; live entry `i` of head `h` of slot `s` sits in page `table[s·kvHeads + h][⌊i /
  * pageSize⌋]`, at `i mod pageSize`. Free pages are shared; the pool grows by doubling (a device
- * copy) when a head needs a page and none is free, and its table grows with the slots. The pool
+ * copy) when a head needs a page and none is free, its table grows with the slots, and it
+ * shrinks to twice what is held when a closing slot leaves it at most a quarter held. The pool
  * frees its buffers when its last slot closes. Allocation failures and device loss are recorded
  * in {@link PagePool.health}: a pool whose growth failed is unusable for every cache on it.
  */
@@ -61,6 +62,8 @@ export class PagePool {
   private readonly freeSlots: number[] = [];
   private slots = 0;
   private pool: PoolBuffers;
+  /** Pages the pool starts with, and never shrinks below. */
+  private readonly initialCapacity: number;
   private closed = false;
 
   /**
@@ -72,7 +75,8 @@ export class PagePool {
     private readonly onEmpty: () => void,
   ) {
     this.health = new DeviceHealth(device);
-    this.capacity = shape.geometry.kvHeads * INITIAL_PAGES_PER_HEAD;
+    this.initialCapacity = shape.geometry.kvHeads * INITIAL_PAGES_PER_HEAD;
+    this.capacity = this.initialCapacity;
     this.pool = this.allocate(this.capacity, 1);
     this.slots = 1;
     this.freeSlots.push(0);
@@ -230,7 +234,10 @@ export class PagePool {
     }
   }
 
-  /** Closes `slot`: its pages return to the pool; the last slot closed frees the pool. */
+  /**
+   * Closes `slot`: its pages return to the pool; the last slot closed frees the pool, and a pool
+   * left at most a quarter held shrinks ({@link PagePool.shrink}).
+   */
   closeSlot(slot: number): void {
     const { kvHeads } = this.shape.geometry;
     if (this.closed || this.rows[slot * kvHeads] === undefined) return;
@@ -243,7 +250,53 @@ export class PagePool {
       this.closed = true;
       this.destroyBuffers(this.pool);
       this.onEmpty();
+      return;
     }
+    const held = this.capacity - this.free.length;
+    if (this.capacity > this.initialCapacity && 4 * held <= this.capacity) this.shrink(held);
+  }
+
+  /**
+   * Moves the `held` pages the open slots hold into a pool of twice that many pages (at least the
+   * initial capacity), one device copy per page and buffer, numbered in row order, and rewrites
+   * the table: after a burst the memory goes back while the other caches run on.
+   */
+  private shrink(held: number): void {
+    const capacity = Math.max(this.initialCapacity, 2 * held);
+    const smaller = this.allocate(capacity, this.slots);
+    const { pageSize, headDim } = this.shape.geometry;
+    const encoder = this.device.createCommandEncoder({
+      label: `layer ${this.shape.layer} pool shrink`,
+    });
+    const fields = [
+      ['keys', headDim],
+      ['values', headDim],
+      ['positions', 1],
+      ['gates', 1],
+      ['attention', 1],
+      ['counts', 1],
+    ] as const;
+    let next = 0;
+    this.rows.forEach((pages, row) => {
+      if (pages === undefined) return;
+      this.rows[row] = pages.map((page) => {
+        for (const [field, width] of fields) {
+          const from = this.pool[field];
+          const to = smaller[field];
+          if (from === undefined || to === undefined) continue;
+          const bytes = 4 * pageSize * width;
+          encoder.copyBufferToBuffer(from, page * bytes, to, next * bytes, bytes);
+        }
+        return next++;
+      });
+    });
+    this.device.queue.submit([encoder.finish()]);
+    this.destroyBuffers(this.pool);
+    this.pool = smaller;
+    this.capacity = capacity;
+    this.free.length = 0;
+    for (let page = capacity - 1; page >= held; page--) this.free.push(page);
+    this.writeTable();
   }
 
   /** Makes sure `pages` pages are free, growing the pool if they are not. */
