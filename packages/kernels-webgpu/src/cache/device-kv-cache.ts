@@ -416,8 +416,10 @@ export class DeviceKVCache implements KVCacheStore {
   /** This cache's share of `layer`'s pool (after checking the layer index and the cache). */
   private static pagesOf(cache: DeviceKVCache, layer: number): LayerPages {
     cache.usable();
-    cache.host.liveCounts(layer);
-    return cache.layers[layer]!;
+    const pages = cache.layers[layer];
+    // an index out of range: the mirror names it
+    if (pages === undefined) cache.host.liveCounts(layer);
+    return pages!;
   }
 
   /** What a pass over `layer`'s pool binds. */

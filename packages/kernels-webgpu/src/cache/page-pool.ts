@@ -93,12 +93,6 @@ export class PagePool {
     return this.capacity;
   }
 
-  /** Bytes of the pool (free pages included) and its page table on the device. */
-  get bytes(): number {
-    const pageBytes = this.shape.geometry.pageSize * this.bytesPerSlot;
-    return this.capacity * pageBytes + 4 * this.slots * this.shape.geometry.kvHeads * this.capacity;
-  }
-
   /** Device bytes of one entry: its key and value, position, gate and attention sums. */
   get bytesPerSlot(): number {
     const { headDim } = this.shape.geometry;

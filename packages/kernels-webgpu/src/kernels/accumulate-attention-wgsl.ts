@@ -1,3 +1,5 @@
+import { POOL_SLOT_WGSL } from './pool-slot-wgsl';
+
 /**
  * WGSL of the pass that folds the attention of `n` new queries into each live entry's running
  * sums (H2O's accumulation, `KVCache.recordQueries` with `trackAttention`): one thread per
@@ -31,13 +33,14 @@ const GROUP: u32 = ${group}u;
 @group(0) @binding(5) var<storage, read_write> attention: array<f32>;
 @group(0) @binding(6) var<storage, read_write> counts: array<f32>;
 
+${POOL_SLOT_WGSL}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let index = id.x + id.y * groups.x * 64u;
   let h = index / params.rowStride;
   let i = index % params.rowStride;
   if (h >= params.kvHeads || i >= u32(info[h])) { return; }
-  let slot = table[(params.tableBase + h) * params.tableStride + i / params.pageSize] * params.pageSize + i % params.pageSize;
+  let slot = poolSlot(h, i);
   let position = positions[slot];
   var added = 0.0;
   var seen = 0.0;

@@ -1,3 +1,5 @@
+import { POOL_SLOT_WGSL } from './pool-slot-wgsl';
+
 /**
  * WGSL of the pass that packs one per-entry field of a layer's pool (`width` words per entry:
  * an accumulator, a position, a key row) into the `[kvHeads, rowStride, width]` layout of an
@@ -25,6 +27,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> field: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 
+${POOL_SLOT_WGSL}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let index = id.x + id.y * groups.x * 64u;
@@ -33,7 +36,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) g
   let h = entry / params.rowStride;
   let i = entry % params.rowStride;
   if (h >= params.kvHeads || i >= live[h]) { return; }
-  let slot = table[(params.tableBase + h) * params.tableStride + i / params.pageSize] * params.pageSize + i % params.pageSize;
+  let slot = poolSlot(h, i);
   out[entry * params.width + c] = field[slot * params.width + c];
 }
 `;

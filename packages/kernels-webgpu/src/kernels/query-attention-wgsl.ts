@@ -1,3 +1,5 @@
+import { POOL_SLOT_WGSL } from './pool-slot-wgsl';
+
 /** Threads of one query-attention workgroup (one query head of one query token). */
 export const QUERY_ATTENTION_THREADS = 64;
 
@@ -44,9 +46,7 @@ const THREADS: u32 = ${QUERY_ATTENTION_THREADS}u;
 
 var<workgroup> reduce: array<f32, ${QUERY_ATTENTION_THREADS}>;
 
-fn slotOf(h: u32, i: u32) -> u32 {
-  return table[(params.tableBase + h) * params.tableStride + i / params.pageSize] * params.pageSize + i % params.pageSize;
-}
+${POOL_SLOT_WGSL}
 
 fn reduceMax(lane: u32, value: f32) -> f32 {
   reduce[lane] = value;
@@ -84,7 +84,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
   var best = -3.0e38;
   for (var i = lane; i < live; i = i + THREADS) {
-    let slot = slotOf(h, i);
+    let slot = poolSlot(h, i);
     if (positions[slot] <= position) {
       var product = 0.0;
       for (var c = 0u; c < HD4; c = c + 1u) {
@@ -98,7 +98,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let top = reduceMax(lane, best);
   var total = 0.0;
   for (var i = lane; i < live; i = i + THREADS) {
-    if (positions[slotOf(h, i)] <= position) {
+    if (positions[poolSlot(h, i)] <= position) {
       let weight = exp(out[row + i] - top);
       out[row + i] = weight;
       total = total + weight;
@@ -106,7 +106,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   }
   let sum = reduceSum(lane, total);
   for (var i = lane; i < live; i = i + THREADS) {
-    if (positions[slotOf(h, i)] <= position) {
+    if (positions[poolSlot(h, i)] <= position) {
       out[row + i] = out[row + i] / sum;
     }
   }
