@@ -1,9 +1,12 @@
 /// <reference types="@webgpu/types" />
+export { DeviceRows, type DeviceRowsShape } from './attend/device-rows';
 export {
   type DeviceAttentionPart,
   type DeviceAttentionRequest,
   type DeviceChunk,
   DeviceKVCache,
+  type DeviceRowsPart,
+  type DeviceRowsRequest,
 } from './cache/device-kv-cache';
 export { attentionWorkgroupBytes, checkKernelGeometry } from './cache/kernel-geometry';
 export { type DeviceCounters, deviceCounters } from './device/counters';

@@ -103,6 +103,7 @@ const OBSERVATIONS: ObservationCase[] = [
   ],
   spread: 2,
   seed,
+  gated: seed === 1,
 }));
 
 describe.skipIf(skip)('DeviceKVCache in Chromium (WebGPU on SwiftShader)', () => {

@@ -21,6 +21,7 @@ const caseArbitrary: fc.Arbitrary<ObservationCase> = fc.record({
   ),
   spread: fc.constantFrom(0.5, 2, 6),
   seed: fc.integer(),
+  gated: fc.boolean(),
 });
 
 describe.skipIf(skipWebGpu)(

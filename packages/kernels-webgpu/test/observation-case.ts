@@ -18,13 +18,15 @@ export interface ObservationCase {
   readonly steps: readonly { readonly tokens: number; readonly keep: number | null }[];
   readonly spread: number;
   readonly seed: number;
+  /** The caches store gates (some of them 0). */
+  readonly gated?: boolean;
 }
 
 export const NEEDS = (window: number): ObservationNeeds => ({
   attentionWindow: window,
   accumulatedAttention: true,
   keys: true,
-  values: false,
+  values: true,
   hidden: false,
 });
 
@@ -43,6 +45,7 @@ export async function checkObservation(device: GPUDevice, c: ObservationCase) {
     queryHeads,
     queryWindow: c.queryWindow,
     trackAttention: true,
+    storeGates: c.gated === true,
     trace: false,
   };
   const cache = new DeviceKVCache(options, device);
@@ -58,7 +61,13 @@ export async function checkObservation(device: GPUDevice, c: ObservationCase) {
       const queries = floats(step.tokens * queryHeads * c.headDim, c.spread);
       const positions = Int32Array.from({ length: step.tokens }, (_, i) => position + i);
       position += step.tokens;
-      for (const target of [cache, host]) target.append(0, keys, values, positions);
+      const gates =
+        c.gated === true
+          ? Float32Array.from({ length: step.tokens * c.kvHeads }, () =>
+              random() < 0.1 ? 0 : random(),
+            )
+          : undefined;
+      for (const target of [cache, host]) target.append(0, keys, values, positions, gates);
       bounds.record(host, 0, queries, positions);
       for (const target of [cache, host]) target.recordQueries(0, queries, positions);
       if (step.keep !== null) {
@@ -86,6 +95,8 @@ export async function checkObservation(device: GPUDevice, c: ObservationCase) {
       'positions',
       'ages',
       'keys',
+      'values',
+      'gates',
       'queries',
       'attentionCounts',
       'window',

@@ -3,17 +3,19 @@
 // with host caches (`KVCache`, attention by the WebAssembly kernel on the host), at 2,048- and
 // 8,192-token contexts; StreamingLLM at 25% and Quest reading 25% on the device path; H2O at 25%
 // on both (its accumulated attention kept on the device, read back at rounds, against the host
-// cache's float64 accumulation); and the host↔device bytes per decode step: what the device cache
-// uploads and reads back (counted: H2O's observations at its rounds) and what the step reads back
-// from tfjs (its q/k/v products per layer and the logits and hidden state, counted from the
-// shapes). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
+// cache's float64 accumulation); and the host↔device traffic per decode step: what the device
+// cache uploads and reads back (counted: H2O's observations at its rounds), what the step reads
+// back from tfjs (its q/k/v rows of every layer and the logits and hidden state, counted from the
+// shapes) and in how many reads (each one a wait for the device: per layer on host caches and
+// where a read selector ranks pages on the host, once per step otherwise). Every figure is a
+// ratio measured in this one run. Needs WebGPU (in Node:
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
 //   node scripts/pnpm.mjs --filter @lethe/model bench:device
 import { deviceCounters } from '@lethe/kernels-webgpu';
 import { type EvictionPolicy, KVCache, type ReadSelector } from '@lethe/kv-cache';
 import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
-import { ensureWebGpu, initBackend } from '@lethe/tensor';
+import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
 
@@ -33,6 +35,14 @@ interface Run {
   readonly readSelector?: ReadSelector;
 }
 
+/** Asynchronous tensor reads so far (every `data()`: a wait for the device's results). */
+let tensorReads = 0;
+const read = tf.Tensor.prototype.data;
+tf.Tensor.prototype.data = function (this: tf.Tensor) {
+  tensorReads++;
+  return read.call(this);
+} as typeof read;
+
 async function timeRun(model: DecoderModel, context: number, steps: number, run: Run) {
   const session = new GenerationSession({
     model,
@@ -45,15 +55,18 @@ async function timeRun(model: DecoderModel, context: number, steps: number, run:
   await session.prefill([prompt]);
   await session.step([0], Int32Array.of(1)); // warm-up step (pipelines compiled)
   const before = deviceCounters();
+  const readsBefore = tensorReads;
   const t0 = performance.now();
   for (let s = 0; s < steps; s++) await session.step([0], Int32Array.of((5 * s + 1) % 32));
   const seconds = (performance.now() - t0) / 1000;
   const after = deviceCounters();
+  const reads = (tensorReads - readsBefore) / steps;
   session.dispose();
   return {
     tokensPerSecond: steps / seconds,
     uploaded: (after.uploadedBytes - before.uploadedBytes) / steps,
     downloaded: (after.downloadedBytes - before.downloadedBytes) / steps,
+    reads,
   };
 }
 
@@ -66,7 +79,7 @@ async function main(): Promise<void> {
     4 * (L * (Hq + 2 * Hkv) * config.head_dim + config.vocab_size + config.hidden_size);
   console.log(
     `webgpu; ${L} layers, ${Hq}/${Hkv} heads of ${config.head_dim}; read back per decode step ` +
-      `(q/k/v per layer, logits, hidden): ${readBack} bytes`,
+      `(q/k/v rows of every layer, logits, hidden): ${readBack} bytes`,
   );
   for (const [context, steps] of CONTEXTS) {
     const budget = Math.round(context * KEEP);
@@ -99,7 +112,8 @@ async function main(): Promise<void> {
       console.log(
         `${String(context).padStart(5)}  ${run.name.padEnd(28)} ${r.tokensPerSecond.toFixed(1).padStart(7)} tok/s ` +
           `(×${(r.tokensPerSecond / reference).toFixed(2)} of the host cache)   ` +
-          `uploaded ${Math.round(r.uploaded)} B/step, read back ${Math.round(r.downloaded)} B/step`,
+          `uploaded ${Math.round(r.uploaded)} B/step, read back ${Math.round(r.downloaded)} B/step, ` +
+          `${r.reads.toFixed(1)} tensor reads/step`,
       );
     }
   }

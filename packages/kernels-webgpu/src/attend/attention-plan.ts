@@ -16,6 +16,11 @@ export interface SequencePlanInput {
   readonly chunkBias: Float32Array | undefined;
   /** Live entries per KV head. */
   readonly live: Int32Array;
+  /**
+   * The row of the sequence's first token in the inputs the pass reads (its queries, its chunk's
+   * keys and values); default: its first token's index in the plan (inputs uploaded for the pass).
+   */
+  readonly inputRow?: number;
 }
 
 /** The plan buffer's words and where its parts start (see `pagedAttentionSource`). */
@@ -37,7 +42,7 @@ export interface AttentionPlan {
 /**
  * Lays out the plan of one attention pass over one or more sequences of a shared pool (their
  * query tokens one after the other): the query positions, each token's sequence, per sequence
- * its table base, first token, token count and live-bias placement, per (sequence, KV head) its
+ * its table base, first token, token count, live-bias placement and input row, per (sequence, KV head) its
  * ranges as `[start, end, before]` triples, the live biases and the chunk bias as float bits.
  *
  * @throws `E_ARG` naming `ranges[h]` (prefixed with the sequence's label in a batch) for a range
@@ -103,6 +108,7 @@ export function attentionPlan(
       queryPositions.length,
       biasWords,
       liveBias === undefined ? 0 : maxLive,
+      sequence.inputRow ?? positions.length,
     );
     if (liveBias !== undefined) {
       biases.push(liveBias);

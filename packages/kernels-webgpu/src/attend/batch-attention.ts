@@ -1,23 +1,30 @@
 import { LetheError } from '@lethe/core';
-import type { DeviceAttentionPart } from '../cache/device-kv-cache';
+import type { DeviceAttentionPart, DeviceRowsPart } from '../cache/device-kv-cache';
 import type { LayerPages } from '../cache/layer-pages';
 import { attentionPlan } from './attention-plan';
+import type { DeviceRows } from './device-rows';
 import { runPagedAttention } from './paged-attention';
+
+/** The parts of a launch: requests with their inputs, or requests reading a step's device rows. */
+export type SharedParts =
+  | { readonly rows?: undefined; readonly parts: readonly DeviceAttentionPart[] }
+  | { readonly rows: DeviceRows; readonly parts: readonly DeviceRowsPart[] };
 
 /**
  * The attention of `parts` over `layer` in one launch, their caches' shares of the layer's pool
  * being `shares` (checked by the cache): checks that they share one pool, list no cache twice
  * and all read a chunk or none, names a malformed request through `label`, lays out the plan and
- * the inputs (every part's queries, then every part's chunk keys and values) and runs the paged
- * attention. Returns `[ΣT, queryHeads, headDim]` in a new buffer the caller destroys.
+ * the inputs (every part's queries, then every part's chunk keys and values; or, for parts
+ * reading device rows, where each part's rows start) and runs the paged attention. Returns
+ * `[ΣT, queryHeads, headDim]` in a new buffer the caller destroys.
  */
 export function attendShared(
   layer: number,
-  parts: readonly DeviceAttentionPart[],
+  launch: SharedParts,
   shares: readonly LayerPages[],
   label: (argument: string, part: number) => string,
 ): GPUBuffer {
-  const first = parts[0]!.cache;
+  const parts = launch.parts;
   const pool = shares[0]!.pool;
   if (shares.some((share) => share.pool !== pool)) {
     throw new LetheError(
@@ -29,6 +36,19 @@ export function attendShared(
   if (new Set(parts.map((part) => part.cache)).size !== parts.length) {
     throw new LetheError('E_ARG', 'lists a cache twice', 'parts');
   }
+  if (launch.rows !== undefined) return attendRows(layer, launch.rows, launch.parts, shares, label);
+  return attendInputs(layer, launch.parts, shares, label);
+}
+
+/** {@link attendShared} for parts that bring their queries and chunks (uploaded for the launch). */
+function attendInputs(
+  layer: number,
+  parts: readonly DeviceAttentionPart[],
+  shares: readonly LayerPages[],
+  label: (argument: string, part: number) => string,
+): GPUBuffer {
+  const first = parts[0]!.cache;
+  const pool = shares[0]!.pool;
   const chunked = parts[0]!.request?.chunk !== undefined;
   if (parts.some((part) => (part.request?.chunk !== undefined) !== chunked)) {
     throw new LetheError('E_ARG', 'mixes requests with and without a chunk', 'parts');
@@ -80,6 +100,67 @@ export function attendShared(
     plan,
     inputs,
     chunk: chunked,
+  });
+}
+
+/** {@link attendShared} for parts whose queries and chunks are a step's rows on the device. */
+function attendRows(
+  layer: number,
+  rows: DeviceRows,
+  parts: readonly DeviceRowsPart[],
+  shares: readonly LayerPages[],
+  label: (argument: string, part: number) => string,
+): GPUBuffer {
+  const first = parts[0]!.cache;
+  const { headDim, kvHeads } = first.geometry;
+  const { shape } = rows;
+  if (
+    rows.device !== first.device ||
+    shape.headDim !== headDim ||
+    shape.kvHeads !== kvHeads ||
+    shape.queryHeads !== first.queryHeads
+  ) {
+    throw new LetheError(
+      'E_ARG',
+      "must be on the caches' device with their query heads, KV heads and head dim",
+      'rows',
+    );
+  }
+  const inputs = rows.inputsOf(layer);
+  const sequences = parts.map(({ cache, request }, i) => {
+    const { queryPositions, firstRow, chunkBias } = request;
+    if (!(queryPositions instanceof Int32Array)) {
+      throw new LetheError('E_DTYPE', 'must be an Int32Array', label('queryPositions', i));
+    }
+    const tokens = queryPositions.length;
+    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + tokens > rows.tokens) {
+      throw new LetheError(
+        'E_ARG',
+        `must be an integer with firstRow + ${tokens} tokens ≤ the ${rows.tokens} rows, got ${firstRow}`,
+        label('firstRow', i),
+      );
+    }
+    if (chunkBias !== undefined) checkFloats(chunkBias, tokens * kvHeads, label('chunkBias', i));
+    return {
+      tableBase: shares[i]!.tableBase,
+      queryPositions,
+      ranges: request.ranges,
+      liveBias: request.liveBias,
+      chunkBias,
+      live: cache.liveCounts(layer),
+      inputRow: firstRow,
+    };
+  });
+  const pool = shares[0]!.pool;
+  return runPagedAttention({
+    device: first.device,
+    geometry: first.geometry,
+    queryHeads: first.queryHeads,
+    pool: pool.buffers,
+    tableStride: pool.tableStride,
+    plan: attentionPlan(sequences, label),
+    inputs,
+    chunk: true,
   });
 }
 

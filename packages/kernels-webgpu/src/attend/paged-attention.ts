@@ -18,6 +18,16 @@ import type { AttentionPlan } from './attention-plan';
 const STORAGE_IN = Usage.STORAGE | Usage.COPY_DST;
 const UNIFORM_IN = Usage.UNIFORM | Usage.COPY_DST;
 
+/**
+ * Queries and chunk keys and values already on the device: `[rows, queryHeads, headDim]` queries,
+ * then `[rows, kvHeads, headDim]` keys and values, from float `offset` of `buffer` (a multiple of 4).
+ */
+export interface DeviceInputs {
+  readonly buffer: GPUBuffer;
+  readonly offset: number;
+  readonly rows: number;
+}
+
 /** One layer's attention pass over one or more sequences of a pool: the pool and the queries. */
 export interface PagedAttentionPass {
   readonly device: GPUDevice;
@@ -28,9 +38,11 @@ export interface PagedAttentionPass {
   readonly plan: AttentionPlan;
   /**
    * `[T, queryHeads, headDim]` queries after RoPE (every sequence's tokens, in plan order), then,
-   * when the chunks' own tokens are read, their keys and values `[T, kvHeads, headDim]` each.
+   * when the chunks' own tokens are read, their keys and values `[T, kvHeads, headDim]` each,
+   * uploaded for the pass; or the same layout already on the device, each sequence's tokens from
+   * its input row on.
    */
-  readonly inputs: Float32Array;
+  readonly inputs: Float32Array | DeviceInputs;
   /** Whether the chunks' keys and values follow the queries in `inputs` (read causally). */
   readonly chunk: boolean;
 }
@@ -52,8 +64,10 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
   const gated = pool.gates !== undefined;
 
   const params = new Uint32Array(ATTENTION_PARAM_WORDS);
-  const queryVec4s = (tokens * queryHeads * headDim) / 4;
-  const chunkVec4s = (tokens * kvHeads * headDim) / 4;
+  const inputRows = pass.inputs instanceof Float32Array ? tokens : pass.inputs.rows;
+  const queryStart = pass.inputs instanceof Float32Array ? 0 : pass.inputs.offset / 4;
+  const queryVec4s = (inputRows * queryHeads * headDim) / 4;
+  const chunkVec4s = (inputRows * kvHeads * headDim) / 4;
   params.set([
     tokens,
     queryHeads,
@@ -65,26 +79,33 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
     plan.headRangesOffset,
     plan.rangesOffset,
     plan.chunkBiasOffset,
-    queryVec4s,
-    queryVec4s + chunkVec4s,
+    queryStart + queryVec4s,
+    queryStart + queryVec4s + chunkVec4s,
     (plan.chunkBiasOffset > 0 ? ATTENTION_FLAGS.chunkBias : 0) |
       (pass.chunk ? ATTENTION_FLAGS.chunk : 0),
+    queryStart,
   ]);
   new Float32Array(params.buffer)[ATTENTION_PARAM_WORDS - 1] = Math.fround(1 / Math.sqrt(headDim));
   const temporaries = [
     createGpuBuffer(device, params.byteLength, UNIFORM_IN, 'attention parameters'),
-    createGpuBuffer(device, pass.inputs.byteLength, STORAGE_IN, 'queries and chunk'),
     createGpuBuffer(device, plan.words.byteLength, STORAGE_IN, 'attention plan'),
     createGpuBuffer(device, 16 * rows * splits * (hd4 + 1), Usage.STORAGE, 'partials'),
     createGpuBuffer(device, 8, UNIFORM_IN, 'merge parameters'),
   ];
-  const [uniform, inputs, planBuffer, partials, mergeParams] = temporaries as [
-    GPUBuffer,
+  const [uniform, planBuffer, partials, mergeParams] = temporaries as [
     GPUBuffer,
     GPUBuffer,
     GPUBuffer,
     GPUBuffer,
   ];
+  let inputs: GPUBuffer;
+  if (pass.inputs instanceof Float32Array) {
+    inputs = createGpuBuffer(device, pass.inputs.byteLength, STORAGE_IN, 'queries and chunk');
+    temporaries.push(inputs);
+    writeArray(device, inputs, 0, pass.inputs);
+  } else {
+    inputs = pass.inputs.buffer;
+  }
   const output = createGpuBuffer(
     device,
     4 * rows * headDim,
@@ -92,7 +113,6 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
     'attention output',
   );
   writeArray(device, uniform, 0, params);
-  writeArray(device, inputs, 0, pass.inputs);
   writeArray(device, planBuffer, 0, plan.words);
   writeArray(device, mergeParams, 0, Uint32Array.of(rows, splits));
 

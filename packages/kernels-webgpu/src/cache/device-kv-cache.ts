@@ -13,7 +13,8 @@ import {
   type ObservationNeeds,
   type PageKeyBounds,
 } from '@lethe/kv-cache';
-import { attendShared } from '../attend/batch-attention';
+import { attendShared, type SharedParts } from '../attend/batch-attention';
+import type { DeviceRows } from '../attend/device-rows';
 import { destroyGpuBuffer } from '../device/gpu-buffers';
 import { readBack } from '../device/read-back';
 import { accumulateAttention } from '../observe/accumulate-attention';
@@ -57,6 +58,30 @@ export interface DeviceAttentionRequest {
 export interface DeviceAttentionPart {
   readonly cache: DeviceKVCache;
   readonly request: DeviceAttentionRequest;
+}
+
+/**
+ * What one sequence of an attention over a step's {@link DeviceRows} reads: its query tokens are
+ * rows `firstRow …` of the step (their queries, and their own keys and values read causally after
+ * the cache, as a chunk).
+ */
+export interface DeviceRowsRequest {
+  /** `[T]` positions of the query tokens. */
+  readonly queryPositions: Int32Array;
+  /** The step's row of the first query token. */
+  readonly firstRow: number;
+  /** As {@link DeviceAttentionRequest.ranges}. */
+  readonly ranges?: readonly (Int32Array | undefined)[];
+  /** As {@link DeviceAttentionRequest.liveBias}. */
+  readonly liveBias?: Float32Array;
+  /** `[T, kvHeads]` additive logit bias of the query tokens' own keys, or none. */
+  readonly chunkBias?: Float32Array;
+}
+
+/** One sequence of an attention over a step's device rows: its cache and what it reads. */
+export interface DeviceRowsPart {
+  readonly cache: DeviceKVCache;
+  readonly request: DeviceRowsRequest;
 }
 
 /**
@@ -234,11 +259,11 @@ export class DeviceKVCache implements KVCacheStore {
   }
 
   /**
-   * The observation a policy asks for (see `KVCacheStore.observe`), its attention computed on
-   * the device: the newest `needs.attentionWindow` recorded queries' attention over the live
-   * entries (the query-attention pass, float32) and the accumulated attention and counts kept
-   * in the pages, read back together; positions, ages, gates, keys, values, page bounds and
-   * `hidden` from the mirror.
+   * The observation a policy asks for (see `KVCacheStore.observe`), from the device where the
+   * entries are: the newest `needs.attentionWindow` recorded queries' attention over the live
+   * entries (the query-attention pass, float32), the accumulated attention and counts kept in
+   * the pages, and the keys, values and gates packed from the pages (bits copied), read back
+   * together; positions, ages, the queries, page bounds and `hidden` from the mirror.
    *
    * @throws what `observe` throws, `E_STATE` naming `needs.accumulatedAttention` when the cache
    *   does not track attention; `E_BACKEND` naming `device` once the device is lost.
@@ -252,7 +277,7 @@ export class DeviceKVCache implements KVCacheStore {
     checkObservationNeeds(needs, this, hidden);
     const base = this.host.observe(
       layer,
-      { ...needs, attentionWindow: 0, accumulatedAttention: false },
+      { ...needs, attentionWindow: 0, accumulatedAttention: false, keys: false, values: false },
       hidden,
     );
     const recent =
@@ -262,10 +287,14 @@ export class DeviceKVCache implements KVCacheStore {
       maxLive: base.maxLive,
       ...(recent === undefined ? {} : { window: recent }),
       accumulated: needs.accumulatedAttention,
+      entries: { keys: needs.keys, values: needs.values, gates: this.storeGates },
     });
     await this.settled();
     return {
       ...base,
+      ...(needs.keys ? { keys: observed.keys } : {}),
+      ...(needs.values ? { values: observed.values } : {}),
+      ...(this.storeGates ? { gates: observed.gates } : {}),
       ...(recent === undefined
         ? {}
         : {
@@ -334,7 +363,11 @@ export class DeviceKVCache implements KVCacheStore {
    *   out of device memory; `E_STATE` naming `dispose` after {@link DeviceKVCache.dispose}.
    */
   attend(layer: number, request: DeviceAttentionRequest): GPUBuffer {
-    return DeviceKVCache.attendParts(layer, [{ cache: this, request }], (argument) => argument);
+    return DeviceKVCache.attendParts(
+      layer,
+      { parts: [{ cache: this, request }] },
+      (argument) => argument,
+    );
   }
 
   /**
@@ -360,7 +393,27 @@ export class DeviceKVCache implements KVCacheStore {
     if (!Array.isArray(parts) || parts.length === 0) {
       throw new LetheError('E_ARG', 'must list at least one { cache, request }', 'parts');
     }
-    return DeviceKVCache.attendParts(layer, parts, (argument, i) => `parts[${i}].${argument}`);
+    return DeviceKVCache.attendParts(layer, { parts }, (argument, i) => `parts[${i}].${argument}`);
+  }
+
+  /**
+   * {@link DeviceKVCache.attendBatch} for a step whose queries, keys and values are already on
+   * the device, in `rows` (a model's step on tfjs's WebGPU backend: nothing is uploaded but the
+   * plan): each part's query tokens are the rows from its `firstRow` on, their own keys and values
+   * read causally after the cache.
+   *
+   * @throws what `attendBatch` throws; `E_ARG` naming `rows` when they are on another device or
+   *   of another shape than the caches, `parts[i].firstRow` when the tokens pass the rows.
+   */
+  static attendRows(layer: number, parts: readonly DeviceRowsPart[], rows: DeviceRows): GPUBuffer {
+    if (!Array.isArray(parts) || parts.length === 0) {
+      throw new LetheError('E_ARG', 'must list at least one { cache, request }', 'parts');
+    }
+    return DeviceKVCache.attendParts(
+      layer,
+      { parts, rows },
+      (argument, i) => `parts[${i}].${argument}`,
+    );
   }
 
   /** {@link DeviceKVCache.attend}, read back to the host (for tests and host-side callers). */
@@ -401,16 +454,16 @@ export class DeviceKVCache implements KVCacheStore {
    */
   private static attendParts(
     layer: number,
-    parts: readonly DeviceAttentionPart[],
+    launch: SharedParts,
     label: (argument: string, part: number) => string,
   ): GPUBuffer {
-    const shares = parts.map(({ cache }, i) => {
+    const shares = launch.parts.map(({ cache }, i) => {
       if (!(cache instanceof DeviceKVCache)) {
         throw new LetheError('E_ARG', 'must be a DeviceKVCache', label('cache', i));
       }
       return DeviceKVCache.pagesOf(cache, layer);
     });
-    return attendShared(layer, parts, shares, label);
+    return attendShared(layer, launch, shares, label);
   }
 
   /** This cache's share of `layer`'s pool (after checking the layer index and the cache). */

@@ -13,8 +13,11 @@ export const MASKED_LOGIT = -3.0e38;
 /** Flag bits of the attention pass: a per-chunk-token bias, the chunks' tokens read. */
 export const ATTENTION_FLAGS = { chunkBias: 1, chunk: 2 } as const;
 
-/** Plan words per sequence: table base, first token, tokens, bias offset, bias stride. */
-export const SEQUENCE_WORDS = 5;
+/**
+ * Plan words per sequence: table base, first token, tokens, bias offset, bias stride, input row
+ * (the row of its first token in the queries and chunk keys and values the pass reads).
+ */
+export const SEQUENCE_WORDS = 6;
 
 /** The gated pass's read of an entry's gate: a gate of 0 masks the entry, others add log g. */
 const GATE_READ = `let gate = gates[entry];
@@ -33,13 +36,15 @@ const GATE_READ = `let gate = gates[entry];
  * query head, the split's unnormalised output `Σ e^{s−m}·v`, its maximum `m` and sum `Σ e^{s−m}`
  * for {@link attentionCombineSource}. Splits past a sequence's read write `m = MASKED, l = 0`.
  *
- * Bindings: `inputs` holds the queries `[T, queryHeads, headDim]` of every token, then the
- * chunks' keys and values `[T, kvHeads, headDim]` each (at the vec4 offsets `params` gives); the
+ * Bindings: `inputs` holds the queries `[rows, queryHeads, headDim]`, then the chunks' keys and
+ * values `[rows, kvHeads, headDim]` each (at the vec4 offsets `params` gives; a sequence's tokens
+ * are the rows from its input row on: the uploaded inputs of one launch, or a step's rows of
+ * every layer on the device, which the RoPE-rows pass wrote); the
  * page table is `[rows, tableStride]` (the page of live entry `i` of head `h` of a sequence whose
  * table base is `b` is `table[(b + h)·tableStride + ⌊i / pageSize⌋]`, its slot
  * `page·pageSize + i mod pageSize`); the plan (`attentionPlan`) holds the query positions `[T]`,
  * each token's sequence `[T]`, per sequence `[tableBase, firstToken, tokens, biasOffset,
- * biasStride]`, per (sequence, head) `[first, count]` of its ranges in the range list, the range
+ * biasStride, inputRow]`, per (sequence, head) `[first, count]` of its ranges in the range list, the range
  * list (triples `[start, end, before]`, `before`: read entries in the head's earlier ranges) and,
  * as float bits, the live biases and the chunk bias `[T, kvHeads]`. With `gated`, the pool's
  * gates are bound too: at most 8 storage buffers, WebGPU's default per-stage limit.
@@ -60,7 +65,7 @@ struct Params {
   chunkKeys: u32,
   chunkValues: u32,
   flags: u32,
-  unused0: u32,
+  queries: u32,
   unused1: u32,
   scale: f32,
 }
@@ -86,7 +91,7 @@ ${gated ? '@group(0) @binding(8) var<storage, read> gates: array<f32>;' : ''}
 
 var<workgroup> groupQueries: array<vec4<f32>, GROUP * HD4>;
 var<workgroup> scores: array<f32, GROUP * SPLIT>;
-// a pool slot, or CHUNK | u for the chunk's token u
+// a pool slot, or CHUNK | r for the chunk token in input row r
 var<workgroup> entries: array<u32, SPLIT>;
 
 /** Live index of the \`r\`-th cache read of (sequence, head) \`head\`: a binary search over its ranges. */
@@ -133,15 +138,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let split = wg.x;
   let head = wg.y;
   let token = wg.z;
-  let firstQuery = (token * params.queryHeads + head * GROUP) * HD4;
-  for (var j = lane; j < GROUP * HD4; j += THREADS) {
-    groupQueries[j] = inputs[firstQuery + j];
-  }
   let queryPosition = bitcast<i32>(plan[token]);
   let sequence = plan[params.tokens + token];
   let info = params.sequenceOffset + ${SEQUENCE_WORDS}u * sequence;
   let tableRow = (plan[info] + head) * params.tableStride;
   let firstToken = plan[info + 1u];
+  // the input row of the sequence's token u is u + rowShift (u32 arithmetic wraps)
+  let rowShift = plan[info + 5u] - firstToken;
+  let firstQuery = params.queries + ((token + rowShift) * params.queryHeads + head * GROUP) * HD4;
+  for (var j = lane; j < GROUP * HD4; j += THREADS) {
+    groupQueries[j] = inputs[firstQuery + j];
+  }
   let chunkTokens = select(0u, plan[info + 2u], (params.flags & CHUNKS) != 0u);
   let biasAt = plan[info + 3u] + head * plan[info + 4u];
   let headKey = sequence * params.kvHeads + head;
@@ -168,7 +175,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         ${gated ? GATE_READ : ''}
       } else {
         let u = firstToken + r - cached;
-        entry = CHUNK | u;
+        entry = CHUNK | (u + rowShift);
         visible = u <= token;
         if ((params.flags & CHUNK_BIAS) != 0u) {
           shift += bitcast<f32>(plan[params.chunkBiasOffset + u * params.kvHeads + head]);

@@ -13,6 +13,8 @@ export interface DeviceObservationRequest {
   readonly window?: { readonly queries: Float32Array; readonly positions: Int32Array };
   /** Whether to read the accumulated attention and its counts. */
   readonly accumulated: boolean;
+  /** The live entries' keys and values (`[kvHeads, maxLive, headDim]`), gates (`[kvHeads, maxLive]`) to read. */
+  readonly entries?: { readonly keys: boolean; readonly values: boolean; readonly gates: boolean };
 }
 
 /** The attention fields of a `LayerObservation`, computed on the device and read back. */
@@ -23,12 +25,19 @@ export interface DeviceObservation {
   readonly accumulatedAttention?: Float32Array;
   /** `[kvHeads, maxLive]` queries that saw each entry. */
   readonly attentionCounts?: Float32Array;
+  /** `[kvHeads, maxLive, headDim]` keys after RoPE, zeros past a head's live entries. */
+  readonly keys?: Float32Array;
+  /** `[kvHeads, maxLive, headDim]` values, zeros past a head's live entries. */
+  readonly values?: Float32Array;
+  /** `[kvHeads, maxLive]` gates, zeros past a head's live entries. */
+  readonly gates?: Float32Array;
 }
 
 /**
- * The attention a policy observes, from the device: the window's attention rows (the
- * query-attention pass) and the pool's accumulated sums packed in live order, in one submission
- * and one read-back of `O(n·queryHeads·maxLive + 2·kvHeads·maxLive)` floats.
+ * What a policy observes from the device: the window's attention rows (the query-attention pass),
+ * the pool's accumulated sums and, when asked, the live entries' keys, values and gates, packed
+ * in live order (the pack pass, bits copied), in one submission and one read-back of
+ * `O(n·queryHeads·maxLive + kvHeads·maxLive·(2 + 2·headDim + 1))` floats at most.
  */
 export async function observeOnDevice(
   pass: LayerPass,
@@ -64,6 +73,19 @@ export async function observeOnDevice(
         : [];
     const sumBytes = 4 * pass.geometry.kvHeads * maxLive;
     for (const buffer of sums) parts.push({ buffer, bytes: sumBytes });
+    const { headDim } = pass.geometry;
+    const wanted = request.entries;
+    const fields = (
+      [
+        ['keys', pool.keys, headDim, wanted?.keys === true],
+        ['values', pool.values, headDim, wanted?.values === true],
+        ['gates', pool.gates, 1, wanted?.gates === true],
+      ] as const
+    ).filter(([, buffer, , asked]) => asked && buffer !== undefined && maxLive > 0);
+    for (const [, buffer, width] of fields) {
+      const packed = encodePackEntries(pass, compute, buffers, buffer!, live, maxLive, width);
+      parts.push({ buffer: packed, bytes: sumBytes * width });
+    }
     compute.end();
     device.queue.submit([encoder.finish()]);
     const read = await readBackParts(device, parts);
@@ -71,13 +93,22 @@ export async function observeOnDevice(
     const windowRows =
       window === undefined ? undefined : hasWindow ? floats.shift()! : new Float32Array(0);
     const [accumulatedAttention, attentionCounts] = request.accumulated
-      ? maxLive > 0
-        ? floats
+      ? sums.length > 0
+        ? floats.splice(0, 2)
         : [new Float32Array(0), new Float32Array(0)]
       : [];
+    const packed = Object.fromEntries(
+      (['keys', 'values', 'gates'] as const)
+        .filter((name) => wanted?.[name] === true)
+        .map((name) => {
+          const at = fields.findIndex(([field]) => field === name);
+          return [name, at < 0 ? new Float32Array(0) : floats[at]!];
+        }),
+    );
     return {
       ...(windowRows === undefined ? {} : { attention: windowRows }),
       ...(accumulatedAttention === undefined ? {} : { accumulatedAttention, attentionCounts }),
+      ...packed,
     };
   } finally {
     buffers.destroy();

@@ -46,7 +46,11 @@ export interface CachedStepRequest {
  * query window or tracks attention — only once every one of them is known to be finite, so a step
  * that fails changes no cache (a cache honouring the `KVCacheStore` contract refuses nothing else
  * the step can produce) and frees its tensors. Three read-backs per layer (q, k, v) and one of
- * the logits; the attention output goes up once per layer. Prefill is a chunk per prompt on
+ * the logits; the attention output goes up once per layer. On device caches (`DeviceKVCache`s on
+ * tfjs's WebGPU device) a step that needs no query on the host before attending (no read
+ * selector, no κ read, no gate hook) reads nothing per layer: RoPE and the attention run on the
+ * device from the layer's q/k/v projection, and every layer's rows are read back once, at the end,
+ * for the appends. Prefill is a chunk per prompt on
  * empty caches; decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk, and the entries read.

@@ -2,6 +2,8 @@ import {
   type DeviceAttentionPart,
   type DeviceAttentionRequest,
   DeviceKVCache,
+  type DeviceRows,
+  type DeviceRowsPart,
   destroyGpuBuffer,
 } from '@lethe/kernels-webgpu';
 import type { KVCacheStore } from '@lethe/kv-cache';
@@ -9,6 +11,18 @@ import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkAttentionBias } from './attention-bias';
 import type { LayerReads } from './layer-attention';
+
+/**
+ * What a layer's attention reads when the step's queries, keys and values stayed on the device
+ * (`rows`, written by the RoPE-rows pass): {@link LayerReads} without the host rows.
+ */
+export interface DeviceLayerReads
+  extends Omit<LayerReads, 'queries' | 'keys' | 'values' | 'logGates'> {
+  readonly deviceRows: DeviceRows;
+}
+
+/** One sequence's part of a launch, by its index in the batch. */
+type IndexedPart = { readonly index: number; readonly part: DeviceAttentionPart | DeviceRowsPart };
 
 /**
  * The batch's caches when every one is a `DeviceKVCache` on the WebGPU device of tfjs's current
@@ -30,17 +44,19 @@ export function deviceCaches(
  * The attention output of one layer, `[N, Hq·hd]` rows on the device: the paged attention kernel
  * over each sequence's `DeviceKVCache` — what its read plan reads and, causally, its chunk (what
  * {@link attendLayer} computes on the host) — one launch for all the sequences whose caches share
- * a page pool (every cache of one shape: the usual batch), one per pool otherwise. The kernel's
- * output buffer becomes a tfjs tensor (tfjs copies it into its own buffer), so nothing is read
- * back.
+ * a page pool (every cache of one shape: the usual batch), one per pool otherwise. The queries
+ * and chunks are the host's rows, uploaded, or the step's rows already on the device. The
+ * kernel's output buffer becomes a tfjs tensor (tfjs copies it into its own buffer), so nothing is
+ * read back.
  */
 export function attendLayerOnDevice(
   config: ModelConfig,
   layer: number,
-  reads: LayerReads,
+  reads: LayerReads | DeviceLayerReads,
   caches: readonly DeviceKVCache[],
 ): tf.Tensor2D {
-  const { rows, planned, controls, queries, keys, values, logGates } = reads;
+  const { rows, planned, controls } = reads;
+  const deviceRows = 'deviceRows' in reads ? reads.deviceRows : undefined;
   const {
     num_key_value_heads: kvHeads,
     num_attention_heads: queryHeads,
@@ -48,7 +64,7 @@ export function attendLayerOnDevice(
   } = config;
   const querySize = queryHeads * headDim;
   const kvSize = kvHeads * headDim;
-  const parts = new Map<object, { index: number; part: DeviceAttentionPart }[]>();
+  const parts = new Map<object, IndexedPart[]>();
   planned.forEach((read, b) => {
     const tokens = rows.lengths[b]!;
     if (tokens === 0) return;
@@ -58,31 +74,45 @@ export function attendLayerOnDevice(
       checkAttentionBias(bias, kvHeads, Math.max(0, ...read.live), `controls[${b}][${layer}]`);
     }
     const cache = caches[b]!;
-    const request: DeviceAttentionRequest = {
-      queries: queries.subarray(first * querySize, (first + tokens) * querySize),
-      queryPositions: rows.positions.subarray(first, first + tokens),
-      ranges: read.ranges,
-      ...(bias === undefined ? {} : { liveBias: bias }),
-      chunk: {
-        keys: keys.subarray(first * kvSize, (first + tokens) * kvSize),
-        values: values.subarray(first * kvSize, (first + tokens) * kvSize),
-        ...(logGates === undefined
-          ? {}
-          : { bias: logGates.subarray(first * kvHeads, (first + tokens) * kvHeads) }),
-      },
-    };
+    const queryPositions = rows.positions.subarray(first, first + tokens);
+    const liveBias = bias === undefined ? {} : { liveBias: bias };
+    let part: DeviceAttentionPart | DeviceRowsPart;
+    if (deviceRows !== undefined) {
+      part = {
+        cache,
+        request: { queryPositions, firstRow: first, ranges: read.ranges, ...liveBias },
+      };
+    } else {
+      const { queries, keys, values, logGates } = reads as LayerReads;
+      const request: DeviceAttentionRequest = {
+        queries: queries.subarray(first * querySize, (first + tokens) * querySize),
+        queryPositions,
+        ranges: read.ranges,
+        ...liveBias,
+        chunk: {
+          keys: keys.subarray(first * kvSize, (first + tokens) * kvSize),
+          values: values.subarray(first * kvSize, (first + tokens) * kvSize),
+          ...(logGates === undefined
+            ? {}
+            : { bias: logGates.subarray(first * kvHeads, (first + tokens) * kvHeads) }),
+        },
+      };
+      part = { cache, request };
+    }
     const pool = cache.poolOf(layer);
     const group = parts.get(pool) ?? [];
-    group.push({ index: b, part: { cache, request } });
+    group.push({ index: b, part });
     parts.set(pool, group);
   });
   const launches = [...parts.values()];
-  if (launches.length === 1) return launch(layer, launches[0]!, querySize);
+  const launch = (group: readonly IndexedPart[]) =>
+    launchGroup(layer, group, querySize, deviceRows);
+  if (launches.length === 1) return launch(launches[0]!);
   // several pools: one launch each, then the sequences' rows back in batch order
   return tf.tidy(() => {
     const bySequence = new Map<number, tf.Tensor2D>();
     for (const group of launches) {
-      const output = launch(layer, group, querySize);
+      const output = launch(group);
       const sizes = group.map(({ index }) => rows.lengths[index]!);
       tf.split(output, sizes, 0).forEach((part, j) => {
         bySequence.set(group[j]!.index, part as tf.Tensor2D);
@@ -94,15 +124,23 @@ export function attendLayerOnDevice(
 }
 
 /** One batched launch over `group`, its sequences' rows in order as a `[rows, querySize]` tensor. */
-function launch(
+function launchGroup(
   layer: number,
-  group: readonly { part: DeviceAttentionPart }[],
+  group: readonly IndexedPart[],
   querySize: number,
+  deviceRows: DeviceRows | undefined,
 ): tf.Tensor2D {
-  const output = DeviceKVCache.attendBatch(
-    layer,
-    group.map(({ part }) => part),
-  );
+  const output =
+    deviceRows === undefined
+      ? DeviceKVCache.attendBatch(
+          layer,
+          group.map(({ part }) => part as DeviceAttentionPart),
+        )
+      : DeviceKVCache.attendRows(
+          layer,
+          group.map(({ part }) => part as DeviceRowsPart),
+          deviceRows,
+        );
   const rowCount = group.reduce((sum, { part }) => sum + part.request.queryPositions.length, 0);
   try {
     return tf.tensor({ buffer: output }, [rowCount, querySize], 'float32') as tf.Tensor2D;

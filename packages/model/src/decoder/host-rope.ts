@@ -1,10 +1,35 @@
 const f32 = Math.fround;
 
 /**
+ * The rotary `cos` and `sin` of each token's angles, `[2, B, half]` (cos, then sin): the float32
+ * angle `position · inverseFrequency`, its `cos` and `sin` taken in float64 and rounded (tfjs's own
+ * may differ from them in the last bit). {@link ropeRowsInPlace} rotates with it on the host, the
+ * RoPE-rows pass of `@lethe/kernels-webgpu` on the device.
+ *
+ * @param positions `[B]`, the position of each token.
+ * @param inverseFrequencies `[headDim / 2]` (`ropeInverseFrequencies`).
+ */
+export function ropeRotation(
+  positions: Int32Array,
+  inverseFrequencies: Float32Array,
+): Float32Array {
+  const half = inverseFrequencies.length;
+  const count = positions.length;
+  const rotation = new Float32Array(2 * count * half);
+  positions.forEach((position, b) => {
+    for (let i = 0; i < half; i++) {
+      const angle = f32(position * inverseFrequencies[i]!);
+      rotation[b * half + i] = Math.cos(angle);
+      rotation[(count + b) * half + i] = Math.sin(angle);
+    }
+  });
+  return rotation;
+}
+
+/**
  * RoPE on the host, in place, for rows of one token each: the rotation `applyRope` applies
  * (`x·cos + rotate(x)·sin`, `rotate(x) = [−x₂, x₁]` over the two halves of each head), in float32
- * arithmetic, with `cos` and `sin` of the float32 angle `position · inverseFrequency` taken in
- * float64 and rounded (tfjs's own may differ from them in the last bit).
+ * arithmetic, with the angles of {@link ropeRotation}.
  *
  * @param rows `[B, heads, headDim]`, row `b` the heads of one token.
  * @param positions `[B]`, the position of each row's token.
@@ -17,15 +42,12 @@ export function ropeRowsInPlace(
 ): void {
   const half = inverseFrequencies.length;
   const headDim = 2 * half;
-  const rowSize = rows.length / positions.length;
-  const cos = new Float32Array(half);
-  const sin = new Float32Array(half);
-  positions.forEach((position, b) => {
-    for (let i = 0; i < half; i++) {
-      const angle = f32(position * inverseFrequencies[i]!);
-      cos[i] = Math.cos(angle);
-      sin[i] = Math.sin(angle);
-    }
+  const count = positions.length;
+  const rowSize = rows.length / count;
+  const rotation = ropeRotation(positions, inverseFrequencies);
+  for (let b = 0; b < count; b++) {
+    const cos = rotation.subarray(b * half, (b + 1) * half);
+    const sin = rotation.subarray((count + b) * half, (count + b + 1) * half);
     for (let at = b * rowSize; at < (b + 1) * rowSize; at += headDim) {
       for (let i = 0; i < half; i++) {
         const first = rows[at + i]!;
@@ -34,5 +56,5 @@ export function ropeRowsInPlace(
         rows[at + half + i] = f32(f32(second * cos[i]!) + f32(first * sin[i]!));
       }
     }
-  });
+  }
 }

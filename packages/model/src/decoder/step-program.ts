@@ -4,6 +4,13 @@ import type { ModelConfig } from '../io/index';
 import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
 import { attendLayerOnDevice, deviceCaches } from './device-attention';
+import {
+  deviceStepRows,
+  keepsRowsOnDevice,
+  rotateOnDevice,
+  rowsTensor,
+  rowsToAppends,
+} from './device-step-rows';
 import { checkKeyBias } from './forward-checks';
 import { ropeRowsInPlace } from './host-rope';
 import { attendLayer } from './layer-attention';
@@ -31,7 +38,11 @@ export type StepProgram = Generator<readonly tf.Tensor[], StepResult, readonly F
  * The cached step (see `cachedStep` for what it computes) as a {@link StepProgram}: per layer one
  * stop for the q, k and v products (and the gate hook's log-gates and gates), then RoPE, the read
  * plan and the attention on the host, then the rest of the layer on the backend; the logits are
- * left on the backend for the caller to read.
+ * left on the backend for the caller to read. On device caches (`DeviceKVCache`s on tfjs's WebGPU
+ * device) whose step needs no query on the host before attending ({@link keepsRowsOnDevice}),
+ * there is no stop per layer: each layer's q/k/v projection is rotated into the step's device
+ * rows (`DeviceRows`), the layer attends from them, and one stop at the end reads every layer's
+ * rows back for the caches' appends and recorded queries.
  */
 export function* cachedStepProgram(
   weights: DecoderWeights,
@@ -59,6 +70,11 @@ export function* cachedStepProgram(
   const downloads: AppendRows[] = [];
   // device caches on tfjs's device attend there (decided once per step)
   const onDevice = deviceCaches(caches);
+  // ... and keep the step's queries, keys and values there when nothing needs them sooner
+  const deviceRows =
+    onDevice !== undefined && keepsRowsOnDevice(request)
+      ? deviceStepRows(onDevice[0]!.device, config, rows, inverseFrequencies)
+      : undefined;
 
   let x: tf.Tensor | undefined;
   try {
@@ -66,13 +82,40 @@ export function* cachedStepProgram(
     for (const [l, layer] of weights.layers.entries()) {
       const layerControls = controls?.map((perLayer) => perLayer?.[l]);
       const residual: tf.Tensor = x;
+      if (deviceRows !== undefined) {
+        const projection = tf.tidy(() =>
+          tf.concat(qkvColumns(layer, tf.transpose(rmsNorm(residual, layer.inputNorm, eps))), 0),
+        );
+        try {
+          rotateOnDevice(deviceRows, l, projection);
+        } finally {
+          projection.dispose();
+        }
+        const planned = planLayerReads(caches, l, {
+          controls: layerControls,
+          selected: undefined,
+          queries: undefined,
+          anchors,
+        });
+        recordReads(reads, planned, l, layers, kvHeads);
+        const output = attendLayerOnDevice(
+          config,
+          l,
+          { caches, rows, planned, controls: layerControls, deviceRows },
+          onDevice!,
+        );
+        try {
+          x = tf.tidy(() => finishLayer(layer, residual, output, layerControls, rows, eps));
+        } finally {
+          output.dispose();
+        }
+        residual.dispose();
+        continue;
+      }
       const device = tf.tidy(() => {
         const normed = rmsNorm(residual, layer.inputNorm, eps);
-        const columns = tf.transpose(normed);
         return [
-          projectColumns(layer.query, layer.queryBias, columns),
-          projectColumns(layer.key, layer.keyBias, columns),
-          projectColumns(layer.value, layer.valueBias, columns),
+          ...qkvColumns(layer, tf.transpose(normed)),
           ...gateTensors(keyBias, l, normed, rows, kvHeads),
         ];
       });
@@ -102,10 +145,7 @@ export function* cachedStepProgram(
         queries: rows.width === 1 ? queries : undefined,
         anchors,
       });
-      planned.forEach((read, b) => {
-        reads.entries.set(read.counts, (b * layers + l) * kvHeads);
-        reads.live.set(read.live, (b * layers + l) * kvHeads);
-      });
+      recordReads(reads, planned, l, layers, kvHeads);
       const layerReads = {
         caches,
         rows,
@@ -121,22 +161,7 @@ export function* cachedStepProgram(
           ? attendLayer(config, l, layerReads)
           : attendLayerOnDevice(config, l, layerReads, onDevice);
       try {
-        x = tf.tidy((): tf.Tensor => {
-          const attended =
-            output instanceof Float32Array
-              ? tf.transpose(
-                  tf.matMul(
-                    layer.output,
-                    tf.tensor2d(rowsToColumns(output, rows.count), [
-                      output.length / rows.count,
-                      rows.count,
-                    ]),
-                  ),
-                )
-              : tf.transpose(tf.matMul(layer.output, output, false, true));
-          const h = tf.add(residual, attended);
-          return tf.add(h, mlpRows(rmsNorm(h, layer.postNorm, eps), layer, layerControls, rows));
-        });
+        x = tf.tidy(() => finishLayer(layer, residual, output, layerControls, rows, eps));
       } finally {
         if (!(output instanceof Float32Array)) output.dispose();
       }
@@ -157,18 +182,85 @@ export function* cachedStepProgram(
             : lmHead(weights, tf.gather(normed, tf.tensor1d(flagged, 'int32'))),
       };
     });
+    let appended = false;
     try {
+      if (deviceRows !== undefined) {
+        // the one read of a device step: every layer's rows, for the caches' bookkeeping
+        const copy = rowsTensor(deviceRows);
+        let host: readonly Float32Array[];
+        try {
+          host = yield [copy];
+        } finally {
+          copy.dispose();
+        }
+        downloads.push(...rowsToAppends(host[0]!, config, deviceRows));
+      }
       const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
       checkAppendsFinite(appends);
       applyAppends(appends);
-    } catch (error) {
-      tf.dispose([logits, hidden, ...(positionLogits === undefined ? [] : [positionLogits])]);
-      throw error;
+      appended = true;
+    } finally {
+      // an error, or the program abandoned at its last stop
+      if (!appended) {
+        tf.dispose([logits, hidden, ...(positionLogits === undefined ? [] : [positionLogits])]);
+      }
     }
     return { logits, hidden, reads, ...(positionLogits === undefined ? {} : { positionLogits }) };
   } finally {
     x?.dispose();
+    deviceRows?.dispose();
   }
+}
+
+/** The layer's q, k and v products of `[D, N]` columns, `[out, N]` each. */
+function qkvColumns(layer: LayerWeights, columns: tf.Tensor): tf.Tensor[] {
+  return [
+    projectColumns(layer.query, layer.queryBias, columns),
+    projectColumns(layer.key, layer.keyBias, columns),
+    projectColumns(layer.value, layer.valueBias, columns),
+  ];
+}
+
+/** Records a layer's planned reads in the step's `reads` (`[B, layers, Hkv]`). */
+function recordReads(
+  reads: StepReads,
+  planned: readonly { readonly counts: Int32Array; readonly live: Int32Array }[],
+  layer: number,
+  layers: number,
+  kvHeads: number,
+): void {
+  planned.forEach((read, b) => {
+    reads.entries.set(read.counts, (b * layers + layer) * kvHeads);
+    reads.live.set(read.live, (b * layers + layer) * kvHeads);
+  });
+}
+
+/**
+ * The rest of a layer after attention: the output projection of the attention rows (on the host
+ * or already a tensor), the residual, the MLP and its residual.
+ */
+function finishLayer(
+  layer: LayerWeights,
+  residual: tf.Tensor,
+  output: Float32Array | tf.Tensor2D,
+  controls: readonly (LayerControls | undefined)[] | undefined,
+  rows: PackedRows,
+  eps: number,
+): tf.Tensor {
+  const attended =
+    output instanceof Float32Array
+      ? tf.transpose(
+          tf.matMul(
+            layer.output,
+            tf.tensor2d(rowsToColumns(output, rows.count), [
+              output.length / rows.count,
+              rows.count,
+            ]),
+          ),
+        )
+      : tf.transpose(tf.matMul(layer.output, output, false, true));
+  const h = tf.add(residual, attended);
+  return tf.add(h, mlpRows(rmsNorm(h, layer.postNorm, eps), layer, controls, rows));
 }
 
 /**

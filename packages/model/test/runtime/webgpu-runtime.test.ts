@@ -2,9 +2,9 @@ import { DeviceKVCache, deviceCounters, liveGpuBuffers } from '@lethe/kernels-we
 import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContinuousBatcher, DecoderModel, GenerationSession } from '../../src/index';
-import { cacheFor, tinyConfig } from '../decoder/helpers';
+import { cacheFor, cacheOptionsFor, lively, tinyConfig } from '../decoder/helpers';
 import { LinearGate, POLICY_KINDS, policiesOf } from './batcher-fixtures';
 
 // The runtime on tfjs's WebGPU backend (in Node: Dawn over SwiftShader, Debian's chromium), which
@@ -159,13 +159,74 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     const caches = session.caches as DeviceKVCache[];
     expect(new Set(caches.map((cache) => cache.poolOf(0))).size).toBe(1);
     const before = deviceCounters().dispatches;
+    const reads = vi.spyOn(tf.Tensor.prototype, 'data');
     const batched = await session.step([0, 1, 2, 3], Int32Array.of(1, 2, 3, 4));
-    // the paged attention and its merge, once per layer, for the four sequences together
-    expect(deviceCounters().dispatches - before).toBe(2 * config.num_hidden_layers);
+    // per layer, for the four sequences together: the RoPE-rows pass, the paged attention, its merge
+    expect(deviceCounters().dispatches - before).toBe(3 * config.num_hidden_layers);
+    // no read per layer (q, k and v were 3 each): the step's rows once at its end, then the
+    // session's logits and hidden states together
+    expect(reads).toHaveBeenCalledTimes(3);
+    reads.mockRestore();
     expect(batched.logits).toHaveLength(4);
     session.dispose();
     model.dispose();
   }, 120_000);
+
+  it('a device step whose keys are not finite changes no cache and leaks nothing (rows read once at its end)', async () => {
+    await initBackend('webgpu');
+    const model = lively(config, 21);
+    const reference = lively(config, 21);
+    const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+    const make = () => [
+      new DeviceKVCache(cacheOptionsFor(config, { queryWindow: 2, trackAttention: true }), device),
+      new DeviceKVCache(cacheOptionsFor(config), device),
+    ];
+    const caches = make();
+    const referenceCaches = make();
+    const prompts = [Int32Array.of(1, 2, 3), Int32Array.of(4, 5)];
+    const logitsOf = async (out: { logits: tf.Tensor; hidden: tf.Tensor }) => {
+      const data = Array.from(await out.logits.data());
+      tf.dispose([out.logits, out.hidden]);
+      return data;
+    };
+    await logitsOf(await model.prefillAsync(caches, prompts));
+    await logitsOf(await reference.prefillAsync(referenceCaches, prompts));
+    const snapshot = () =>
+      caches.map((cache) =>
+        Array.from({ length: config.num_hidden_layers }, (_, l) => ({
+          length: cache.length(l),
+          live: Array.from(cache.liveCounts(l)),
+          keys: Array.from(cache.view(l).keys),
+        })),
+      );
+    const before = snapshot();
+    const variable = model.parameters.get('model.layers.1.self_attn.k_proj.weight')!;
+    const saved = variable.clone();
+    const poison = tf.fill(variable.shape, Number.NaN);
+    variable.assign(poison);
+    poison.dispose();
+    const tensors = tf.memory().numTensors;
+    const buffers = liveGpuBuffers().buffers;
+    const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7)).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
+    );
+    expect(error?.code).toBe('E_STATE');
+    expect(error?.argument).toBe('model');
+    expect(error?.message).toContain('layer 1 produced keys with a non-finite value (NaN)');
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(liveGpuBuffers().buffers).toBe(buffers);
+    expect(snapshot()).toEqual(before);
+    variable.assign(saved);
+    saved.dispose();
+    // the failed step left no trace: the next one gives exactly the logits of a run without it
+    expect(await logitsOf(await model.decodeStepAsync(caches, Int32Array.of(6, 7)))).toEqual(
+      await logitsOf(await reference.decodeStepAsync(referenceCaches, Int32Array.of(6, 7))),
+    );
+    for (const cache of [...caches, ...referenceCaches]) cache.dispose();
+    model.dispose();
+    reference.dispose();
+  }, 60_000);
 
   it('refuses the synchronous step there, naming the asynchronous one, and leaks nothing', async () => {
     await initBackend('webgpu');

@@ -1,0 +1,272 @@
+import { expectLetheError } from '@lethe/test-utils';
+import { mulberry32 } from '@lethe/test-utils/random';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Usage } from '../src/device/usage';
+import { writeArray } from '../src/device/write-array';
+import {
+  createGpuBuffer,
+  DeviceKVCache,
+  DeviceRows,
+  destroyGpuBuffer,
+  deviceCounters,
+  readBack,
+} from '../src/index';
+import { buildCase, type Case } from './attention-case';
+import { deviceForBlock, skipWebGpu } from './webgpu-setup';
+
+const f32 = Math.fround;
+
+/** `[2, tokens, half]` cos then sin of `position · frequency`, the float32 angle's, rounded. */
+function rotationOf(positions: readonly number[], frequencies: Float32Array): Float32Array {
+  const half = frequencies.length;
+  const out = new Float32Array(2 * positions.length * half);
+  positions.forEach((position, n) => {
+    for (let i = 0; i < half; i++) {
+      const angle = f32(position * frequencies[i]!);
+      out[n * half + i] = Math.cos(angle);
+      out[(positions.length + n) * half + i] = Math.sin(angle);
+    }
+  });
+  return out;
+}
+
+/** A storage buffer holding `data` (a projection as tfjs would hold it). */
+function deviceArray(device: GPUDevice, data: Float32Array): GPUBuffer {
+  const buffer = createGpuBuffer(device, data.byteLength, Usage.STORAGE | Usage.COPY_DST, 'test');
+  writeArray(device, buffer, 0, data);
+  return buffer;
+}
+
+const ropeArbitrary = fc.record({
+  kvHeads: fc.constantFrom(1, 2, 3),
+  group: fc.constantFrom(1, 2, 4),
+  headDim: fc.constantFrom(4, 16, 32, 64, 128),
+  tokens: fc.integer({ min: 1, max: 12 }),
+  layers: fc.integer({ min: 1, max: 3 }),
+  start: fc.integer({ min: 0, max: 8000 }),
+  seed: fc.integer({ min: 1, max: 2 ** 30 }),
+});
+
+describe.skipIf(skipWebGpu)(
+  'DeviceRows: a step’s attention inputs on the device (SwiftShader)',
+  () => {
+    const block = deviceForBlock();
+
+    it('rotates queries and keys and copies values from a fused projection, as the host does (fast-check)', async () => {
+      await fc.assert(
+        fc.asyncProperty(ropeArbitrary, async (c) => {
+          const random = mulberry32(c.seed);
+          const queryHeads = c.kvHeads * c.group;
+          const heads = queryHeads + 2 * c.kvHeads;
+          const half = c.headDim / 2;
+          const frequencies = Float32Array.from({ length: half }, (_, i) =>
+            f32(1 / 10000 ** ((2 * i) / c.headDim)),
+          );
+          const positions = Array.from({ length: c.tokens }, (_, n) => c.start + 3 * n);
+          const rows = new DeviceRows(
+            block.device,
+            { layers: c.layers, queryHeads, kvHeads: c.kvHeads, headDim: c.headDim },
+            rotationOf(positions, frequencies),
+          );
+          const rotation = rotationOf(positions, frequencies);
+          const layer = c.layers - 1;
+          const columns = Float32Array.from({ length: heads * c.headDim * c.tokens }, () =>
+            f32((random() * 2 - 1) * 4),
+          );
+          const projection = deviceArray(block.device, columns);
+          try {
+            rows.rotate(layer, projection);
+            const got = new Float32Array(
+              await readBack(block.device, rows.buffer, rows.buffer.size),
+            ).subarray(layer * rows.floatsPerLayer, (layer + 1) * rows.floatsPerLayer);
+            let worst = 0;
+            for (let n = 0; n < c.tokens; n++) {
+              for (let h = 0; h < heads; h++) {
+                const section = h < queryHeads ? 0 : h < queryHeads + c.kvHeads ? 1 : 2;
+                const sectionHeads = section === 0 ? queryHeads : c.kvHeads;
+                const head = h - (section === 0 ? 0 : queryHeads + (section - 1) * c.kvHeads);
+                const base =
+                  (section === 0 ? 0 : c.tokens * (queryHeads + (section - 1) * c.kvHeads)) *
+                  c.headDim;
+                const at = base + (n * sectionHeads + head) * c.headDim;
+                for (let i = 0; i < half; i++) {
+                  const first = columns[(h * c.headDim + i) * c.tokens + n]!;
+                  const second = columns[(h * c.headDim + half + i) * c.tokens + n]!;
+                  if (section === 2) {
+                    expect(got[at + i]).toBe(first);
+                    expect(got[at + half + i]).toBe(second);
+                    continue;
+                  }
+                  const cos = rotation[n * half + i]!;
+                  const sin = rotation[(c.tokens + n) * half + i]!;
+                  // the host's float32 products and sum; a fused multiply-add may round once less
+                  const expected = [
+                    f32(f32(first * cos) + f32(-second * sin)),
+                    f32(f32(second * cos) + f32(first * sin)),
+                  ];
+                  const bound = 2 ** -23 * (Math.abs(first) + Math.abs(second));
+                  worst = Math.max(
+                    worst,
+                    Math.abs(got[at + i]! - expected[0]!) / bound,
+                    Math.abs(got[at + half + i]! - expected[1]!) / bound,
+                  );
+                }
+              }
+            }
+            expect(worst).toBeLessThanOrEqual(1);
+          } finally {
+            destroyGpuBuffer(projection);
+            rows.dispose();
+          }
+        }),
+        { numRuns: 40, seed: 31 },
+      );
+    }, 120_000);
+
+    it('attends a batch from the step’s rows exactly as from uploaded queries and chunks', async () => {
+      const shape = {
+        kvHeads: 2,
+        group: 2,
+        headDim: 16,
+        pageSize: 4,
+        gated: true,
+        chunk: 9,
+        keep: 0.6,
+        after: 4,
+        truncate: 0,
+        sparse: true,
+        biased: true,
+        chunked: true,
+        spread: 2,
+      };
+      const cases: Case[] = [
+        { ...shape, before: 40, queries: 1, seed: 5 },
+        { ...shape, before: 150, queries: 3, seed: 6, sparse: false },
+        { ...shape, before: 7, queries: 2, seed: 7 },
+      ];
+      const built = cases.map((c) => buildCase(block.device, c));
+      const { kvHeads, headDim } = shape;
+      const queryHeads = kvHeads * shape.group;
+      // the step's rows: the parts in another order, one unused row first
+      const order = [2, 0, 1];
+      const firstRow = new Map<number, number>();
+      let tokens = 1;
+      for (const p of order) {
+        firstRow.set(p, tokens);
+        tokens += cases[p]!.queries;
+      }
+      const heads = queryHeads + 2 * kvHeads;
+      const columns = new Float32Array(heads * headDim * tokens).fill(Number.NaN);
+      const put = (h: number, row: number, vector: Float32Array) => {
+        vector.forEach((x, d) => {
+          columns[(h * headDim + d) * tokens + row] = x;
+        });
+      };
+      for (const [p, { request }] of built.entries()) {
+        for (let t = 0; t < cases[p]!.queries; t++) {
+          const row = firstRow.get(p)! + t;
+          for (let h = 0; h < queryHeads; h++) {
+            const at = (t * queryHeads + h) * headDim;
+            put(h, row, request.queries.subarray(at, at + headDim));
+          }
+          for (let h = 0; h < kvHeads; h++) {
+            const at = (t * kvHeads + h) * headDim;
+            put(queryHeads + h, row, request.chunk!.keys.subarray(at, at + headDim));
+            put(queryHeads + kvHeads + h, row, request.chunk!.values.subarray(at, at + headDim));
+          }
+        }
+      }
+      // cos 1, sin 0: the rows are the projection's own numbers
+      const rotation = new Float32Array(tokens * headDim);
+      rotation.fill(1, 0, (tokens * headDim) / 2);
+      const rows = new DeviceRows(
+        block.device,
+        { layers: 1, queryHeads, kvHeads, headDim },
+        rotation,
+      );
+      const projection = deviceArray(block.device, columns);
+      const total = cases.reduce((sum, c) => sum + c.queries, 0);
+      const bytes = 4 * total * queryHeads * headDim;
+      try {
+        rows.rotate(0, projection);
+        const uploaded = DeviceKVCache.attendBatch(
+          0,
+          built.map(({ cache, request }) => ({ cache, request })),
+        );
+        const expected = new Float32Array(await readBack(block.device, uploaded, bytes));
+        destroyGpuBuffer(uploaded);
+        const before = deviceCounters();
+        const fromRows = DeviceKVCache.attendRows(
+          0,
+          built.map(({ cache, request }, p) => ({
+            cache,
+            request: {
+              queryPositions: request.queryPositions,
+              firstRow: firstRow.get(p)!,
+              ranges: request.ranges,
+              liveBias: request.liveBias,
+              chunkBias: request.chunk!.bias,
+            },
+          })),
+          rows,
+        );
+        const after = deviceCounters();
+        const got = new Float32Array(await readBack(block.device, fromRows, bytes));
+        destroyGpuBuffer(fromRows);
+        expect(after.dispatches - before.dispatches).toBe(2);
+        // no query or chunk row is uploaded: only the plan and the parameters
+        const planned = after.uploadedBytes - before.uploadedBytes;
+        expect(planned).toBeLessThan(4 * tokens * heads * headDim);
+        expect(Array.from(got)).toEqual(Array.from(expected));
+        expect(got.some((x) => x !== 0)).toBe(true);
+      } finally {
+        destroyGpuBuffer(projection);
+        rows.dispose();
+        for (const { cache } of built) cache.dispose();
+      }
+    });
+
+    it('names what it cannot rotate or attend', () => {
+      const geometry = { layers: 2, kvHeads: 1, headDim: 8, pageSize: 4 };
+      const cache = new DeviceKVCache({ geometry, queryHeads: 2 }, block.device);
+      const shape = { layers: 2, queryHeads: 2, kvHeads: 1, headDim: 8 };
+      expectLetheError(
+        () => new DeviceRows(block.device, shape, new Float32Array(7)),
+        'E_SHAPE',
+        'rotation',
+      );
+      expectLetheError(
+        () => new DeviceRows(block.device, { ...shape, headDim: 6 }, new Float32Array(12)),
+        'E_SHAPE',
+        'shape.headDim',
+      );
+      const rows = new DeviceRows(block.device, shape, new Float32Array(16));
+      const wide = new DeviceRows(block.device, { ...shape, queryHeads: 4 }, new Float32Array(16));
+      const small = deviceArray(block.device, new Float32Array(8));
+      try {
+        expect(rows.tokens).toBe(2);
+        expectLetheError(() => rows.rotate(0, small), 'E_SHAPE', 'projection');
+        expectLetheError(() => rows.rotate(2, small), 'E_ARG', 'layer');
+        const part = (firstRow: number) => ({
+          cache,
+          request: { queryPositions: Int32Array.of(0), firstRow },
+        });
+        expectLetheError(
+          () => DeviceKVCache.attendRows(0, [part(2)], rows),
+          'E_ARG',
+          'parts[0].firstRow',
+        );
+        expectLetheError(() => DeviceKVCache.attendRows(0, [part(0)], wide), 'E_ARG', 'rows');
+        expectLetheError(() => DeviceKVCache.attendRows(0, [], rows), 'E_ARG', 'parts');
+        rows.dispose();
+        expectLetheError(() => DeviceKVCache.attendRows(0, [part(0)], rows), 'E_STATE', 'dispose');
+      } finally {
+        destroyGpuBuffer(small);
+        rows.dispose();
+        wide.dispose();
+        cache.dispose();
+      }
+    });
+  },
+);
