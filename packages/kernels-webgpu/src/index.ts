@@ -5,6 +5,7 @@ export {
   type DeviceAttentionRequest,
   type DeviceChunk,
   DeviceKVCache,
+  type DeviceKVCacheOptions,
   type DeviceRowsPart,
   type DeviceRowsRequest,
 } from './cache/device-kv-cache';

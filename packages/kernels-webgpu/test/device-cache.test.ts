@@ -1,19 +1,26 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { KVCache, type KVCacheOptions } from '@lethe/kv-cache';
+import { KVCache } from '@lethe/kv-cache';
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
-import { type DeviceAttentionRequest, DeviceKVCache, liveGpuBuffers } from '../src/index';
+import {
+  type DeviceAttentionRequest,
+  DeviceKVCache,
+  type DeviceKVCacheOptions,
+  liveGpuBuffers,
+} from '../src/index';
 import { type ReferenceRequest, referenceAttention } from './reference';
 import { deviceForBlock, ownDevice, skipWebGpu } from './webgpu-setup';
 
 /** Entries of an 8k-token context: 64 splits of the attention pass per head. */
 const LONG = 8192;
 
-const options = (headDim = 64, kvHeads = 2, queryHeads = 8): KVCacheOptions => ({
+const options = (headDim = 64, kvHeads = 2, queryHeads = 8): DeviceKVCacheOptions => ({
   geometry: { layers: 2, kvHeads, headDim, pageSize: 16 },
   queryHeads,
   trace: false,
+  // the reference reads the cache's own packed view
+  hostKeys: true,
 });
 
 /** `n` floats of a smooth deterministic signal (independent of any RNG under test). */

@@ -1,4 +1,4 @@
-import type { KVCacheOptions } from '@lethe/kv-cache';
+import { type KVCacheOptions, NO_NEEDS } from '@lethe/kv-cache';
 import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -67,7 +67,7 @@ describe.skipIf(skipWebGpu)(
         trackAttention: true,
         trace: false,
       };
-      const tracked = new DeviceKVCache(options, block.device);
+      const tracked = new DeviceKVCache({ ...options, hostKeys: true }, block.device);
       const untracked = new DeviceKVCache({ ...options, trackAttention: false }, block.device);
       try {
         for (const cache of [tracked, untracked]) {
@@ -93,6 +93,55 @@ describe.skipIf(skipWebGpu)(
         expect(fromDevice.attention).toEqual(Float32Array.of(1));
         expect((await tracked.observeAsync(0, NEEDS(1))).attentionCounts).toEqual(
           Float32Array.of(1),
+        );
+        // without a host copy of the keys (the default), what reads them on the host is refused
+        // and the device serves the rest
+        const lean = untracked;
+        expect(lean.hostKeys).toBe(false);
+        expectLetheError(() => lean.observe(0, windowOnly), 'E_STATE', 'observe');
+        expectLetheError(() => lean.observe(0, { ...NO_NEEDS, keys: true }), 'E_STATE', 'observe');
+        expectLetheError(
+          () => lean.observe(0, { ...NO_NEEDS, pageKeyBounds: true }),
+          'E_STATE',
+          'needs.pageKeyBounds',
+        );
+        await expect(
+          lean.observeAsync(0, { ...NO_NEEDS, pageKeyBounds: true }),
+        ).rejects.toMatchObject({ code: 'E_STATE', argument: 'needs.pageKeyBounds' });
+        expectLetheError(() => lean.view(0), 'E_STATE', 'hostKeys');
+        expectLetheError(() => lean.pageKeyBounds(0, 0), 'E_STATE', 'hostKeys');
+        expectLetheError(
+          () => lean.gather(0, 0, Int32Array.of(0, 1), { keys: new Float32Array(4) }, 0),
+          'E_STATE',
+          'hostKeys',
+        );
+        const served = await lean.observeAsync(0, { ...windowOnly, keys: true, values: true });
+        expect(served.attention).toEqual(Float32Array.of(1));
+        expect(served.keys).toEqual(new Float32Array(4).fill(1));
+        expect(served.values).toEqual(new Float32Array(4));
+        expect(lean.observe(0, NO_NEEDS).positions).toEqual(Int32Array.of(0));
+        // the host part ignores keys and values: the device cache checks them as KVCache does
+        expectLetheError(
+          () =>
+            lean.append(
+              0,
+              Float32Array.of(1, Number.NaN, 1, 1),
+              new Float32Array(4),
+              Int32Array.of(1),
+            ),
+          'E_ARG',
+          'keys',
+        );
+        expectLetheError(
+          () => lean.append(0, new Float32Array(4), new Float32Array(3), Int32Array.of(1)),
+          'E_SHAPE',
+          'values',
+        );
+        expect(lean.length(0)).toBe(1);
+        expectLetheError(
+          () => new DeviceKVCache({ ...options, storeKeys: false }, block.device),
+          'E_ARG',
+          'storeKeys',
         );
       } finally {
         tracked.dispose();

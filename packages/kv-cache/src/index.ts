@@ -11,6 +11,7 @@ export { type AttentionOperands, exp32, laneAttention } from './attend/attention
 export { CacheAttention, type ChunkEntries, type HeadRead } from './attend/cache-attention';
 export type { CacheStats } from './cache/accounting';
 export type { GatherTarget, KVCacheStore } from './cache/cache-contract';
+export { checkEntryVectors } from './cache/input-checks';
 export { KVCache } from './cache/kv-cache';
 export type { LayerView } from './cache/layer-view';
 export {

@@ -5,16 +5,18 @@ import { appendTokens, keyAt } from './helpers';
 
 describe('paged storage and compaction', () => {
   it.each([
-    [false, false, false],
-    [true, false, false],
-    [true, true, true],
-    [false, true, true],
+    [true, false, false, false],
+    [true, true, false, false],
+    [true, true, true, true],
+    [true, false, true, true],
+    [false, false, true, false],
   ])(
-    'page byte length equals the bytes a page really holds (values %s, gates %s, attention %s)',
-    (storeValues, storeGates, trackAttention) => {
+    'page byte length equals the bytes a page really holds (keys %s, values %s, gates %s, attention %s)',
+    (storeKeys, storeValues, storeGates, trackAttention) => {
       const layout: SlotLayout = {
         pageSize: 5,
         headDim: 7,
+        storeKeys,
         storeValues,
         storeGates,
         trackAttention,
@@ -31,7 +33,8 @@ describe('paged storage and compaction', () => {
       ]
         .filter((array) => array !== undefined)
         .reduce((sum, array) => sum + array.byteLength, 0);
-      const bounds = 2 * layout.headDim * 4; // the page's key min and max, kept by PageBounds
+      // the page's key min and max, kept by PageBounds when it stores keys
+      const bounds = storeKeys ? 2 * layout.headDim * 4 : 0;
       expect(pageByteLength(layout)).toBe(held + bounds);
     },
   );
@@ -46,6 +49,7 @@ describe('paged storage and compaction', () => {
       const layout: SlotLayout = {
         pageSize: 3,
         headDim: 5,
+        storeKeys: true,
         storeValues,
         storeGates,
         trackAttention,

@@ -1,4 +1,4 @@
-import type { KVCacheStore } from '@lethe/kv-cache';
+import { type KVCacheStore, NO_NEEDS } from '@lethe/kv-cache';
 
 /** How {@link renderCacheHoldings} draws. */
 export interface HoldingsStyle {
@@ -34,7 +34,9 @@ export function renderCacheHoldings(
   const tokens = glyphs.length;
   const rows: { label: string; heldBy: Uint8Array; heads: number }[] = [];
   for (let layer = 0; layer < layers; layer++) {
-    const view = cache.view(layer);
+    // positions only: an observation, which every cache serves (a device cache's keys may live
+    // on its device alone)
+    const view = cache.observe(layer, NO_NEEDS);
     const perHead = Array.from({ length: kvHeads }, () => new Uint8Array(tokens));
     for (let h = 0; h < kvHeads; h++) {
       for (let i = 0; i < view.liveCounts[h]!; i++) {

@@ -196,24 +196,32 @@ export interface GenerateOutcome {
   readonly keyNorms: number[][][][];
 }
 
-/** The L2 norms of the live keys of every (layer, head) of `cache`, ascending. */
-function liveKeyNorms(cache: KVCacheStore): number[][][] {
-  return Array.from({ length: cache.geometry.layers }, (_, layer) => {
-    const view = cache.observe(layer, {
-      attentionWindow: 0,
-      accumulatedAttention: false,
-      keys: true,
-      values: false,
-      hidden: false,
-    });
+/**
+ * The L2 norms of the live keys of every (layer, head) of `cache`, ascending (read where the keys
+ * are: `observeAsync` when the cache has it, a device cache's keys living on its device).
+ */
+async function liveKeyNorms(cache: KVCacheStore): Promise<number[][][]> {
+  const needs = {
+    attentionWindow: 0,
+    accumulatedAttention: false,
+    keys: true,
+    values: false,
+    hidden: false,
+  };
+  const norms: number[][][] = [];
+  for (let layer = 0; layer < cache.geometry.layers; layer++) {
+    const view = await (cache.observeAsync?.(layer, needs) ?? cache.observe(layer, needs));
     const d = view.headDim;
-    return Array.from({ length: view.kvHeads }, (_, h) =>
-      Array.from({ length: view.liveCounts[h]! }, (_, i) => {
-        const at = (h * view.maxLive + i) * d;
-        return Math.hypot(...view.keys!.subarray(at, at + d));
-      }).sort((a, b) => a - b),
+    norms.push(
+      Array.from({ length: view.kvHeads }, (_, h) =>
+        Array.from({ length: view.liveCounts[h]! }, (_, i) => {
+          const at = (h * view.maxLive + i) * d;
+          return Math.hypot(...view.keys!.subarray(at, at + d));
+        }).sort((a, b) => a - b),
+      ),
     );
-  });
+  }
+  return norms;
 }
 
 /**
@@ -258,7 +266,7 @@ export async function generateLoop(
     }
   }
   const positions = result.caches.map(finalPositions);
-  const keyNorms = result.caches.map(liveKeyNorms);
+  const keyNorms = await Promise.all(result.caches.map(liveKeyNorms));
   for (const cache of result.caches) releaseCache(cache);
   return { tokens: result.tokens.map((t) => [...t]), positions, keyNorms };
 }

@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import {
   type CacheStats,
+  checkEntryVectors,
   checkObservationNeeds,
   type GatherTarget,
   type KeepDecision,
@@ -24,6 +25,19 @@ import { checkKernelGeometry } from './kernel-geometry';
 import { LayerPages } from './layer-pages';
 import { sharedPagePool } from './pool-registry';
 import { survivorsOf } from './survivors';
+
+/** Options of a {@link DeviceKVCache}: a `KVCache`'s, and where the keys and values are readable. */
+export interface DeviceKVCacheOptions extends KVCacheOptions {
+  /**
+   * Keep a host copy of the keys and values too (default false): what a run needs that reads them
+   * on the host synchronously — `view`, `gather`, `pageKeyBounds` (a Quest read selector, SOL's κ
+   * reads), the synchronous `observe` of keys, values or window attention, attention of a batch
+   * mixing device and host caches. Without it the host part holds the bookkeeping only (a
+   * `KVCache` with `storeKeys` and `storeValues` false) and those reads are `E_STATE` naming
+   * `hostKeys`; `observeAsync` serves every need but the page bounds from the device.
+   */
+  readonly hostKeys?: boolean;
+}
 
 /** The chunk's own tokens, read after the cache entries, causally (like `CacheAttention`'s). */
 export interface DeviceChunk {
@@ -100,12 +114,12 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  * The attention policies observe is computed on the device: with `trackAttention`, each recorded
  * query's attention is folded into per-entry sums kept in the pages (and moved with them), and
  * {@link DeviceKVCache.observeAsync} computes the window's attention rows there and reads back
- * only what the policy asked for (`O(live)` per head and query). The rest is *mirrored*: a host
- * {@link KVCache} with the same calls holds the bookkeeping (positions, ages, live sets, anchors,
- * accounting, the query window) and answers the contract's synchronous reads (`view`, `gather`,
- * `pageKeyBounds`, `observe` of everything but the accumulated attention). Per appended token the
- * device receives its key and value rows; an eviction round compacts the device pages in one
- * pass; attention reads only the device.
+ * only what the policy asked for (`O(live)` per head and query), keys and values packed from the
+ * pages. The bookkeeping is *mirrored*: a host {@link KVCache} with the same calls holds the
+ * positions, ages, live sets, anchors, accounting and the query window — and, with `hostKeys`,
+ * a copy of the keys and values too, for the contract's synchronous reads of them (`view`,
+ * `gather`, `pageKeyBounds`, `observe`). Per appended token the device receives its key and value
+ * rows; an eviction round compacts the device pages in one pass; attention reads only the device.
  *
  * @example
  * ```ts
@@ -116,6 +130,8 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  * ```
  */
 export class DeviceKVCache implements KVCacheStore {
+  /** Whether the host part keeps a copy of the keys and values (see {@link DeviceKVCacheOptions}). */
+  readonly hostKeys: boolean;
   private readonly host: KVCache;
   private readonly tracking: boolean;
   private readonly layers: LayerPages[];
@@ -130,16 +146,27 @@ export class DeviceKVCache implements KVCacheStore {
    *   `E_CAPACITY` when a first page pool does not fit the device's buffer limits.
    */
   constructor(
-    options: KVCacheOptions,
+    options: DeviceKVCacheOptions,
     readonly device: GPUDevice,
   ) {
-    if (options?.storeValues === false) {
-      throw new LetheError('E_ARG', 'a device cache stores values (it attends)', 'storeValues');
+    for (const stored of ['storeValues', 'storeKeys'] as const) {
+      if (options?.[stored] === false) {
+        throw new LetheError('E_ARG', 'a device cache stores keys and values (it attends)', stored);
+      }
     }
-    // the accumulated attention lives on the device: the mirror does not track it
+    const hostKeys = options.hostKeys ?? false;
+    if (typeof hostKeys !== 'boolean') {
+      throw new LetheError('E_ARG', `must be a boolean, got ${hostKeys}`, 'hostKeys');
+    }
+    this.hostKeys = hostKeys;
     const checked = new KVCache(options);
     this.tracking = checked.trackAttention;
-    this.host = this.tracking ? new KVCache({ ...options, trackAttention: false }) : checked;
+    // the accumulated attention lives on the device: the mirror does not track it
+    const mirror = hostKeys ? {} : { storeKeys: false, storeValues: false };
+    this.host =
+      this.tracking || !hostKeys
+        ? new KVCache({ ...options, ...mirror, trackAttention: false })
+        : checked;
     checkKernelGeometry(device, this.host.geometry, this.host.queryHeads);
     const made: LayerPages[] = [];
     try {
@@ -170,7 +197,7 @@ export class DeviceKVCache implements KVCacheStore {
     return this.host.anchors;
   }
   get storeValues() {
-    return this.host.storeValues;
+    return true;
   }
   get storeGates() {
     return this.host.storeGates;
@@ -199,6 +226,12 @@ export class DeviceKVCache implements KVCacheStore {
   ): void {
     this.usable();
     const before = this.host.liveCounts(layer);
+    if (!this.hostKeys && positions instanceof Int32Array) {
+      // the mirror ignores them: refuse here what a KVCache refuses
+      const { kvHeads, headDim } = this.geometry;
+      checkEntryVectors(keys, positions.length * kvHeads * headDim, 'keys');
+      checkEntryVectors(values, positions.length * kvHeads * headDim, 'values');
+    }
     this.host.append(layer, keys, values, positions, gates);
     this.layers[layer]!.append(before, keys, values, positions, gates);
   }
@@ -221,7 +254,9 @@ export class DeviceKVCache implements KVCacheStore {
     });
   }
 
+  /** @throws `E_STATE` naming `hostKeys` without a host copy of the keys; as `KVCache.view`. */
   view(layer: number): LayerView {
+    this.hostCopy('view', layer);
     return this.host.view(layer);
   }
 
@@ -232,10 +267,13 @@ export class DeviceKVCache implements KVCacheStore {
     target: GatherTarget,
     offset: number,
   ): number {
+    this.hostCopy('gather', layer);
     return this.host.gather(layer, head, ranges, target, offset);
   }
 
+  /** @throws `E_STATE` naming `hostKeys` without a host copy of the keys; as `KVCache.pageKeyBounds`. */
   pageKeyBounds(layer: number, head: number): PageKeyBounds {
+    this.hostCopy('pageKeyBounds', layer);
     return this.host.pageKeyBounds(layer, head);
   }
 
@@ -245,7 +283,9 @@ export class DeviceKVCache implements KVCacheStore {
    * attention is computed on the host here, in float64, as `KVCache` does.
    *
    * @throws `E_STATE` naming `observe` for `needs.accumulatedAttention` of a cache that tracks
-   *   attention; otherwise what `KVCache.observe` throws.
+   *   attention, and, without `hostKeys`, for keys, values or window attention (read them with
+   *   `observeAsync`); `E_STATE` naming `needs.pageKeyBounds` for page bounds without `hostKeys`;
+   *   otherwise what `KVCache.observe` throws.
    */
   observe(layer: number, needs: ObservationNeeds, hidden?: Float32Array): LayerObservation {
     if (this.tracking && needs?.accumulatedAttention === true) {
@@ -254,6 +294,16 @@ export class DeviceKVCache implements KVCacheStore {
         'the accumulated attention lives on the device: read it with observeAsync',
         'observe',
       );
+    }
+    if (!this.hostKeys && typeof needs === 'object' && needs !== null) {
+      this.refusePageBounds(needs);
+      if (needs.keys || needs.values || needs.attentionWindow > 0) {
+        throw new LetheError(
+          'E_STATE',
+          'the keys and values live on the device (hostKeys = false): read them with observeAsync',
+          'observe',
+        );
+      }
     }
     return this.host.observe(layer, needs, hidden);
   }
@@ -275,6 +325,7 @@ export class DeviceKVCache implements KVCacheStore {
   ): Promise<LayerObservation> {
     this.usable();
     checkObservationNeeds(needs, this, hidden);
+    if (!this.hostKeys) this.refusePageBounds(needs);
     const base = this.host.observe(
       layer,
       { ...needs, attentionWindow: 0, accumulatedAttention: false, keys: false, values: false },
@@ -486,6 +537,29 @@ export class DeviceKVCache implements KVCacheStore {
       tableStride: pages.tableStride,
       tableBase: pages.tableBase,
     };
+  }
+
+  /** Throws `E_STATE` naming `hostKeys` when the host part keeps no keys (`what` reads them). */
+  private hostCopy(what: string, layer: number): void {
+    this.host.liveCounts(layer); // an index out of range: the mirror names it first
+    if (!this.hostKeys) {
+      throw new LetheError(
+        'E_STATE',
+        `${what} reads keys on the host, and they live on the device only (create the cache with hostKeys: true)`,
+        'hostKeys',
+      );
+    }
+  }
+
+  /** Page key bounds are kept on the host only, with the keys: refused without `hostKeys`. */
+  private refusePageBounds(needs: ObservationNeeds): void {
+    if (needs.pageKeyBounds === true) {
+      throw new LetheError(
+        'E_STATE',
+        'page key bounds are kept with a host copy of the keys (create the cache with hostKeys: true)',
+        'needs.pageKeyBounds',
+      );
+    }
   }
 
   private usable(): void {

@@ -15,6 +15,7 @@ export function slotLayoutOf(options: ResolvedCacheOptions): SlotLayout {
   return Object.freeze({
     pageSize: options.geometry.pageSize,
     headDim: options.geometry.headDim,
+    storeKeys: options.storeKeys,
     storeValues: options.storeValues,
     storeGates: options.storeGates,
     trackAttention: options.trackAttention,

@@ -78,9 +78,11 @@ export class HeadStore {
     const slot = this.count % pageSize;
     if (slot === 0) this.pages.push(new Page(this.layout));
     const page = this.pages[this.pages.length - 1];
-    page.keys.set(keys.subarray(vectorOffset, vectorOffset + headDim), slot * headDim);
-    if (slot === 0) this.bounds.open(keys, vectorOffset);
-    else this.bounds.widen(keys, vectorOffset);
+    if (this.layout.storeKeys) {
+      page.keys.set(keys.subarray(vectorOffset, vectorOffset + headDim), slot * headDim);
+      if (slot === 0) this.bounds.open(keys, vectorOffset);
+      else this.bounds.widen(keys, vectorOffset);
+    }
     if (page.values)
       page.values.set(values!.subarray(vectorOffset, vectorOffset + headDim), slot * headDim);
     if (page.gates) page.gates[slot] = gate;

@@ -22,6 +22,17 @@ export function checkInt32(array: unknown, argument: string): Int32Array {
   return array;
 }
 
+/**
+ * What `KVCache.append` checks of its keys and values: a `Float32Array` of `length` floats
+ * (`E_DTYPE` / `E_SHAPE`), every one finite (`E_ARG`), each error naming `argument`. For another
+ * store whose host part keeps no keys to refuse what `KVCache` refuses.
+ */
+export function checkEntryVectors(array: unknown, length: number, argument: string): Float32Array {
+  const vectors = checkFloat32(array, length, argument);
+  checkFinite(vectors, argument);
+  return vectors;
+}
+
 /** Throws `E_ARG` naming `argument` at the first NaN or infinite element. */
 export function checkFinite(values: Float32Array, argument: string): void {
   for (let i = 0; i < values.length; i++) {

@@ -48,6 +48,8 @@ export class KVCache implements KVCacheStore {
   readonly anchors: Anchors;
   /** Query heads (a multiple of `geometry.kvHeads`). */
   readonly queryHeads: number;
+  /** Whether keys are stored (without them: the bookkeeping only, see `KVCacheOptions.storeKeys`). */
+  readonly storeKeys: boolean;
   /** Whether values are stored. */
   readonly storeValues: boolean;
   /** Whether a gate per entry is stored. */
@@ -70,6 +72,7 @@ export class KVCache implements KVCacheStore {
     this.geometry = resolved.geometry;
     this.anchors = resolved.anchors;
     this.queryHeads = resolved.queryHeads;
+    this.storeKeys = resolved.storeKeys;
     this.storeValues = resolved.storeValues;
     this.storeGates = resolved.storeGates;
     this.queryWindow = resolved.queryWindow;
@@ -95,7 +98,8 @@ export class KVCache implements KVCacheStore {
   /**
    * Appends `T = positions.length` tokens to one layer.
    *
-   * @param keys `[T, kvHeads, headDim]`, after RoPE.
+   * @param keys `[T, kvHeads, headDim]`, after RoPE; ignored (any length) when the cache stores no
+   *   keys.
    * @param values `[T, kvHeads, headDim]`; ignored (any length) when the cache stores no values.
    * @param positions `[T]`, ≥ 0, strictly increasing and greater than every earlier position.
    * @param gates `[T, kvHeads]`; required exactly when the cache stores gates.
@@ -112,7 +116,7 @@ export class KVCache implements KVCacheStore {
     const state = this.layerState(layer);
     const { kvHeads, headDim } = this.geometry;
     const tokens = checkInt32(positions, 'positions').length;
-    checkFloat32(keys, tokens * kvHeads * headDim, 'keys');
+    if (this.storeKeys) checkFloat32(keys, tokens * kvHeads * headDim, 'keys');
     if (this.storeValues) checkFloat32(values, tokens * kvHeads * headDim, 'values');
     if (this.storeGates) {
       if (gates === undefined)
@@ -122,7 +126,7 @@ export class KVCache implements KVCacheStore {
       throw new LetheError('E_ARG', 'the cache was created with storeGates = false', 'gates');
     }
     checkNewPositions(positions, state.lastPosition);
-    checkFinite(keys, 'keys');
+    if (this.storeKeys) checkFinite(keys, 'keys');
     if (this.storeValues) checkFinite(values, 'values');
     if (gates) checkFinite(gates, 'gates');
     if (tokens === 0) return;
@@ -205,6 +209,7 @@ export class KVCache implements KVCacheStore {
    */
   view(layer: number): LayerView {
     const state = this.layerState(layer);
+    this.requireKeys('view');
     return state.scratch.pack(layer, state.heads, this.layout);
   }
 
@@ -215,7 +220,8 @@ export class KVCache implements KVCacheStore {
    *
    * @returns the number of entries copied.
    * @throws `E_ARG` (`layer`, `head`, `offset`, `ranges`), `E_DTYPE`, `E_SHAPE` (`ranges`, a
-   *   `target` field too short), `E_STATE` (`target.values` / `target.gates` not stored).
+   *   `target` field too short), `E_STATE` (`target.values` / `target.gates` not stored,
+   *   `storeKeys` false).
    */
   gather(
     layer: number,
@@ -226,6 +232,7 @@ export class KVCache implements KVCacheStore {
   ): number {
     const state = this.layerState(layer);
     const store = state.heads[checkIndex(head, this.geometry.kvHeads, 'head')];
+    this.requireKeys('gather');
     checkGather(ranges, target, offset, store.live, this);
     return store.gather(
       ranges,
@@ -239,10 +246,12 @@ export class KVCache implements KVCacheStore {
    * maintained on append (the last page widens) and recomputed for the pages an eviction
    * rewrote. Views of the cache's storage: valid until the next mutation of the layer.
    *
-   * @throws `E_ARG` naming `layer` or `head` when out of range.
+   * @throws `E_ARG` naming `layer` or `head` when out of range; `E_STATE` naming `storeKeys` for a
+   *   cache that stores no keys.
    */
   pageKeyBounds(layer: number, head: number): PageKeyBounds {
     const state = this.layerState(layer);
+    this.requireKeys('pageKeyBounds');
     return state.heads[checkIndex(head, this.geometry.kvHeads, 'head')].pageKeyBounds();
   }
 
@@ -420,8 +429,13 @@ export class KVCache implements KVCacheStore {
     });
   }
 
-  /** The complete cache as a versioned, checksummed binary blob (see `encodeCacheState`). */
+  /**
+   * The complete cache as a versioned, checksummed binary blob (see `encodeCacheState`).
+   *
+   * @throws `E_STATE` naming `storeKeys` for a cache that stores no keys (it is not complete).
+   */
   serialize(): Uint8Array {
+    this.requireKeys('serialize');
     return encodeCacheState({
       options: this.options,
       layers: this.layers,
@@ -444,6 +458,13 @@ export class KVCache implements KVCacheStore {
     cache.layers = [...state.layers];
     cache.accounting = state.accounting;
     return cache;
+  }
+
+  /** Throws `E_STATE` naming `storeKeys` when the cache stores no keys (`what` needs them). */
+  private requireKeys(what: string): void {
+    if (!this.storeKeys) {
+      throw new LetheError('E_STATE', `${what} reads keys, and the cache stores none`, 'storeKeys');
+    }
   }
 
   private layerState(layer: number): LayerState {

@@ -10,6 +10,8 @@ import type { Page } from './page';
 export interface ObservationServing {
   readonly queryWindow: number;
   readonly trackAttention: boolean;
+  /** Default true. */
+  readonly storeKeys?: boolean;
   readonly storeValues: boolean;
 }
 
@@ -41,6 +43,24 @@ export function checkObservationNeeds(
       'the cache was created without trackAttention',
       'needs.accumulatedAttention',
     );
+  }
+  if (options.storeKeys === false) {
+    for (const need of ['keys', 'pageKeyBounds'] as const) {
+      if (needs[need] === true) {
+        throw new LetheError(
+          'E_STATE',
+          'the cache was created with storeKeys = false',
+          `needs.${need}`,
+        );
+      }
+    }
+    if (needs.attentionWindow > 0) {
+      throw new LetheError(
+        'E_STATE',
+        'the attention of queries is computed from keys, and the cache was created with storeKeys = false',
+        'needs.attentionWindow',
+      );
+    }
   }
   if (needs.values && !options.storeValues) {
     throw new LetheError(

@@ -24,6 +24,14 @@ export interface KVCacheOptions {
   readonly queryHeads: number;
   /** Entries that are never evicted. Default `{ sinks: 0, window: 0 }`. */
   readonly anchors?: Anchors;
+  /**
+   * Store key vectors (default true). Without them the cache keeps only the bookkeeping (positions,
+   * ages, live sets, gates, the query window, accounting) — what a cache whose keys live elsewhere
+   * (a device) mirrors; `append` ignores `keys`, and `view`, `gather`, `pageKeyBounds`,
+   * `serialize` and observations of keys, window attention or page bounds are `E_STATE` naming
+   * `storeKeys` or the need. Requires `trackAttention` false (the attention is computed from keys).
+   */
+  readonly storeKeys?: boolean;
   /** Store value vectors (default true). Without them `view().values` is absent. */
   readonly storeValues?: boolean;
   /** Store one gate per entry and KV head (default false); then `append()` requires `gates`. */
@@ -41,6 +49,7 @@ export interface ResolvedCacheOptions {
   readonly geometry: CacheGeometry;
   readonly queryHeads: number;
   readonly anchors: Anchors;
+  readonly storeKeys: boolean;
   readonly storeValues: boolean;
   readonly storeGates: boolean;
   readonly queryWindow: number;
@@ -92,6 +101,15 @@ export function resolveCacheOptions(options: KVCacheOptions): ResolvedCacheOptio
     );
   }
   const anchors = options.anchors ?? { sinks: 0, window: 0 };
+  const storeKeys = booleanOption(options.storeKeys, true, 'storeKeys');
+  const trackAttention = booleanOption(options.trackAttention, false, 'trackAttention');
+  if (trackAttention && !storeKeys) {
+    throw new LetheError(
+      'E_ARG',
+      'needs the keys to compute attention: it cannot go with storeKeys = false',
+      'trackAttention',
+    );
+  }
   return Object.freeze({
     geometry,
     queryHeads,
@@ -99,10 +117,11 @@ export function resolveCacheOptions(options: KVCacheOptions): ResolvedCacheOptio
       sinks: assertInteger(anchors.sinks, 'anchors.sinks', 0),
       window: assertInteger(anchors.window, 'anchors.window', 0),
     }),
+    storeKeys,
     storeValues: booleanOption(options.storeValues, true, 'storeValues'),
     storeGates: booleanOption(options.storeGates, false, 'storeGates'),
     queryWindow: assertInteger(options.queryWindow ?? 0, 'queryWindow', 0),
-    trackAttention: booleanOption(options.trackAttention, false, 'trackAttention'),
+    trackAttention,
     trace: booleanOption(options.trace, true, 'trace'),
   });
 }

@@ -4,6 +4,8 @@ export interface SlotLayout {
   readonly pageSize: number;
   /** Floats per key (and per value). */
   readonly headDim: number;
+  /** Whether slots hold a key vector (without them a page's `keys` is empty). */
+  readonly storeKeys: boolean;
   /** Whether slots hold a value vector. */
   readonly storeValues: boolean;
   /** Whether slots hold a gate. */
@@ -19,7 +21,7 @@ export interface SlotLayout {
  * and values (a sparse read's gather) streams through one block of memory.
  */
 export class Page {
-  /** Keys, `[pageSize, headDim]`. */
+  /** Keys, `[pageSize, headDim]`; empty when the layout stores no keys. */
   readonly keys: Float32Array;
   /** Values, `[pageSize, headDim]`, when stored. */
   readonly values: Float32Array | undefined;
@@ -46,7 +48,7 @@ export class Page {
     let at = 0;
     this.attention = layout.trackAttention ? new Float64Array(storage, at, pageSize) : undefined;
     at += this.attention?.byteLength ?? 0;
-    this.keys = new Float32Array(storage, at, vector);
+    this.keys = new Float32Array(storage, at, layout.storeKeys ? vector : 0);
     at += this.keys.byteLength;
     this.values = layout.storeValues ? new Float32Array(storage, at, vector) : undefined;
     at += this.values?.byteLength ?? 0;
@@ -72,7 +74,8 @@ export class Page {
 /** Bytes one slot of a page holds with this layout (all its fields). */
 export function slotByteLength(layout: SlotLayout): number {
   const vector = layout.headDim * Float32Array.BYTES_PER_ELEMENT;
-  let bytes = vector + 2 * 4; // key, position, createdAt
+  let bytes = 2 * 4; // position, createdAt
+  if (layout.storeKeys) bytes += vector;
   if (layout.storeValues) bytes += vector;
   if (layout.storeGates) bytes += 4;
   if (layout.trackAttention) bytes += Float64Array.BYTES_PER_ELEMENT + 4;
@@ -80,13 +83,12 @@ export function slotByteLength(layout: SlotLayout): number {
 }
 
 /**
- * Bytes one page holds with this layout: its slots, plus its key bounds (the channel-wise min
- * and max of its keys, `2 · headDim` floats, kept by the head's `PageBounds`).
+ * Bytes one page holds with this layout: its slots, plus, when it stores keys, its key bounds (the
+ * channel-wise min and max of its keys, `2 · headDim` floats, kept by the head's `PageBounds`).
  */
 export function pageByteLength(layout: SlotLayout): number {
-  return (
-    layout.pageSize * slotByteLength(layout) + 2 * layout.headDim * Float32Array.BYTES_PER_ELEMENT
-  );
+  const bounds = layout.storeKeys ? 2 * layout.headDim * Float32Array.BYTES_PER_ELEMENT : 0;
+  return layout.pageSize * slotByteLength(layout) + bounds;
 }
 
 /** Copies slot `from` of page `source` into slot `to` of page `target` (all fields). */
@@ -98,7 +100,8 @@ export function copySlot(
   headDim: number,
 ): void {
   const src = from * headDim;
-  target.keys.set(source.keys.subarray(src, src + headDim), to * headDim);
+  if (target.keys.length > 0)
+    target.keys.set(source.keys.subarray(src, src + headDim), to * headDim);
   if (target.values) target.values.set(source.values!.subarray(src, src + headDim), to * headDim);
   if (target.gates) target.gates[to] = source.gates![from];
   target.positions[to] = source.positions[from];

@@ -7,7 +7,7 @@ import {
   destroyGpuBuffer,
 } from '@lethe/kernels-webgpu';
 import type { KVCacheStore } from '@lethe/kv-cache';
-import { tf } from '@lethe/tensor';
+import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkAttentionBias } from './attention-bias';
 import type { LayerReads } from './layer-attention';
@@ -27,17 +27,32 @@ type IndexedPart = { readonly index: number; readonly part: DeviceAttentionPart 
 /**
  * The batch's caches when every one is a `DeviceKVCache` on the WebGPU device of tfjs's current
  * backend (then attention runs on the device, next to the rest of the step); otherwise
- * undefined, and attention runs on the host (a device cache answers the host reads too).
+ * undefined, and attention runs on the host (a device cache with `hostKeys` answers the host
+ * reads too).
+ *
+ * @throws LetheError `E_ARG` naming `caches[b]` for a device cache without `hostKeys` in a batch
+ *   that attends on the host (mixed with other caches, or off tfjs's device).
  */
 export function deviceCaches(
   caches: readonly KVCacheStore[],
 ): readonly DeviceKVCache[] | undefined {
   const device = (tf.backend() as unknown as { device?: GPUDevice }).device;
-  if (device === undefined || caches.length === 0) return undefined;
-  const onDevice = caches.every(
-    (cache) => cache instanceof DeviceKVCache && cache.device === device,
+  const onDevice =
+    device !== undefined &&
+    caches.length > 0 &&
+    caches.every((cache) => cache instanceof DeviceKVCache && cache.device === device);
+  if (onDevice) return caches as readonly DeviceKVCache[];
+  const keysOnDevice = caches.findIndex(
+    (cache) => cache instanceof DeviceKVCache && !cache.hostKeys,
   );
-  return onDevice ? (caches as readonly DeviceKVCache[]) : undefined;
+  if (keysOnDevice >= 0) {
+    throw new LetheError(
+      'E_ARG',
+      "keeps its keys on its device only, and this batch attends on the host (it mixes caches, or is not on tfjs's device): batch it with device caches only, or create it with hostKeys: true",
+      `caches[${keysOnDevice}]`,
+    );
+  }
+  return undefined;
 }
 
 /**

@@ -3,6 +3,29 @@ import type { DecoderModel } from '../decoder/index';
 import type { SequencePolicies } from './sequence-state';
 
 /**
+ * What a run reads of its caches besides what the contract's asynchronous reads serve: a cache
+ * made for it (`SessionOptions.createCache`) may keep its keys where only its device reads them
+ * (`@lethe/kernels-webgpu`'s `DeviceKVCache`) unless `hostKeys`.
+ */
+export interface CacheReads {
+  /**
+   * Whether the run reads keys on the host synchronously: a read selector whose observation holds
+   * keys, values, window attention or page key bounds (Quest), or a compute policy (its κ reads
+   * rank pages by the page key bounds).
+   */
+  readonly hostKeys: boolean;
+}
+
+/** The {@link CacheReads} of a sequence run under `policies`. */
+export function sequenceCacheReads(policies: SequencePolicies): CacheReads {
+  const needs = policies.readSelector?.needs;
+  const selectorReadsKeys =
+    needs !== undefined &&
+    (needs.keys || needs.values || needs.attentionWindow > 0 || needs.pageKeyBounds === true);
+  return { hostKeys: selectorReadsKeys || policies.compute !== undefined };
+}
+
+/**
  * The options of the cache of a sequence run under `policies`: the model's geometry with
  * `pageSize`, the eviction policy's anchors, the query window and attention tracking that the
  * eviction policy and read selector need, gates when the eviction policy has a gate, and no

@@ -16,7 +16,7 @@ import {
 } from './batch-request';
 import { decodeStates, prefillStates } from './batch-steps';
 import { BatchedSequence } from './batched-sequence';
-import { sequenceCacheOptions } from './cache-options';
+import { type CacheReads, sequenceCacheOptions, sequenceCacheReads } from './cache-options';
 import { CapacityError } from './capacity-error';
 import { defaultCache, releaseCache } from './default-cache';
 import { nextMacrotask } from './event-loop';
@@ -54,7 +54,7 @@ export interface BatcherOptions {
    * Makes each request's cache (default: a `DeviceKVCache` on WebGPU, a `KVCache` elsewhere; see
    * `SessionOptions.createCache`); a finished request's cache is freed.
    */
-  readonly createCache?: (options: KVCacheOptions) => KVCacheStore;
+  readonly createCache?: (options: KVCacheOptions, reads: CacheReads) => KVCacheStore;
   /** Clock in ms for the step times behind a capacity error's retry-after (default `performance.now`). */
   readonly now?: () => number;
 }
@@ -122,7 +122,7 @@ export class ContinuousBatcher {
   private readonly prefillChunk: number;
   private readonly pageSize: number;
   private readonly readAnchors: ReadAnchors;
-  private readonly createCache: (options: KVCacheOptions) => KVCacheStore;
+  private readonly createCache: (options: KVCacheOptions, reads: CacheReads) => KVCacheStore;
   private readonly now: () => number;
   private queue: BatchedSequence[] = [];
   private active: BatchedSequence[] = [];
@@ -303,7 +303,10 @@ export class ContinuousBatcher {
       const { policies, seed } = sequence.request;
       try {
         const pageSize = policies.readSelector?.pageSize ?? this.pageSize;
-        const cache = this.createCache(sequenceCacheOptions(this.model, policies, pageSize));
+        const cache = this.createCache(
+          sequenceCacheOptions(this.model, policies, pageSize),
+          sequenceCacheReads(policies),
+        );
         // A cache that cannot truncate fails its request now, not at its first refresh.
         if (policies.compute?.refreshEvery !== undefined) cache.truncate(0);
         sequence.state = new SequenceState(cache, policies, seed, 0, layers);

@@ -7,6 +7,7 @@ export type {
   PromptTokenEvent,
   SequenceCacheReport,
 } from './batch-request';
+export type { CacheReads } from './cache-options';
 export { CapacityError } from './capacity-error';
 export type { ComputeUsage } from './compute-usage';
 export {

@@ -11,7 +11,7 @@ import { assertInteger, LetheError } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
 import { decodeStates, prefillStates, type StepRow } from './batch-steps';
-import { sequenceCacheOptions } from './cache-options';
+import { type CacheReads, sequenceCacheOptions, sequenceCacheReads } from './cache-options';
 import type { ComputeUsage } from './compute-usage';
 import { defaultCache, releaseCache } from './default-cache';
 import type { EvictionRound } from './eviction-rounds';
@@ -84,8 +84,10 @@ export interface SessionOptions {
    * {@link GenerationSession.dispose}. A runtime puts its own cache (device resident, another engine's) behind the session by
    * returning any `KVCacheStore` that honours these options; the model checks it structurally
    * and against its geometry before the first step (`E_ARG` / `E_STATE` naming `caches[b]`).
+   * `reads` says whether the run reads keys on the host synchronously (a cache may keep them on
+   * its device only otherwise: the default device cache does).
    */
-  readonly createCache?: (options: KVCacheOptions) => KVCacheStore;
+  readonly createCache?: (options: KVCacheOptions, reads: CacheReads) => KVCacheStore;
   /** Seed of the eviction and compute policies' random streams (default 0). */
   readonly seed?: number;
   /**
@@ -158,7 +160,7 @@ export class GenerationSession {
   /** One cache per sequence, created by {@link GenerationSession.prefill} (see `createCache`). */
   caches: KVCacheStore[] = [];
   private readonly model: DecoderModel;
-  private readonly createCache: (options: KVCacheOptions) => KVCacheStore;
+  private readonly createCache: (options: KVCacheOptions, reads: CacheReads) => KVCacheStore;
   private readonly eviction: EvictionPolicy | undefined;
   private readonly compute: ComputePolicy | undefined;
   private readonly readSelector: ReadSelector | undefined;
@@ -282,7 +284,8 @@ export class GenerationSession {
       readSelector: this.readSelector,
     };
     const cacheOptions = sequenceCacheOptions(this.model, policies, this.pageSize);
-    const caches = prompts.map(() => this.createCache(cacheOptions));
+    const reads = sequenceCacheReads(policies);
+    const caches = prompts.map(() => this.createCache(cacheOptions, reads));
     // A cache that cannot truncate is refused now, not after the first episode's steps.
     if (this.compute?.refreshEvery !== undefined) for (const cache of caches) cache.truncate(0);
     for (const cache of this.caches) releaseCache(cache);

@@ -18,6 +18,7 @@ import {
 } from '../support/cache-implementations';
 import { ForgetfulAnchorsCache } from '../support/forgetful-anchors-cache';
 import { UnpagedCache } from '../support/unpaged-cache';
+import { policiesOf } from './batcher-fixtures';
 import { RecentWindowPolicy } from './recent-window-policy';
 
 const config = tinyConfig({ vocab_size: 23 });
@@ -124,6 +125,33 @@ describe('SessionOptions.createCache', () => {
       anchors: eviction.anchors,
       queryWindow: 0,
       trackAttention: true,
+    });
+  });
+
+  it('says which runs read keys on the host (a device cache keeps them on its device otherwise)', async () => {
+    const kinds = ['full', 'h2o', 'streaming-llm', 'quest', 'compute'] as const;
+    const hostKeys: Record<string, boolean[]> = {};
+    for (const kind of kinds) {
+      const reads: boolean[] = [];
+      const session = new GenerationSession({
+        model,
+        ...policiesOf(kind, config, undefined as never, 16),
+        pageSize: 4,
+        createCache: (options, asked) => {
+          reads.push(asked.hostKeys);
+          return new KVCache(options);
+        },
+      });
+      await session.prefill(prompts);
+      hostKeys[kind] = reads;
+    }
+    expect(hostKeys).toEqual({
+      full: [false, false],
+      h2o: [false, false],
+      'streaming-llm': [false, false],
+      // Quest ranks pages by their key bounds; a compute policy's κ reads do too
+      quest: [true, true],
+      compute: [true, true],
     });
   });
 

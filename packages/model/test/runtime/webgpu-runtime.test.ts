@@ -1,4 +1,5 @@
 import { DeviceKVCache, deviceCounters, liveGpuBuffers } from '@lethe/kernels-webgpu';
+import { NO_NEEDS } from '@lethe/kv-cache';
 import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
@@ -50,9 +51,11 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
   for (const token of FED) logits.push((await session.step([0], Int32Array.of(token))).logits[0]!);
   const cache = session.caches[0]!;
   const live = Array.from({ length: config.num_hidden_layers }, (_, l) =>
-    Array.from(cache.view(l).positions),
+    Array.from(cache.observe(l, NO_NEEDS).positions),
   );
   const onDevice = cache instanceof DeviceKVCache;
+  // nothing in these runs reads keys on the host: the session's caches keep them on the device
+  const hostKeys = cache instanceof DeviceKVCache ? cache.hostKeys : undefined;
   const cacheBuffers = liveGpuBuffers().buffers;
   session.dispose();
   model.dispose();
@@ -60,6 +63,7 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
     logits,
     live,
     onDevice,
+    hostKeys,
     cacheBuffers,
     backend: tf.getBackend(),
     gpuLeft: gpuBytes() - gpuBefore,
@@ -90,6 +94,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       expect(webgpu.backend).toBe('webgpu');
       // the default cache there is the device cache, whose buffers the session frees
       expect(webgpu.onDevice).toBe(true);
+      expect(webgpu.hostKeys).toBe(false);
       expect(wasm.onDevice).toBe(false);
       expect(webgpu.cacheBuffers).toBeGreaterThan(0);
       expect(webgpu.buffersLeft).toBe(0);
@@ -191,15 +196,23 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     };
     await logitsOf(await model.prefillAsync(caches, prompts));
     await logitsOf(await reference.prefillAsync(referenceCaches, prompts));
+    // the keys as the device holds them (the caches keep none on the host)
     const snapshot = () =>
-      caches.map((cache) =>
-        Array.from({ length: config.num_hidden_layers }, (_, l) => ({
-          length: cache.length(l),
-          live: Array.from(cache.liveCounts(l)),
-          keys: Array.from(cache.view(l).keys),
-        })),
+      Promise.all(
+        caches.map(async (cache) => {
+          const layers = [];
+          for (let l = 0; l < config.num_hidden_layers; l++) {
+            const observed = await cache.observeAsync(l, { ...NO_NEEDS, keys: true });
+            layers.push({
+              length: cache.length(l),
+              live: Array.from(cache.liveCounts(l)),
+              keys: Array.from(observed.keys!),
+            });
+          }
+          return layers;
+        }),
       );
-    const before = snapshot();
+    const before = await snapshot();
     const variable = model.parameters.get('model.layers.1.self_attn.k_proj.weight')!;
     const saved = variable.clone();
     const poison = tf.fill(variable.shape, Number.NaN);
@@ -216,7 +229,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     expect(error?.message).toContain('layer 1 produced keys with a non-finite value (NaN)');
     expect(tf.memory().numTensors).toBe(tensors);
     expect(liveGpuBuffers().buffers).toBe(buffers);
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
     variable.assign(saved);
     saved.dispose();
     // the failed step left no trace: the next one gives exactly the logits of a run without it
@@ -226,6 +239,29 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     for (const cache of [...caches, ...referenceCaches]) cache.dispose();
     model.dispose();
     reference.dispose();
+  }, 60_000);
+
+  it('refuses a batch that would attend on the host with a device cache keeping its keys on the device', async () => {
+    await initBackend('webgpu');
+    const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+    const model = DecoderModel.random(config, 15);
+    const lean = new DeviceKVCache(cacheOptionsFor(config), device);
+    const mirrored = new DeviceKVCache({ ...cacheOptionsFor(config), hostKeys: true }, device);
+    const tensors = tf.memory().numTensors;
+    await expect(
+      model.prefillAsync([cacheFor(config), lean], [PROMPT, PROMPT]),
+    ).rejects.toMatchObject({ code: 'E_ARG', argument: 'caches[1]' });
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(lean.length(0)).toBe(0);
+    // with a host copy of its keys, the same batch attends on the host
+    const out = await model.prefillAsync([cacheFor(config), mirrored], [PROMPT, PROMPT]);
+    expect(out.logits.shape).toEqual([2, config.vocab_size]);
+    await out.logits.data();
+    tf.dispose([out.logits, out.hidden]);
+    expect(mirrored.length(0)).toBe(PROMPT.length);
+    lean.dispose();
+    mirrored.dispose();
+    model.dispose();
   }, 60_000);
 
   it('refuses the synchronous step there, naming the asynchronous one, and leaks nothing', async () => {
