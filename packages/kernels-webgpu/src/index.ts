@@ -18,3 +18,4 @@ export {
   liveGpuBuffers,
 } from './device/gpu-buffers';
 export { readBack } from './device/read-back';
+export { NON_FINITE } from './kernels/rope-rows-wgsl';

@@ -1,3 +1,4 @@
+import { KVCache, NO_NEEDS } from '@lethe/kv-cache';
 import { expectLetheError } from '@lethe/test-utils';
 import { mulberry32 } from '@lethe/test-utils/random';
 import fc from 'fast-check';
@@ -10,6 +11,7 @@ import {
   DeviceRows,
   destroyGpuBuffer,
   deviceCounters,
+  NON_FINITE,
   readBack,
 } from '../src/index';
 import { buildCase, type Case } from './attention-case';
@@ -224,6 +226,126 @@ describe.skipIf(skipWebGpu)(
         destroyGpuBuffer(projection);
         rows.dispose();
         for (const { cache } of built) cache.dispose();
+      }
+    });
+
+    it('flags the rows holding a NaN, +∞ or −∞ (read or written), by layer and section', async () => {
+      const shape = { layers: 2, queryHeads: 2, kvHeads: 1, headDim: 4 };
+      const tokens = 3;
+      const heads = shape.queryHeads + 2 * shape.kvHeads;
+      const rows = new DeviceRows(
+        block.device,
+        shape,
+        rotationOf([0, 1, 2], Float32Array.of(1, 0.5)),
+      );
+      const columns = new Float32Array(heads * shape.headDim * tokens).fill(0.5);
+      const set = (head: number, channel: number, token: number, value: number) => {
+        columns[(head * shape.headDim + channel) * tokens + token] = value;
+      };
+      set(1, 3, 0, Number.NaN); // a query of token 0
+      set(2, 0, 2, Number.POSITIVE_INFINITY); // a key of token 2
+      set(3, 1, 1, Number.NEGATIVE_INFINITY); // a value of token 1
+      set(2, 1, 1, 3e38); // a key of token 1 that the rotation overflows
+      set(2, 3, 1, 3e38);
+      const projection = deviceArray(block.device, columns);
+      try {
+        rows.rotate(1, projection);
+        const flags = new Uint32Array(await readBack(block.device, rows.flags, rows.flags.size));
+        const at = (section: number, token: number) => (1 * 3 + section) * tokens + token;
+        // a NaN stays NaN through the rotation; a copied value keeps its sign; +∞ rotated spreads
+        // over its pair (signs following cos and sin); the overflowing key is finite until rotated
+        expect(flags[at(0, 0)]).toBe(NON_FINITE.nan);
+        expect(flags[at(2, 1)]).toBe(NON_FINITE.negative);
+        expect(flags[at(1, 2)]! & NON_FINITE.positive).toBe(NON_FINITE.positive);
+        expect(flags[at(1, 1)]! & (NON_FINITE.positive | NON_FINITE.negative)).not.toBe(0);
+        const flagged = [at(0, 0), at(2, 1), at(1, 2), at(1, 1)];
+        flags.forEach((bits, i) => {
+          if (!flagged.includes(i)) expect(bits, `word ${i}`).toBe(0);
+        });
+      } finally {
+        destroyGpuBuffer(projection);
+        rows.dispose();
+      }
+    });
+
+    it('appends a step’s rows into the pages exactly (appendRows), across pages and heads', async () => {
+      const geometry = { layers: 2, kvHeads: 2, headDim: 8, pageSize: 4 };
+      const shape = { layers: 2, queryHeads: 4, kvHeads: 2, headDim: 8 };
+      const options = { geometry, queryHeads: 4, trace: false };
+      const random = mulberry32(9);
+      const draw = (n: number) => Float32Array.from({ length: n }, () => f32(random() * 2 - 1));
+      const cache = new DeviceKVCache(options, block.device);
+      const host = new KVCache(options);
+      const kvSize = geometry.kvHeads * geometry.headDim;
+      // three tokens appended from the host first, then six from the rows (rows 2–7 of 9)
+      const keys = draw(3 * kvSize);
+      const values = draw(3 * kvSize);
+      cache.append(1, keys, values, Int32Array.of(0, 1, 2));
+      host.append(1, keys, values, Int32Array.of(0, 1, 2));
+      const tokens = 9;
+      const heads = shape.queryHeads + 2 * shape.kvHeads;
+      const columns = draw(heads * shape.headDim * tokens);
+      const rotation = new Float32Array(tokens * shape.headDim);
+      rotation.fill(1, 0, (tokens * shape.headDim) / 2);
+      const rows = new DeviceRows(block.device, shape, rotation);
+      const projection = deviceArray(block.device, columns);
+      const rowsOf = (head: number, first: number, count: number) => {
+        const out = new Float32Array(count * kvSize);
+        for (let t = 0; t < count; t++) {
+          for (let h = 0; h < geometry.kvHeads; h++) {
+            for (let d = 0; d < geometry.headDim; d++) {
+              out[(t * geometry.kvHeads + h) * geometry.headDim + d] =
+                columns[((head + h) * geometry.headDim + d) * tokens + first + t]!;
+            }
+          }
+        }
+        return out;
+      };
+      const positions = Int32Array.of(3, 4, 5, 6, 7, 8);
+      try {
+        rows.rotate(1, projection);
+        const before = deviceCounters();
+        cache.appendRows(1, rows, 2, positions);
+        const uploaded = deviceCounters().uploadedBytes - before.uploadedBytes;
+        host.append(
+          1,
+          rowsOf(shape.queryHeads, 2, 6),
+          rowsOf(shape.queryHeads + shape.kvHeads, 2, 6),
+          positions,
+        );
+        // the keys and values were not uploaded: positions, table entries and the move list only
+        expect(uploaded).toBeLessThan(6 * kvSize * 4);
+        const needs = { ...NO_NEEDS, keys: true, values: true };
+        const got = await cache.observeAsync(1, needs);
+        const want = host.observe(1, needs);
+        expect(Array.from(got.keys!)).toEqual(Array.from(want.keys!));
+        expect(Array.from(got.values!)).toEqual(Array.from(want.values!));
+        expect(Array.from(got.positions)).toEqual(Array.from(want.positions));
+        expect(cache.stats().pagesAllocated).toBe(3 * geometry.kvHeads);
+        expectLetheError(
+          () => cache.appendRows(1, rows, 4, Int32Array.of(9, 10, 11, 12, 13, 14)),
+          'E_ARG',
+          'firstRow',
+        );
+        expectLetheError(
+          () => cache.appendRows(1, rows, 0, Int32Array.of(2)),
+          'E_ARG',
+          'positions',
+        );
+        const mirrored = new DeviceKVCache({ ...options, hostKeys: true }, block.device);
+        try {
+          expectLetheError(
+            () => mirrored.appendRows(1, rows, 0, Int32Array.of(0)),
+            'E_STATE',
+            'hostKeys',
+          );
+        } finally {
+          mirrored.dispose();
+        }
+      } finally {
+        destroyGpuBuffer(projection);
+        rows.dispose();
+        cache.dispose();
       }
     });
 

@@ -1,11 +1,9 @@
 import { LetheError } from '@lethe/core';
-import { countDispatches } from '../device/counters';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
 import { writeArray } from '../device/write-array';
-import { computePipeline } from '../kernels/pipelines';
+import { submitOnePass } from '../kernels/one-pass';
 import { ROPE_PARAM_WORDS, ropeRowsSource } from '../kernels/rope-rows-wgsl';
-import { workgroupGrid } from '../kernels/workgroup-grid';
 import type { DeviceInputs } from './paged-attention';
 
 /** The model shape of a step's {@link DeviceRows}. */
@@ -41,6 +39,13 @@ export class DeviceRows {
   readonly tokens: number;
   /** Floats of one layer's block: `tokens·(queryHeads + 2·kvHeads)·headDim`. */
   readonly floatsPerLayer: number;
+  /**
+   * `[layers, 3, tokens]` words (uint32; storage, copy source and destination, so that
+   * `tf.tensor({ buffer })` can copy it): per layer, section (queries, keys, values)
+   * and row, the `NON_FINITE` bits of the values {@link DeviceRows.rotate} read or wrote there —
+   * 0 for a row whose numbers are all finite.
+   */
+  readonly flags: GPUBuffer;
   private readonly rotation: GPUBuffer;
   private disposed = false;
 
@@ -83,6 +88,7 @@ export class DeviceRows {
       Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
       'step rows',
     );
+    const made = [this.buffer];
     try {
       this.rotation = createGpuBuffer(
         device,
@@ -90,8 +96,17 @@ export class DeviceRows {
         Usage.STORAGE | Usage.COPY_DST,
         'rotary angles',
       );
+      made.push(this.rotation);
+      // a new buffer holds zeros: no row flagged. Copy destination too: tfjs copies a buffer it
+      // makes a tensor of into one of the same usage
+      this.flags = createGpuBuffer(
+        device,
+        4 * layers * 3 * tokens,
+        Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
+        'non-finite flags',
+      );
     } catch (error) {
-      destroyGpuBuffer(this.buffer);
+      for (const buffer of made) destroyGpuBuffer(buffer);
       throw error;
     }
     writeArray(device, this.rotation, 0, rotation);
@@ -100,8 +115,9 @@ export class DeviceRows {
   /**
    * Writes `layer`'s rows from its fused projection: `projection` holds `[(queryHeads +
    * 2·kvHeads)·headDim, tokens]` float32 columns (the query heads' channels, then the keys', then
-   * the values'); queries and keys are rotated. One dispatch, submitted now (after everything
-   * submitted before, so a tfjs buffer may be released afterwards).
+   * the values'); queries and keys are rotated; non-finite numbers are flagged in `flags`. One
+   * dispatch, submitted now (after everything submitted before, so a tfjs buffer may be released
+   * afterwards).
    *
    * @throws `E_ARG` naming `layer`; `E_SHAPE` naming `projection` when it is smaller than that;
    *   `E_STATE` naming `dispose` after {@link DeviceRows.dispose}.
@@ -120,7 +136,7 @@ export class DeviceRows {
       );
     }
     const params = new Uint32Array(ROPE_PARAM_WORDS);
-    params.set([this.tokens, queryHeads, kvHeads, headDim / 2, layer * this.floatsPerLayer]);
+    params.set([this.tokens, queryHeads, kvHeads, headDim / 2, layer * this.floatsPerLayer, layer]);
     const uniform = createGpuBuffer(
       device,
       params.byteLength,
@@ -129,32 +145,14 @@ export class DeviceRows {
     );
     try {
       writeArray(device, uniform, 0, params);
-      const pipeline = computePipeline(device, 'rope rows', ropeRowsSource());
-      const bind = (binding: number, buffer: GPUBuffer): GPUBindGroupEntry => ({
-        binding,
-        resource: { buffer },
-      });
-      const encoder = device.createCommandEncoder({ label: 'rope rows' });
-      const pass = encoder.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(
-        0,
-        device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: [
-            bind(0, uniform),
-            bind(1, projection),
-            bind(2, this.rotation),
-            bind(3, this.buffer),
-          ],
-        }),
-      );
       const pairs = this.tokens * (queryHeads + 2 * kvHeads) * (headDim / 2);
-      const [x, y] = workgroupGrid(device, Math.ceil(pairs / 64));
-      pass.dispatchWorkgroups(x, y);
-      pass.end();
-      device.queue.submit([encoder.finish()]);
-      countDispatches(1);
+      submitOnePass(
+        device,
+        'rope rows',
+        ropeRowsSource(),
+        [uniform, projection, this.rotation, this.buffer, this.flags],
+        Math.ceil(pairs / 64),
+      );
     } finally {
       destroyGpuBuffer(uniform);
     }
@@ -173,6 +171,7 @@ export class DeviceRows {
     this.disposed = true;
     destroyGpuBuffer(this.buffer);
     destroyGpuBuffer(this.rotation);
+    destroyGpuBuffer(this.flags);
   }
 
   private checkLayer(layer: number): void {

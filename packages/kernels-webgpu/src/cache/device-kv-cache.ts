@@ -23,6 +23,7 @@ import { observeOnDevice } from '../observe/device-observation';
 import type { LayerPass } from '../observe/layer-pass';
 import { checkKernelGeometry } from './kernel-geometry';
 import { LayerPages } from './layer-pages';
+import type { PagePool } from './page-pool';
 import { sharedPagePool } from './pool-registry';
 import { survivorsOf } from './survivors';
 
@@ -234,6 +235,77 @@ export class DeviceKVCache implements KVCacheStore {
     }
     this.host.append(layer, keys, values, positions, gates);
     this.layers[layer]!.append(before, keys, values, positions, gates);
+  }
+
+  /**
+   * {@link DeviceKVCache.append} of tokens whose keys and values are already on the device: rows
+   * `firstRow …` of a step's `rows` for `layer` (after RoPE), copied into the pages by one scatter
+   * pass — nothing uploaded but positions and gates. The rows' non-finite flags (`rows.flags`) are
+   * the caller's to check first: the device cannot refuse what it never reads back.
+   *
+   * @throws `E_STATE` naming `hostKeys` for a cache that keeps a host copy of its keys (it needs
+   *   them on the host: use `append`); `E_ARG` naming `rows` (another device or shape) or
+   *   `firstRow` (tokens past the rows); what `append` throws for `positions` and `gates`.
+   */
+  appendRows(
+    layer: number,
+    rows: DeviceRows,
+    firstRow: number,
+    positions: Int32Array,
+    gates?: Float32Array,
+  ): void {
+    DeviceKVCache.appendRowsBatch(layer, rows, [{ cache: this, firstRow, positions, gates }]);
+  }
+
+  /**
+   * {@link DeviceKVCache.appendRows} for several caches (a batch's step) with one scatter pass per
+   * page pool. Every part's rows and first row are checked before any cache changes; positions
+   * and gates as `append` checks them, cache by cache.
+   *
+   * @throws what `appendRows` throws, naming `parts[i].<argument>` for a part's own arguments.
+   */
+  static appendRowsBatch(
+    layer: number,
+    rows: DeviceRows,
+    parts: readonly {
+      readonly cache: DeviceKVCache;
+      readonly firstRow: number;
+      readonly positions: Int32Array;
+      readonly gates?: Float32Array;
+    }[],
+  ): void {
+    const label = (argument: string, i: number) =>
+      parts.length === 1 ? argument : `parts[${i}].${argument}`;
+    for (const [i, { cache, firstRow, positions }] of parts.entries()) {
+      cache.checkRowsAppend(layer, rows, firstRow, positions, (argument) => label(argument, i));
+    }
+    const block = rows.inputsOf(layer);
+    const moves = new Map<PagePool, Uint32Array[]>();
+    for (const { cache, firstRow, positions, gates } of parts) {
+      const { kvHeads, headDim } = cache.geometry;
+      const before = cache.host.liveCounts(layer);
+      const none = new Float32Array(0);
+      cache.host.append(layer, none, none, positions, gates);
+      const keysAt = block.offset + rows.tokens * cache.queryHeads * headDim;
+      const pages = cache.layers[layer]!;
+      const placed = pages.placeRows(
+        before,
+        (t, h) => keysAt + ((firstRow + t) * kvHeads + h) * headDim,
+        positions,
+        gates,
+      );
+      moves.set(pages.pool, [...(moves.get(pages.pool) ?? []), placed]);
+    }
+    const valueShift = rows.tokens * rows.shape.kvHeads * rows.shape.headDim;
+    for (const [pool, lists] of moves) {
+      const all = new Uint32Array(lists.reduce((sum, list) => sum + list.length, 0));
+      let at = 0;
+      for (const list of lists) {
+        all.set(list, at);
+        at += list.length;
+      }
+      pool.scatterRows(rows.buffer, all, valueShift);
+    }
   }
 
   /**
@@ -537,6 +609,45 @@ export class DeviceKVCache implements KVCacheStore {
       tableStride: pages.tableStride,
       tableBase: pages.tableBase,
     };
+  }
+
+  /** Checks one cache's part of an append from device rows (see `appendRows`), changing nothing. */
+  private checkRowsAppend(
+    layer: number,
+    rows: DeviceRows,
+    firstRow: number,
+    positions: Int32Array,
+    label: (argument: string) => string,
+  ): void {
+    this.usable();
+    this.host.liveCounts(layer); // an index out of range: the mirror names it
+    if (this.hostKeys) {
+      throw new LetheError(
+        'E_STATE',
+        'the cache keeps a host copy of its keys: append them from the host',
+        label('hostKeys'),
+      );
+    }
+    const { kvHeads, headDim } = this.geometry;
+    const { shape } = rows;
+    if (
+      rows.device !== this.device ||
+      shape.kvHeads !== kvHeads ||
+      shape.headDim !== headDim ||
+      shape.queryHeads !== this.queryHeads
+    ) {
+      throw new LetheError('E_ARG', "must be on the cache's device, of its shape", 'rows');
+    }
+    if (!(positions instanceof Int32Array)) {
+      throw new LetheError('E_DTYPE', 'must be an Int32Array', label('positions'));
+    }
+    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + positions.length > rows.tokens) {
+      throw new LetheError(
+        'E_ARG',
+        `must be an integer with firstRow + ${positions.length} tokens ≤ the ${rows.tokens} rows, got ${firstRow}`,
+        label('firstRow'),
+      );
+    }
   }
 
   /** Throws `E_STATE` naming `hostKeys` when the host part keeps no keys (`what` reads them). */

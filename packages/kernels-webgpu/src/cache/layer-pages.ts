@@ -60,6 +60,16 @@ export class LayerPages {
     this.pool.append(this.slot, before, keys, values, positions, gates);
   }
 
+  /** See {@link PagePool.placeRows}. */
+  placeRows(
+    before: Int32Array,
+    keyOffset: (t: number, h: number) => number,
+    positions: Int32Array,
+    gates: Float32Array | undefined,
+  ): Uint32Array {
+    return this.pool.placeRows(this.slot, before, keyOffset, positions, gates);
+  }
+
   /** See {@link PagePool.compact}. */
   compact(survivors: readonly Int32Array[]): void {
     this.pool.compact(this.slot, survivors);

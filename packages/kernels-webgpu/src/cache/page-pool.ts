@@ -7,6 +7,7 @@ import { writeArray } from '../device/write-array';
 import { moveEntriesSource } from '../kernels/move-entries-wgsl';
 import { computePipeline } from '../kernels/pipelines';
 import { workgroupGrid } from '../kernels/workgroup-grid';
+import { scatterRows } from './scatter-rows';
 
 const POOL_USAGE = Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST;
 
@@ -134,13 +135,72 @@ export class PagePool {
     positions: Int32Array,
     gates: Float32Array | undefined,
   ): void {
-    const { kvHeads, headDim, pageSize } = this.shape.geometry;
+    const { kvHeads, headDim } = this.shape.geometry;
+    const at = this.place(slot, before, positions.length);
+    this.writeRuns(at, positions, gates, (h, t, run) => {
+      const rowsK = new Float32Array(run * headDim);
+      const rowsV = new Float32Array(run * headDim);
+      for (let r = 0; r < run; r++) {
+        const from = ((t + r) * kvHeads + h) * headDim;
+        rowsK.set(keys.subarray(from, from + headDim), r * headDim);
+        rowsV.set(values.subarray(from, from + headDim), r * headDim);
+      }
+      const first = at[t * kvHeads + h]!;
+      writeArray(this.device, this.pool.keys, 4 * first * headDim, rowsK);
+      writeArray(this.device, this.pool.values, 4 * first * headDim, rowsV);
+    });
+  }
+
+  /**
+   * {@link PagePool.append} with the keys and values already on the device: places the entries
+   * (positions and gates written from the host) and returns the `[source vec4, pool slot]` moves
+   * that copy their key rows — `headDim` floats from `keyOffset(t, h)` of a step's rows — into the
+   * pages, for {@link PagePool.scatterRows} (several caches' moves in one pass).
+   */
+  placeRows(
+    slot: number,
+    before: Int32Array,
+    keyOffset: (t: number, h: number) => number,
+    positions: Int32Array,
+    gates: Float32Array | undefined,
+  ): Uint32Array {
+    const { kvHeads } = this.shape.geometry;
     const tokens = positions.length;
+    const at = this.place(slot, before, tokens);
+    this.writeRuns(at, positions, gates, () => {});
+    const moves = new Uint32Array(2 * tokens * kvHeads);
+    for (let t = 0; t < tokens; t++) {
+      for (let h = 0; h < kvHeads; h++) {
+        const i = t * kvHeads + h;
+        moves[2 * i] = keyOffset(t, h) / 4;
+        moves[2 * i + 1] = at[i]!;
+      }
+    }
+    return moves;
+  }
+
+  /**
+   * Copies key rows of `rows` (and the value rows `valueShift` floats after them) into the pool
+   * slots `moves` lists ({@link PagePool.placeRows}), in one pass.
+   */
+  scatterRows(rows: GPUBuffer, moves: Uint32Array, valueShift: number): void {
+    const { headDim } = this.shape.geometry;
+    scatterRows(this.device, this.pool, rows, moves, headDim / 4, valueShift / 4);
+  }
+
+  /**
+   * Takes the pages `tokens` new entries per head of `slot` need after `before[h]` live entries
+   * (growing the pool, writing the table's new entries) and returns each new entry's pool slot,
+   * `[tokens, kvHeads]`.
+   */
+  private place(slot: number, before: Int32Array, tokens: number): Uint32Array {
+    const { kvHeads, pageSize } = this.shape.geometry;
     let needed = 0;
     for (let h = 0; h < kvHeads; h++) {
       needed += Math.ceil((before[h]! + tokens) / pageSize) - this.rows[slot * kvHeads + h]!.length;
     }
     this.reserve(needed);
+    const at = new Uint32Array(tokens * kvHeads);
     for (let h = 0; h < kvHeads; h++) {
       const row = slot * kvHeads + h;
       const pages = this.rows[row]!;
@@ -150,36 +210,49 @@ export class PagePool {
         const added = Uint32Array.from(pages.slice(grown));
         writeArray(this.device, this.pool.table, 4 * (row * this.capacity + grown), added);
       }
-      // runs of consecutive tokens that land in one page are one write per buffer
-      for (let t = 0; t < tokens; ) {
+      for (let t = 0; t < tokens; t++) {
         const index = before[h]! + t;
-        const run = Math.min(tokens - t, pageSize - (index % pageSize));
-        const at = pages[Math.floor(index / pageSize)]! * pageSize + (index % pageSize);
-        const rowsK = new Float32Array(run * headDim);
-        const rowsV = new Float32Array(run * headDim);
-        for (let r = 0; r < run; r++) {
-          const from = ((t + r) * kvHeads + h) * headDim;
-          rowsK.set(keys.subarray(from, from + headDim), r * headDim);
-          rowsV.set(values.subarray(from, from + headDim), r * headDim);
-        }
-        writeArray(this.device, this.pool.keys, 4 * at * headDim, rowsK);
-        writeArray(this.device, this.pool.values, 4 * at * headDim, rowsV);
-        writeArray(this.device, this.pool.positions, 4 * at, positions.subarray(t, t + run));
+        at[t * kvHeads + h] = pages[Math.floor(index / pageSize)]! * pageSize + (index % pageSize);
+      }
+    }
+    return at;
+  }
+
+  /**
+   * Writes the positions, gates and zeroed sums of new entries at their pool slots `at`
+   * (`[T, kvHeads]`), one write per buffer for each run of a head's consecutive tokens that land
+   * in one page, and calls `vectors(h, t, run)` for each run.
+   */
+  private writeRuns(
+    at: Uint32Array,
+    positions: Int32Array,
+    gates: Float32Array | undefined,
+    vectors: (h: number, t: number, run: number) => void,
+  ): void {
+    const { kvHeads } = this.shape.geometry;
+    const tokens = positions.length;
+    for (let h = 0; h < kvHeads; h++) {
+      for (let t = 0; t < tokens; ) {
+        let run = 1;
+        while (t + run < tokens && at[(t + run) * kvHeads + h] === at[t * kvHeads + h]! + run)
+          run++;
+        const first = at[t * kvHeads + h]!;
+        vectors(h, t, run);
+        writeArray(this.device, this.pool.positions, 4 * first, positions.subarray(t, t + run));
         if (gates !== undefined && this.pool.gates !== undefined) {
           const rowsG = new Float32Array(run);
           for (let r = 0; r < run; r++) rowsG[r] = gates[(t + r) * kvHeads + h]!;
-          writeArray(this.device, this.pool.gates, 4 * at, rowsG);
+          writeArray(this.device, this.pool.gates, 4 * first, rowsG);
         }
         if (this.pool.attention !== undefined && this.pool.counts !== undefined) {
           const zeros = new Float32Array(run);
-          writeArray(this.device, this.pool.attention, 4 * at, zeros);
-          writeArray(this.device, this.pool.counts, 4 * at, zeros);
+          writeArray(this.device, this.pool.attention, 4 * first, zeros);
+          writeArray(this.device, this.pool.counts, 4 * first, zeros);
         }
         t += run;
       }
     }
   }
-
   /**
    * Compacts every head of `slot` to its survivors after an eviction round: `survivors[h]` lists,
    * in increasing order, the old live indices head `h` keeps. Pages before a head's first moved

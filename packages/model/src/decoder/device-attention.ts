@@ -10,6 +10,7 @@ import type { KVCacheStore } from '@lethe/kv-cache';
 import { LetheError, tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkAttentionBias } from './attention-bias';
+import { tensorOfBuffer } from './device-tensor';
 import type { LayerReads } from './layer-attention';
 
 /**
@@ -158,7 +159,7 @@ function launchGroup(
         );
   const rowCount = group.reduce((sum, { part }) => sum + part.request.queryPositions.length, 0);
   try {
-    return tf.tensor({ buffer: output }, [rowCount, querySize], 'float32') as tf.Tensor2D;
+    return tensorOfBuffer(output, [rowCount, querySize], 'float32') as tf.Tensor2D;
   } finally {
     destroyGpuBuffer(output);
   }

@@ -1,8 +1,9 @@
-import { DeviceRows } from '@lethe/kernels-webgpu';
-import { tf } from '@lethe/tensor';
+import { DeviceKVCache, DeviceRows, NON_FINITE } from '@lethe/kernels-webgpu';
+import { LetheError, type tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import type { AppendRows } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
+import { tensorOfBuffer } from './device-tensor';
 import { ropeRotation } from './host-rope';
 import type { PackedRows } from './packed-rows';
 
@@ -19,6 +20,18 @@ export function keepsRowsOnDevice(request: CachedStepRequest): boolean {
     perLayer?.some((control) => control?.tokenKeep !== undefined && control.tokenKeep < 1),
   );
   return ranks !== true;
+}
+
+/**
+ * Whether a device step's keys and values need never reach the host: no cache keeps a host copy
+ * of its keys (`hostKeys`) and none records queries (a query window, attention tracking). Then the
+ * step appends from its rows on the device and reads back only their non-finite flags.
+ */
+export function keysStayOnDevice(
+  caches: readonly DeviceKVCache[],
+  recordQueries: readonly boolean[],
+): boolean {
+  return caches.every((cache) => !cache.hostKeys) && !recordQueries.includes(true);
 }
 
 /** The step's rows on tfjs's WebGPU device, their rotary angles uploaded (the host's). */
@@ -84,5 +97,69 @@ export function rowsToAppends(
 
 /** The rows' buffer as a tensor to read (tfjs copies it into a buffer of its own). */
 export function rowsTensor(rows: DeviceRows): tf.Tensor {
-  return tf.tensor({ buffer: rows.buffer }, [rows.buffer.size / 4], 'float32');
+  return tensorOfBuffer(rows.buffer, [rows.buffer.size / 4], 'float32');
+}
+
+/** The rows' non-finite flags as a tensor to read, `[layers·3·tokens]` int32 (a copy). */
+export function flagsTensor(rows: DeviceRows): tf.Tensor {
+  return tensorOfBuffer(rows.flags, [rows.flags.size / 4], 'int32');
+}
+
+/**
+ * Throws what `checkAppendsFinite` throws for the step's appends when the rows' flags say a key
+ * or value is not finite — sequence by sequence, layers in order, keys before values — so a step
+ * whose keys stay on the device refuses them without reading them back.
+ *
+ * @throws LetheError `E_STATE` naming `model`.
+ */
+export function checkRowFlags(
+  flags: Int32Array,
+  layers: number,
+  rows: PackedRows,
+  tokens: number,
+): void {
+  for (let b = 0; b < rows.batch; b++) {
+    for (let layer = 0; layer < layers; layer++) {
+      for (const [section, kind] of [
+        [1, 'keys'],
+        [2, 'values'],
+      ] as const) {
+        for (let t = 0; t < rows.lengths[b]!; t++) {
+          const bits = flags[(layer * 3 + section) * tokens + rows.starts[b]! + t]!;
+          if (bits === 0) continue;
+          const value =
+            (bits & NON_FINITE.nan) !== 0
+              ? NaN
+              : (bits & NON_FINITE.positive) !== 0
+                ? Infinity
+                : -Infinity;
+          throw new LetheError(
+            'E_STATE',
+            `layer ${layer} produced ${kind} with a non-finite value (${value}) for sequence ${b}: its weights or activations overflow; no cache was changed`,
+            'model',
+          );
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Appends every sequence's rows to every layer of its cache on the device, layer by layer, one
+ * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`).
+ */
+export function appendRowsOnDevice(
+  caches: readonly DeviceKVCache[],
+  deviceRows: DeviceRows,
+  rows: PackedRows,
+  layers: number,
+): void {
+  const parts = caches.map((cache, b) => {
+    const firstRow = rows.starts[b]!;
+    const positions = rows.positions.subarray(firstRow, firstRow + rows.lengths[b]!);
+    return { cache, firstRow, positions };
+  });
+  for (let layer = 0; layer < layers; layer++) {
+    DeviceKVCache.appendRowsBatch(layer, deviceRows, parts);
+  }
 }

@@ -5,8 +5,12 @@ import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from '
 import type { CachedStepRequest } from './cached-step';
 import { attendLayerOnDevice, deviceCaches } from './device-attention';
 import {
+  appendRowsOnDevice,
+  checkRowFlags,
   deviceStepRows,
+  flagsTensor,
   keepsRowsOnDevice,
+  keysStayOnDevice,
   rotateOnDevice,
   rowsTensor,
   rowsToAppends,
@@ -184,8 +188,27 @@ export function* cachedStepProgram(
     });
     let appended = false;
     try {
+      if (deviceRows !== undefined && keysStayOnDevice(onDevice!, recordQueries)) {
+        // the one read of such a step: whether each row's keys and values are finite
+        const copy = flagsTensor(deviceRows);
+        let host: readonly Float32Array[];
+        try {
+          host = yield [copy];
+        } finally {
+          copy.dispose();
+        }
+        checkRowFlags(host[0] as unknown as Int32Array, layers, rows, deviceRows.tokens);
+        appendRowsOnDevice(onDevice!, deviceRows, rows, layers);
+        appended = true;
+        return {
+          logits,
+          hidden,
+          reads,
+          ...(positionLogits === undefined ? {} : { positionLogits }),
+        };
+      }
       if (deviceRows !== undefined) {
-        // the one read of a device step: every layer's rows, for the caches' bookkeeping
+        // every layer's rows, for the caches' host copies and recorded queries
         const copy = rowsTensor(deviceRows);
         let host: readonly Float32Array[];
         try {

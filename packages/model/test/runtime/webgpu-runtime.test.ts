@@ -166,80 +166,90 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     const before = deviceCounters().dispatches;
     const reads = vi.spyOn(tf.Tensor.prototype, 'data');
     const batched = await session.step([0, 1, 2, 3], Int32Array.of(1, 2, 3, 4));
-    // per layer, for the four sequences together: the RoPE-rows pass, the paged attention, its merge
-    expect(deviceCounters().dispatches - before).toBe(3 * config.num_hidden_layers);
-    // no read per layer (q, k and v were 3 each): the step's rows once at its end, then the
-    // session's logits and hidden states together
+    // per layer, for the four sequences together: the RoPE-rows pass, the paged attention, its
+    // merge, and the appends' scatter of the new keys and values from the step's rows
+    expect(deviceCounters().dispatches - before).toBe(4 * config.num_hidden_layers);
+    // no read per layer (q, k and v were 3 each): the rows' non-finite flags once at the step's
+    // end (the keys and values stay on the device), then the session's logits and hidden states
     expect(reads).toHaveBeenCalledTimes(3);
+    expect(caches.every((cache) => !cache.hostKeys)).toBe(true);
     reads.mockRestore();
     expect(batched.logits).toHaveLength(4);
     session.dispose();
     model.dispose();
   }, 120_000);
 
-  it('a device step whose keys are not finite changes no cache and leaks nothing (rows read once at its end)', async () => {
-    await initBackend('webgpu');
-    const model = lively(config, 21);
-    const reference = lively(config, 21);
-    const device = (tf.backend() as unknown as { device: GPUDevice }).device;
-    const make = () => [
-      new DeviceKVCache(cacheOptionsFor(config, { queryWindow: 2, trackAttention: true }), device),
-      new DeviceKVCache(cacheOptionsFor(config), device),
-    ];
-    const caches = make();
-    const referenceCaches = make();
-    const prompts = [Int32Array.of(1, 2, 3), Int32Array.of(4, 5)];
-    const logitsOf = async (out: { logits: tf.Tensor; hidden: tf.Tensor }) => {
-      const data = Array.from(await out.logits.data());
-      tf.dispose([out.logits, out.hidden]);
-      return data;
-    };
-    await logitsOf(await model.prefillAsync(caches, prompts));
-    await logitsOf(await reference.prefillAsync(referenceCaches, prompts));
-    // the keys as the device holds them (the caches keep none on the host)
-    const snapshot = () =>
-      Promise.all(
-        caches.map(async (cache) => {
-          const layers = [];
-          for (let l = 0; l < config.num_hidden_layers; l++) {
-            const observed = await cache.observeAsync(l, { ...NO_NEEDS, keys: true });
-            layers.push({
-              length: cache.length(l),
-              live: Array.from(cache.liveCounts(l)),
-              keys: Array.from(observed.keys!),
-            });
-          }
-          return layers;
-        }),
+  it.each([
+    ['one records queries: the rows read once at its end', true],
+    ["none records queries: only the rows' non-finite flags read", false],
+  ])(
+    'a device step whose keys are not finite changes no cache and leaks nothing (%s)',
+    async (_, recording) => {
+      await initBackend('webgpu');
+      const model = lively(config, 21);
+      const reference = lively(config, 21);
+      const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+      const records = recording ? { queryWindow: 2, trackAttention: true } : {};
+      const make = () => [
+        new DeviceKVCache(cacheOptionsFor(config, records), device),
+        new DeviceKVCache(cacheOptionsFor(config), device),
+      ];
+      const caches = make();
+      const referenceCaches = make();
+      const prompts = [Int32Array.of(1, 2, 3), Int32Array.of(4, 5)];
+      const logitsOf = async (out: { logits: tf.Tensor; hidden: tf.Tensor }) => {
+        const data = Array.from(await out.logits.data());
+        tf.dispose([out.logits, out.hidden]);
+        return data;
+      };
+      await logitsOf(await model.prefillAsync(caches, prompts));
+      await logitsOf(await reference.prefillAsync(referenceCaches, prompts));
+      // the keys as the device holds them (the caches keep none on the host)
+      const snapshot = () =>
+        Promise.all(
+          caches.map(async (cache) => {
+            const layers = [];
+            for (let l = 0; l < config.num_hidden_layers; l++) {
+              const observed = await cache.observeAsync(l, { ...NO_NEEDS, keys: true });
+              layers.push({
+                length: cache.length(l),
+                live: Array.from(cache.liveCounts(l)),
+                keys: Array.from(observed.keys!),
+              });
+            }
+            return layers;
+          }),
+        );
+      const before = await snapshot();
+      const variable = model.parameters.get('model.layers.1.self_attn.k_proj.weight')!;
+      const saved = variable.clone();
+      const poison = tf.fill(variable.shape, Number.NaN);
+      variable.assign(poison);
+      poison.dispose();
+      const tensors = tf.memory().numTensors;
+      const buffers = liveGpuBuffers().buffers;
+      const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7)).then(
+        () => undefined,
+        (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
       );
-    const before = await snapshot();
-    const variable = model.parameters.get('model.layers.1.self_attn.k_proj.weight')!;
-    const saved = variable.clone();
-    const poison = tf.fill(variable.shape, Number.NaN);
-    variable.assign(poison);
-    poison.dispose();
-    const tensors = tf.memory().numTensors;
-    const buffers = liveGpuBuffers().buffers;
-    const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7)).then(
-      () => undefined,
-      (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
-    );
-    expect(error?.code).toBe('E_STATE');
-    expect(error?.argument).toBe('model');
-    expect(error?.message).toContain('layer 1 produced keys with a non-finite value (NaN)');
-    expect(tf.memory().numTensors).toBe(tensors);
-    expect(liveGpuBuffers().buffers).toBe(buffers);
-    expect(await snapshot()).toEqual(before);
-    variable.assign(saved);
-    saved.dispose();
-    // the failed step left no trace: the next one gives exactly the logits of a run without it
-    expect(await logitsOf(await model.decodeStepAsync(caches, Int32Array.of(6, 7)))).toEqual(
-      await logitsOf(await reference.decodeStepAsync(referenceCaches, Int32Array.of(6, 7))),
-    );
-    for (const cache of [...caches, ...referenceCaches]) cache.dispose();
-    model.dispose();
-    reference.dispose();
-  }, 60_000);
+      expect(error?.code).toBe('E_STATE');
+      expect(error?.argument).toBe('model');
+      expect(error?.message).toContain('layer 1 produced keys with a non-finite value (NaN)');
+      expect(tf.memory().numTensors).toBe(tensors);
+      expect(liveGpuBuffers().buffers).toBe(buffers);
+      expect(await snapshot()).toEqual(before);
+      variable.assign(saved);
+      saved.dispose();
+      // the failed step left no trace: the next one gives exactly the logits of a run without it
+      expect(await logitsOf(await model.decodeStepAsync(caches, Int32Array.of(6, 7)))).toEqual(
+        await logitsOf(await reference.decodeStepAsync(referenceCaches, Int32Array.of(6, 7))),
+      );
+      for (const cache of [...caches, ...referenceCaches]) cache.dispose();
+      model.dispose();
+      reference.dispose();
+    },
+    60_000,
+  );
 
   it('refuses a batch that would attend on the host with a device cache keeping its keys on the device', async () => {
     await initBackend('webgpu');
