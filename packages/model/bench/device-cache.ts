@@ -5,10 +5,10 @@
 // on both (its accumulated attention kept on the device, read back at rounds, against the host
 // cache's float64 accumulation); and the host↔device traffic per decode step: what the device
 // cache uploads and reads back (counted: H2O's observations at its rounds), what the step reads
-// back from tfjs (its q/k/v rows of every layer and the logits and hidden state, counted from the
-// shapes) and in how many reads (each one a wait for the device: per layer on host caches and
-// where a read selector ranks pages on the host, once per step otherwise). Every figure is a
-// ratio measured in this one run. Needs WebGPU (in Node:
+// back from tfjs (counted: the bytes of every tensor read — q/k/v per layer on host caches and
+// where Quest ranks pages on the host, every layer's rows where a cache records queries, only
+// the rows' non-finite flags otherwise — and the logits and hidden state) and in how many reads
+// (each one a wait for the device). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
 //   node scripts/pnpm.mjs --filter @lethe/model bench:device
@@ -35,11 +35,13 @@ interface Run {
   readonly readSelector?: ReadSelector;
 }
 
-/** Asynchronous tensor reads so far (every `data()`: a wait for the device's results). */
+/** Asynchronous tensor reads so far (every `data()`: a wait for the device's results), and their bytes. */
 let tensorReads = 0;
+let tensorReadBytes = 0;
 const read = tf.Tensor.prototype.data;
 tf.Tensor.prototype.data = function (this: tf.Tensor) {
   tensorReads++;
+  tensorReadBytes += 4 * this.size;
   return read.call(this);
 } as typeof read;
 
@@ -56,17 +58,20 @@ async function timeRun(model: DecoderModel, context: number, steps: number, run:
   await session.step([0], Int32Array.of(1)); // warm-up step (pipelines compiled)
   const before = deviceCounters();
   const readsBefore = tensorReads;
+  const readBytesBefore = tensorReadBytes;
   const t0 = performance.now();
   for (let s = 0; s < steps; s++) await session.step([0], Int32Array.of((5 * s + 1) % 32));
   const seconds = (performance.now() - t0) / 1000;
   const after = deviceCounters();
   const reads = (tensorReads - readsBefore) / steps;
+  const readBytes = (tensorReadBytes - readBytesBefore) / steps;
   session.dispose();
   return {
     tokensPerSecond: steps / seconds,
     uploaded: (after.uploadedBytes - before.uploadedBytes) / steps,
     downloaded: (after.downloadedBytes - before.downloadedBytes) / steps,
     reads,
+    readBytes,
   };
 }
 
@@ -75,11 +80,11 @@ async function main(): Promise<void> {
   await initBackend('webgpu');
   const model = DecoderModel.random(config, 1);
   const { num_hidden_layers: L, num_attention_heads: Hq, num_key_value_heads: Hkv } = config;
-  const readBack =
-    4 * (L * (Hq + 2 * Hkv) * config.head_dim + config.vocab_size + config.hidden_size);
+  const rowBytes = 4 * L * (Hq + 2 * Hkv) * config.head_dim;
+  const outputBytes = 4 * (config.vocab_size + config.hidden_size);
   console.log(
-    `webgpu; ${L} layers, ${Hq}/${Hkv} heads of ${config.head_dim}; read back per decode step ` +
-      `(q/k/v rows of every layer, logits, hidden): ${readBack} bytes`,
+    `webgpu; ${L} layers, ${Hq}/${Hkv} heads of ${config.head_dim}; per decode step a token's ` +
+      `q/k/v rows of every layer are ${rowBytes} bytes, its logits and hidden state ${outputBytes}`,
   );
   for (const [context, steps] of CONTEXTS) {
     const budget = Math.round(context * KEEP);
@@ -112,8 +117,8 @@ async function main(): Promise<void> {
       console.log(
         `${String(context).padStart(5)}  ${run.name.padEnd(28)} ${r.tokensPerSecond.toFixed(1).padStart(7)} tok/s ` +
           `(×${(r.tokensPerSecond / reference).toFixed(2)} of the host cache)   ` +
-          `uploaded ${Math.round(r.uploaded)} B/step, read back ${Math.round(r.downloaded)} B/step, ` +
-          `${r.reads.toFixed(1)} tensor reads/step`,
+          `uploaded ${Math.round(r.uploaded)} B/step, read back ${Math.round(r.downloaded)} B/step; ` +
+          `from tfjs ${r.reads.toFixed(1)} reads, ${Math.round(r.readBytes)} B/step`,
       );
     }
   }

@@ -188,39 +188,30 @@ export function* cachedStepProgram(
     });
     let appended = false;
     try {
-      if (deviceRows !== undefined && keysStayOnDevice(onDevice!, recordQueries)) {
-        // the one read of such a step: whether each row's keys and values are finite
-        const copy = flagsTensor(deviceRows);
-        let host: readonly Float32Array[];
-        try {
-          host = yield [copy];
-        } finally {
-          copy.dispose();
-        }
-        checkRowFlags(host[0] as unknown as Int32Array, layers, rows, deviceRows.tokens);
-        appendRowsOnDevice(onDevice!, deviceRows, rows, layers);
-        appended = true;
-        return {
-          logits,
-          hidden,
-          reads,
-          ...(positionLogits === undefined ? {} : { positionLogits }),
-        };
-      }
+      // on device rows, one read: their non-finite flags when the keys can stay there, else the
+      // rows themselves (for the caches' host copies and recorded queries)
+      const onlyFlags = deviceRows !== undefined && keysStayOnDevice(onDevice!, recordQueries);
       if (deviceRows !== undefined) {
-        // every layer's rows, for the caches' host copies and recorded queries
-        const copy = rowsTensor(deviceRows);
+        const copy = onlyFlags ? flagsTensor(deviceRows) : rowsTensor(deviceRows);
         let host: readonly Float32Array[];
         try {
           host = yield [copy];
         } finally {
           copy.dispose();
         }
-        downloads.push(...rowsToAppends(host[0]!, config, deviceRows));
+        if (onlyFlags) {
+          checkRowFlags(host[0] as unknown as Int32Array, layers, rows, deviceRows.tokens);
+        } else {
+          downloads.push(...rowsToAppends(host[0]!, config, deviceRows));
+        }
       }
-      const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
-      checkAppendsFinite(appends);
-      applyAppends(appends);
+      if (onlyFlags) {
+        appendRowsOnDevice(onDevice!, deviceRows!, rows, layers);
+      } else {
+        const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
+        checkAppendsFinite(appends);
+        applyAppends(appends);
+      }
       appended = true;
     } finally {
       // an error, or the program abandoned at its last stop
