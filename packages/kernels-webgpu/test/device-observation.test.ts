@@ -143,6 +143,16 @@ describe.skipIf(skipWebGpu)(
           'E_ARG',
           'storeKeys',
         );
+        expectLetheError(
+          () => new DeviceKVCache(null as unknown as KVCacheOptions, block.device),
+          'E_ARG',
+          'options',
+        );
+        expectLetheError(
+          () => new DeviceKVCache({ ...options, hostKeys: 1 as unknown as boolean }, block.device),
+          'E_ARG',
+          'hostKeys',
+        );
       } finally {
         tracked.dispose();
         untracked.dispose();

@@ -120,7 +120,8 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  * positions, ages, live sets, anchors, accounting and the query window — and, with `hostKeys`,
  * a copy of the keys and values too, for the contract's synchronous reads of them (`view`,
  * `gather`, `pageKeyBounds`, `observe`). Per appended token the device receives its key and value
- * rows; an eviction round compacts the device pages in one pass; attention reads only the device.
+ * rows (or copies them from a step's rows already there: `appendRows`); an eviction round compacts
+ * the device pages in one pass; attention reads only the device.
  *
  * @example
  * ```ts
@@ -139,10 +140,11 @@ export class DeviceKVCache implements KVCacheStore {
   private disposed = false;
 
   /**
-   * @param options the host cache's options (`storeValues` must stay true: the device cache
-   *   exists to attend).
+   * @param options the host cache's options (`storeKeys` and `storeValues` must stay true: the
+   *   device cache exists to attend) and `hostKeys`.
    * @param device the WebGPU device (tfjs's, to share buffers with its tensors).
-   * @throws `E_ARG` naming the option at fault (as `KVCache` does) or `storeValues`; `E_SHAPE`
+   * @throws `E_ARG` naming the option at fault (as `KVCache` does), `storeKeys`, `storeValues` or
+   *   `hostKeys` (not a boolean); `E_SHAPE`
    *   naming `geometry.headDim` or `queryHeads` for a geometry the kernels do not support;
    *   `E_CAPACITY` when a first page pool does not fit the device's buffer limits.
    */
@@ -155,7 +157,7 @@ export class DeviceKVCache implements KVCacheStore {
         throw new LetheError('E_ARG', 'a device cache stores keys and values (it attends)', stored);
       }
     }
-    const hostKeys = options.hostKeys ?? false;
+    const hostKeys = options?.hostKeys ?? false;
     if (typeof hostKeys !== 'boolean') {
       throw new LetheError('E_ARG', `must be a boolean, got ${hostKeys}`, 'hostKeys');
     }
