@@ -112,20 +112,8 @@ function attendRows(
   label: (argument: string, part: number) => string,
 ): GPUBuffer {
   const first = parts[0]!.cache;
-  const { headDim, kvHeads } = first.geometry;
-  const { shape } = rows;
-  if (
-    rows.device !== first.device ||
-    shape.headDim !== headDim ||
-    shape.kvHeads !== kvHeads ||
-    shape.queryHeads !== first.queryHeads
-  ) {
-    throw new LetheError(
-      'E_ARG',
-      "must be on the caches' device with their query heads, KV heads and head dim",
-      'rows',
-    );
-  }
+  const { kvHeads } = first.geometry;
+  rows.requireShapeOf(first);
   const inputs = rows.inputsOf(layer);
   const sequences = parts.map(({ cache, request }, i) => {
     const { queryPositions, firstRow, chunkBias } = request;
@@ -133,13 +121,7 @@ function attendRows(
       throw new LetheError('E_DTYPE', 'must be an Int32Array', label('queryPositions', i));
     }
     const tokens = queryPositions.length;
-    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + tokens > rows.tokens) {
-      throw new LetheError(
-        'E_ARG',
-        `must be an integer with firstRow + ${tokens} tokens ≤ the ${rows.tokens} rows, got ${firstRow}`,
-        label('firstRow', i),
-      );
-    }
+    rows.requireSpan(firstRow, tokens, label('firstRow', i));
     if (chunkBias !== undefined) checkFloats(chunkBias, tokens * kvHeads, label('chunkBias', i));
     return {
       tableBase: shares[i]!.tableBase,

@@ -165,6 +165,41 @@ export class DeviceRows {
     return { buffer: this.buffer, offset: layer * this.floatsPerLayer, rows: this.tokens };
   }
 
+  /**
+   * Throws `E_ARG` naming `rows` unless these rows are on `device` with the query heads, KV heads
+   * and head dim of `cache` (what attends from them or appends them).
+   */
+  requireShapeOf(cache: {
+    readonly device: GPUDevice;
+    readonly queryHeads: number;
+    readonly geometry: { readonly kvHeads: number; readonly headDim: number };
+  }): void {
+    const { shape } = this;
+    if (
+      this.device !== cache.device ||
+      shape.kvHeads !== cache.geometry.kvHeads ||
+      shape.headDim !== cache.geometry.headDim ||
+      shape.queryHeads !== cache.queryHeads
+    ) {
+      throw new LetheError(
+        'E_ARG',
+        "must be on the cache's device with its query heads, KV heads and head dim",
+        'rows',
+      );
+    }
+  }
+
+  /** Throws `E_ARG` naming `argument` unless rows `firstRow … firstRow + tokens − 1` exist. */
+  requireSpan(firstRow: number, tokens: number, argument: string): void {
+    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + tokens > this.tokens) {
+      throw new LetheError(
+        'E_ARG',
+        `must be an integer with firstRow + ${tokens} tokens ≤ the ${this.tokens} rows, got ${firstRow}`,
+        argument,
+      );
+    }
+  }
+
   /** Destroys the buffers (once). */
   dispose(): void {
     if (this.disposed) return;

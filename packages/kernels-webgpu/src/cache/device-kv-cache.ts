@@ -296,7 +296,9 @@ export class DeviceKVCache implements KVCacheStore {
         positions,
         gates,
       );
-      moves.set(pages.pool, [...(moves.get(pages.pool) ?? []), placed]);
+      const lists = moves.get(pages.pool) ?? [];
+      lists.push(placed);
+      moves.set(pages.pool, lists);
     }
     const valueShift = rows.tokens * rows.shape.kvHeads * rows.shape.headDim;
     for (const [pool, lists] of moves) {
@@ -630,26 +632,11 @@ export class DeviceKVCache implements KVCacheStore {
         label('hostKeys'),
       );
     }
-    const { kvHeads, headDim } = this.geometry;
-    const { shape } = rows;
-    if (
-      rows.device !== this.device ||
-      shape.kvHeads !== kvHeads ||
-      shape.headDim !== headDim ||
-      shape.queryHeads !== this.queryHeads
-    ) {
-      throw new LetheError('E_ARG', "must be on the cache's device, of its shape", 'rows');
-    }
+    rows.requireShapeOf(this);
     if (!(positions instanceof Int32Array)) {
       throw new LetheError('E_DTYPE', 'must be an Int32Array', label('positions'));
     }
-    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + positions.length > rows.tokens) {
-      throw new LetheError(
-        'E_ARG',
-        `must be an integer with firstRow + ${positions.length} tokens ≤ the ${rows.tokens} rows, got ${firstRow}`,
-        label('firstRow'),
-      );
-    }
+    rows.requireSpan(firstRow, positions.length, label('firstRow'));
   }
 
   /** Throws `E_STATE` naming `hostKeys` when the host part keeps no keys (`what` reads them). */

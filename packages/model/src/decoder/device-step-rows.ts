@@ -4,7 +4,6 @@ import type { ModelConfig } from '../io/index';
 import type { AppendRows } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
 import { tensorOfBuffer } from './device-tensor';
-import { ropeRotation } from './host-rope';
 import type { PackedRows } from './packed-rows';
 
 /**
@@ -34,12 +33,11 @@ export function keysStayOnDevice(
   return caches.every((cache) => !cache.hostKeys) && !recordQueries.includes(true);
 }
 
-/** The step's rows on tfjs's WebGPU device, their rotary angles uploaded (the host's). */
+/** The step's rows on tfjs's WebGPU device, their rotary angles (`ropeRotation`) uploaded. */
 export function deviceStepRows(
   device: GPUDevice,
   config: ModelConfig,
-  rows: PackedRows,
-  inverseFrequencies: Float32Array,
+  rotation: Float32Array,
 ): DeviceRows {
   return new DeviceRows(
     device,
@@ -49,7 +47,7 @@ export function deviceStepRows(
       kvHeads: config.num_key_value_heads,
       headDim: config.head_dim,
     },
-    ropeRotation(rows.positions, inverseFrequencies),
+    rotation,
   );
 }
 

@@ -32,19 +32,14 @@ export function ropeRotation(
  * arithmetic, with the angles of {@link ropeRotation}.
  *
  * @param rows `[B, heads, headDim]`, row `b` the heads of one token.
- * @param positions `[B]`, the position of each row's token.
- * @param inverseFrequencies `[headDim / 2]` (`ropeInverseFrequencies`).
+ * @param rotation `[2, B, headDim / 2]` ({@link ropeRotation} of the rows' positions).
+ * @param headDim the width of one head.
  */
-export function ropeRowsInPlace(
-  rows: Float32Array,
-  positions: Int32Array,
-  inverseFrequencies: Float32Array,
-): void {
-  const half = inverseFrequencies.length;
-  const headDim = 2 * half;
-  const count = positions.length;
+export function ropeRowsInPlace(rows: Float32Array, rotation: Float32Array, headDim: number): void {
+  const half = headDim / 2;
+  const count = rotation.length / headDim;
+  if (count === 0) return;
   const rowSize = rows.length / count;
-  const rotation = ropeRotation(positions, inverseFrequencies);
   for (let b = 0; b < count; b++) {
     const cos = rotation.subarray(b * half, (b + 1) * half);
     const sin = rotation.subarray((count + b) * half, (count + b + 1) * half);

@@ -16,7 +16,7 @@ import {
   rowsToAppends,
 } from './device-step-rows';
 import { checkKeyBias } from './forward-checks';
-import { ropeRowsInPlace } from './host-rope';
+import { ropeRotation, ropeRowsInPlace } from './host-rope';
 import { attendLayer } from './layer-attention';
 import { denseMlpRows, hasMlpKnobs, swiGluMlp } from './mlp';
 import { type PackedRows, packRows } from './packed-rows';
@@ -66,7 +66,11 @@ export function* cachedStepProgram(
   const { num_key_value_heads: kvHeads, num_hidden_layers: layers, rms_norm_eps: eps } = config;
   const batch = caches.length;
   const recordQueries = caches.map((cache) => cache.queryWindow > 0 || cache.trackAttention);
-  const inverseFrequencies = ropeInverseFrequencies(config.head_dim, config.rope_theta);
+  // the step's rotary angles, once: the host RoPE of every layer and the device rows use them
+  const rotation = ropeRotation(
+    rows.positions,
+    ropeInverseFrequencies(config.head_dim, config.rope_theta),
+  );
   const reads: StepReads = {
     entries: new Int32Array(batch * layers * kvHeads),
     live: new Int32Array(batch * layers * kvHeads),
@@ -77,7 +81,7 @@ export function* cachedStepProgram(
   // ... and keep the step's queries, keys and values there when nothing needs them sooner
   const deviceRows =
     onDevice !== undefined && keepsRowsOnDevice(request)
-      ? deviceStepRows(onDevice[0]!.device, config, rows, inverseFrequencies)
+      ? deviceStepRows(onDevice[0]!.device, config, rotation)
       : undefined;
 
   let x: tf.Tensor | undefined;
@@ -132,8 +136,8 @@ export function* cachedStepProgram(
       const queries = columnsToRows(host[0]!, rows.count);
       const keys = columnsToRows(host[1]!, rows.count);
       const values = columnsToRows(host[2]!, rows.count);
-      ropeRowsInPlace(queries, rows.positions, inverseFrequencies);
-      ropeRowsInPlace(keys, rows.positions, inverseFrequencies);
+      ropeRowsInPlace(queries, rotation, config.head_dim);
+      ropeRowsInPlace(keys, rotation, config.head_dim);
       const gates =
         keyBias === undefined ? undefined : unpadGates(host[3]!, host[4]!, rows, kvHeads);
       downloads.push({ keys, values, queries, gates: gates?.gates });
