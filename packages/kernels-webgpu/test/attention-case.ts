@@ -26,6 +26,14 @@ export interface Case {
   readonly chunked: boolean;
   readonly spread: number;
   readonly seed: number;
+  /** Keep the pages' key bounds on the device (`pageBounds`). */
+  readonly pageBounds?: boolean;
+  /**
+   * Draw every number on a grid of this step (`1/8` or coarser, so that Quest's bounds and
+   * attention scores are exact in float32 whatever the order of their sums; a coarse grid ties
+   * many page scores).
+   */
+  readonly grid?: number;
 }
 
 /**
@@ -34,14 +42,17 @@ export interface Case {
  */
 export function buildCase(device: GPUDevice, c: Case) {
   const random = mulberry32(c.seed);
-  const draw = (scale: number) => Math.fround((random() * 2 - 1) * scale);
+  const draw = (scale: number) => {
+    const x = (random() * 2 - 1) * scale;
+    return c.grid === undefined ? Math.fround(x) : Math.round(x / c.grid) * c.grid;
+  };
   const options: KVCacheOptions = {
     geometry: { layers: 1, kvHeads: c.kvHeads, headDim: c.headDim, pageSize: c.pageSize },
     queryHeads: c.kvHeads * c.group,
     storeGates: c.gated,
     trace: false,
   };
-  const cache = new DeviceKVCache(options, device);
+  const cache = new DeviceKVCache({ ...options, pageBounds: c.pageBounds ?? false }, device);
   const host = new KVCache(options);
   let position = 0;
   const append = (tokens: number) => {

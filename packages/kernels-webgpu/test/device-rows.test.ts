@@ -3,10 +3,7 @@ import { expectLetheError } from '@lethe/test-utils';
 import { mulberry32 } from '@lethe/test-utils/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Usage } from '../src/device/usage';
-import { writeArray } from '../src/device/write-array';
 import {
-  createGpuBuffer,
   DeviceKVCache,
   DeviceRows,
   destroyGpuBuffer,
@@ -15,6 +12,7 @@ import {
   readBack,
 } from '../src/index';
 import { buildCase, type Case } from './attention-case';
+import { deviceArray, stepRows } from './step-rows';
 import { deviceForBlock, skipWebGpu } from './webgpu-setup';
 
 const f32 = Math.fround;
@@ -31,13 +29,6 @@ function rotationOf(positions: readonly number[], frequencies: Float32Array): Fl
     }
   });
   return out;
-}
-
-/** A storage buffer holding `data` (a projection as tfjs would hold it). */
-function deviceArray(device: GPUDevice, data: Float32Array): GPUBuffer {
-  const buffer = createGpuBuffer(device, data.byteLength, Usage.STORAGE | Usage.COPY_DST, 'test');
-  writeArray(device, buffer, 0, data);
-  return buffer;
 }
 
 const ropeArbitrary = fc.record({
@@ -159,39 +150,16 @@ describe.skipIf(skipWebGpu)(
         tokens += cases[p]!.queries;
       }
       const heads = queryHeads + 2 * kvHeads;
-      const columns = new Float32Array(heads * headDim * tokens).fill(Number.NaN);
-      const put = (h: number, row: number, vector: Float32Array) => {
-        vector.forEach((x, d) => {
-          columns[(h * headDim + d) * tokens + row] = x;
-        });
-      };
-      for (const [p, { request }] of built.entries()) {
-        for (let t = 0; t < cases[p]!.queries; t++) {
-          const row = firstRow.get(p)! + t;
-          for (let h = 0; h < queryHeads; h++) {
-            const at = (t * queryHeads + h) * headDim;
-            put(h, row, request.queries.subarray(at, at + headDim));
-          }
-          for (let h = 0; h < kvHeads; h++) {
-            const at = (t * kvHeads + h) * headDim;
-            put(queryHeads + h, row, request.chunk!.keys.subarray(at, at + headDim));
-            put(queryHeads + kvHeads + h, row, request.chunk!.values.subarray(at, at + headDim));
-          }
-        }
-      }
-      // cos 1, sin 0: the rows are the projection's own numbers
-      const rotation = new Float32Array(tokens * headDim);
-      rotation.fill(1, 0, (tokens * headDim) / 2);
-      const rows = new DeviceRows(
+      const rows = stepRows(
         block.device,
-        { layers: 1, queryHeads, kvHeads, headDim },
-        rotation,
+        { queryHeads, kvHeads, headDim },
+        built.map(({ request }) => request),
+        built.map((_, p) => firstRow.get(p)!),
+        tokens,
       );
-      const projection = deviceArray(block.device, columns);
       const total = cases.reduce((sum, c) => sum + c.queries, 0);
       const bytes = 4 * total * queryHeads * headDim;
       try {
-        rows.rotate(0, projection);
         const uploaded = DeviceKVCache.attendBatch(
           0,
           built.map(({ cache, request }) => ({ cache, request })),
@@ -223,7 +191,6 @@ describe.skipIf(skipWebGpu)(
         expect(Array.from(got)).toEqual(Array.from(expected));
         expect(got.some((x) => x !== 0)).toBe(true);
       } finally {
-        destroyGpuBuffer(projection);
         rows.dispose();
         for (const { cache } of built) cache.dispose();
       }
@@ -346,6 +313,76 @@ describe.skipIf(skipWebGpu)(
         destroyGpuBuffer(projection);
         rows.dispose();
         cache.dispose();
+      }
+    });
+
+    it('records queries from a step’s rows as from the host: the same accumulated attention, bit for bit', async () => {
+      const geometry = { layers: 1, kvHeads: 2, headDim: 8, pageSize: 4 };
+      const options = { geometry, queryHeads: 4, trace: false, trackAttention: true };
+      const random = mulberry32(12);
+      const draw = (n: number) => Float32Array.from({ length: n }, () => f32(random() * 2 - 1));
+      const fromHost = new DeviceKVCache(options, block.device);
+      const fromRows = new DeviceKVCache(options, block.device);
+      const windowed = new DeviceKVCache({ ...options, queryWindow: 2 }, block.device);
+      const kvSize = 2 * 8;
+      const querySize = 4 * 8;
+      let rows: DeviceRows | undefined;
+      try {
+        for (const [first, tokens] of [
+          [0, 13],
+          [13, 1],
+          [14, 3],
+        ] as const) {
+          const keys = draw(tokens * kvSize);
+          const values = draw(tokens * kvSize);
+          const queries = draw(tokens * querySize);
+          const positions = Int32Array.from({ length: tokens }, (_, t) => first + t);
+          for (const cache of [fromHost, fromRows]) cache.append(0, keys, values, positions);
+          fromHost.recordQueries(0, queries, positions);
+          // the tokens in rows 1… of a step's rows (row 0 unused)
+          rows = stepRows(
+            block.device,
+            { queryHeads: 4, kvHeads: 2, headDim: 8 },
+            [{ queries, chunk: { keys, values } }],
+            [1],
+            tokens + 1,
+          );
+          fromRows.recordQueriesFromRows(0, rows, 1, positions);
+          rows.dispose();
+        }
+        const needs = { ...NO_NEEDS, accumulatedAttention: true };
+        const want = await fromHost.observeAsync(0, needs);
+        const got = await fromRows.observeAsync(0, needs);
+        expect(Array.from(got.accumulatedAttention!)).toEqual(
+          Array.from(want.accumulatedAttention!),
+        );
+        expect(Array.from(got.attentionCounts!)).toEqual(Array.from(want.attentionCounts!));
+        expect(got.accumulatedAttention!.some((x) => x > 0)).toBe(true);
+        rows = stepRows(
+          block.device,
+          { queryHeads: 4, kvHeads: 2, headDim: 8 },
+          [{ queries: draw(querySize) }],
+          [0],
+          1,
+        );
+        expectLetheError(
+          () => windowed.recordQueriesFromRows(0, rows!, 0, Int32Array.of(0)),
+          'E_STATE',
+          'queryWindow',
+        );
+        expectLetheError(
+          () => fromRows.recordQueriesFromRows(0, rows!, 1, Int32Array.of(17)),
+          'E_ARG',
+          'firstRow',
+        );
+        expectLetheError(
+          () => fromRows.recordQueriesFromRows(0, rows!, 0, Int32Array.of(3)),
+          'E_ARG',
+          'positions',
+        );
+      } finally {
+        rows?.dispose();
+        for (const cache of [fromHost, fromRows, windowed]) cache.dispose();
       }
     });
 

@@ -3,6 +3,7 @@ import { mulberry32 } from '@lethe/test-utils/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeviceKVCache, destroyGpuBuffer, liveGpuBuffers, readBack } from '../src/index';
+import { compareRanked, decisive, hostReads } from './ranked-read';
 import { referenceAttention } from './reference';
 import { deviceForBlock, skipWebGpu } from './webgpu-setup';
 
@@ -38,6 +39,42 @@ const OPTIONS: KVCacheOptions = {
   trace: false,
 };
 
+/** The device caches keep page bounds: every pool move must carry them too. */
+const DEVICE_OPTIONS = { ...OPTIONS, pageBounds: true };
+
+/**
+ * Checks a device cache's page bounds through a ranked read: Quest's choice of half its pages
+ * (at least one) for a random decode token, on the device and on the host twin. Skips a choice
+ * a near-tie decides. Returns whether it checked.
+ */
+async function checkBounds(
+  device: GPUDevice,
+  cache: DeviceKVCache,
+  host: KVCache,
+  position: number,
+  random: () => number,
+): Promise<boolean> {
+  const draw = () => Math.fround(random() * 4 - 2);
+  const token = {
+    queries: Float32Array.from({ length: 4 * 8 }, draw),
+    queryPositions: Int32Array.of(position),
+    chunk: {
+      keys: Float32Array.from({ length: 2 * 8 }, draw),
+      values: Float32Array.from({ length: 2 * 8 }, draw),
+    },
+  };
+  const heads = Array.from(host.liveCounts(0), (live) => {
+    const pages = Math.ceil(live / 4);
+    return pages < 3 ? undefined : { sinks: 0, middleEnd: (pages - 1) * 4, pages: pages >> 1 };
+  });
+  const ranking = { reduce: 'max' as const, heads };
+  if (heads.every((head) => head === undefined) || !decisive(host, ranking, token.queries)) {
+    return false;
+  }
+  await compareRanked(device, cache, hostReads(host, ranking, token.queries), ranking, token);
+  return true;
+}
+
 /** A device cache and its host twin, fed the same calls. */
 interface Twin {
   device: DeviceKVCache;
@@ -50,6 +87,7 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
 
   it('keeps three caches on one pool exact through interleaved appends, evictions, truncations and replacements, and attends them in one launch (fast-check)', async () => {
     let truncations = 0;
+    let bounded = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(operation, { minLength: 1, maxLength: 30 }),
@@ -58,7 +96,7 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
           const random = mulberry32(seed);
           const draw = () => Math.fround(random() * 2 - 1);
           const make = (): Twin => ({
-            device: new DeviceKVCache(OPTIONS, block.device),
+            device: new DeviceKVCache(DEVICE_OPTIONS, block.device),
             host: new KVCache(OPTIONS),
             length: 0,
           });
@@ -129,6 +167,10 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
                 expect(error === 0 || error <= expected.tolerance[j]!).toBe(true);
               });
             });
+            for (const twin of twins) {
+              const at = twin.length;
+              if (await checkBounds(block.device, twin.device, twin.host, at, random)) bounded++;
+            }
           } finally {
             for (const twin of twins) twin.device.dispose();
           }
@@ -137,6 +179,7 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
       { numRuns: 60, seed: 0x5a },
     );
     expect(truncations).toBeGreaterThan(10);
+    expect(bounded).toBeGreaterThan(20);
   }, 300_000);
 
   it('gives the pages of a burst back when its caches go, the others running on', async () => {
@@ -150,11 +193,14 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
       host?.append(0, keys, values, positions);
     };
     const before = liveGpuBuffers().bytes;
-    const steady = new DeviceKVCache(OPTIONS, block.device);
+    const steady = new DeviceKVCache(DEVICE_OPTIONS, block.device);
     const host = new KVCache(OPTIONS);
     try {
       fill(steady, host, 37);
-      const burst = Array.from({ length: 5 }, () => new DeviceKVCache(OPTIONS, block.device));
+      const burst = Array.from(
+        { length: 5 },
+        () => new DeviceKVCache(DEVICE_OPTIONS, block.device),
+      );
       for (const cache of burst) fill(cache, undefined, 400);
       const peak = liveGpuBuffers().bytes - before;
       for (const cache of burst) cache.dispose();
@@ -171,6 +217,8 @@ describe.skipIf(skipWebGpu)('shared page pools (SwiftShader)', () => {
         expect(Math.abs(value - expected.out[j]!)).toBeLessThanOrEqual(expected.tolerance[j]!);
       });
       expect(steady.stats().pagesAllocated).toBe(2 * Math.ceil(37 / 4));
+      // the page bounds moved with the pages
+      expect(await checkBounds(block.device, steady, host, 37, random)).toBe(true);
     } finally {
       steady.dispose();
     }

@@ -108,12 +108,21 @@ export {
   rangeLength,
 } from './read/entry-ranges';
 export { type PageKeyBounds, pageKeyBounds } from './read/page-key-bounds';
+export {
+  candidatePages,
+  chosenPageRanges,
+  type PageRanking,
+  type TopPagesRead,
+  topPagesMaxRead,
+  topPagesRanges,
+} from './read/page-ranking';
 export { pageUpperBounds, type QuestGroupReduce, questPageScores } from './read/quest-bound';
 export { DEFAULT_READ_ANCHORS, type ReadAnchors, resolveReadAnchors } from './read/read-anchors';
 export {
   type TokenKeepRead,
   tokenKeepBudget,
   tokenKeepPageCount,
+  tokenKeepRanking,
   tokenKeepRead,
 } from './read/token-keep';
 export * from './selection/index';

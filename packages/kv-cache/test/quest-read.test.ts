@@ -2,7 +2,9 @@ import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  candidatePages,
   checkRanges,
+  chosenPageRanges,
   DEFAULT_READ_ANCHORS,
   intersectRanges,
   pageKeyBounds,
@@ -13,7 +15,9 @@ import {
   resolveReadAnchors,
   tokenKeepBudget,
   tokenKeepPageCount,
+  tokenKeepRanking,
   tokenKeepRead,
+  topPagesMaxRead,
 } from '../src/index';
 import { mulberry32 } from './helpers';
 
@@ -286,5 +290,56 @@ describe('token keep read (κ)', () => {
     expectLetheError(() => resolveReadAnchors({ sinks: -1 }), 'E_ARG', 'readAnchors.sinks');
     expectLetheError(() => resolveReadAnchors({ window: 1.5 }), 'E_ARG', 'readAnchors.window');
     expectLetheError(() => resolveReadAnchors(3 as never, 'opts'), 'E_ARG', 'opts');
+  });
+});
+
+describe('ranked reads described for a device (TopPagesRead)', () => {
+  it('take the anchors and the chosen pages’ middle entries, within the launch bound, for any choice', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3000 }),
+        fc.constantFrom(1, 4, 16),
+        fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+        fc.record({ sinks: fc.nat(8), window: fc.nat(8) }),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        (live, pageSize, keepRate, anchors, seed) => {
+          const read = tokenKeepRanking(live, keepRate, anchors, pageSize);
+          if (read === undefined) {
+            // dense exactly where the host's κ read is
+            const bounds = pageKeyBounds(new Float32Array(live * 4), 4, pageSize);
+            const query = new Float32Array(4);
+            expect(
+              tokenKeepRead(live, bounds, query, 1, keepRate, anchors, pageSize),
+            ).toBeUndefined();
+            return;
+          }
+          expect(read.pages).toBe(tokenKeepPageCount(keepRate, live, anchors, pageSize));
+          const { firstPage, endPage } = candidatePages(read, pageSize);
+          expect(read.pages).toBeLessThan(endPage - firstPage);
+          // any choice of `pages` candidates (here a random one)
+          const random = mulberry32(seed);
+          const all = Array.from({ length: endPage - firstPage }, (_, i) => i);
+          const chosen = Int32Array.from(
+            all
+              .sort(() => random() - 0.5)
+              .slice(0, read.pages)
+              .sort((a, b) => a - b),
+          );
+          const { ranges, count } = chosenPageRanges(read, live, chosen, pageSize);
+          checkRanges(ranges, live, 'ranges');
+          expect(rangeLength(ranges)).toBe(count);
+          expect(count).toBeLessThanOrEqual(topPagesMaxRead(read, live, pageSize));
+          // the anchors always, each chosen page's middle entries, nothing else
+          const taken = new Uint8Array(live);
+          for (let r = 0; r < ranges.length; r += 2) taken.fill(1, ranges[r]!, ranges[r + 1]!);
+          for (let i = 0; i < live; i++) {
+            const page = Math.floor(i / pageSize) - firstPage;
+            const anchor = i < read.sinks || i >= read.middleEnd;
+            expect(taken[i] === 1, `entry ${i}`).toBe(anchor || chosen.includes(page));
+          }
+        },
+      ),
+      { numRuns: 300, seed: 77 },
+    );
   });
 });

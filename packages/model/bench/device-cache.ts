@@ -1,19 +1,25 @@
 // The KV cache on the GPU: decode tokens/s of a session whose caches are `DeviceKVCache`s
 // (device pages, the paged WGSL attention) against the same session on tfjs's WebGPU backend
 // with host caches (`KVCache`, attention by the WebAssembly kernel on the host), at 2,048- and
-// 8,192-token contexts; StreamingLLM at 25% and Quest reading 25% on the device path; H2O at 25%
+// 8,192-token contexts; StreamingLLM at 25%, Quest reading 25% and SOL's κ = 0.25 (both ranked on
+// the device, by the page bounds it keeps) on the device path; H2O at 25%
 // on both (its accumulated attention kept on the device, read back at rounds, against the host
 // cache's float64 accumulation); and the host↔device traffic per decode step: what the device
 // cache uploads and reads back (counted: H2O's observations at its rounds), what the step reads
-// back from tfjs (counted: the bytes of every tensor read — q/k/v per layer on host caches and
-// where Quest ranks pages on the host, every layer's rows where a cache records queries, only
-// the rows' non-finite flags otherwise — and the logits and hidden state) and in how many reads
+// back from tfjs (counted: the bytes of every tensor read — q/k/v per layer on host caches, every
+// layer's rows where a cache records queries, only the rows' non-finite flags (and ranked reads'
+// counts) otherwise — and the logits and hidden state) and in how many reads
 // (each one a wait for the device). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
 //   node scripts/pnpm.mjs --filter @lethe/model bench:device
 import { deviceCounters } from '@lethe/kernels-webgpu';
-import { type EvictionPolicy, KVCache, type ReadSelector } from '@lethe/kv-cache';
+import {
+  type ComputePolicy,
+  type EvictionPolicy,
+  KVCache,
+  type ReadSelector,
+} from '@lethe/kv-cache';
 import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
@@ -33,6 +39,16 @@ interface Run {
   readonly host?: boolean;
   readonly eviction?: EvictionPolicy;
   readonly readSelector?: ReadSelector;
+  readonly compute?: ComputePolicy;
+}
+
+/** SOL's κ read at one rate in every layer: a compute policy setting `tokenKeep` only. */
+function fixedKeep(keepRate: number): ComputePolicy {
+  return {
+    name: `κ = ${keepRate}`,
+    controls: () =>
+      Array.from({ length: config.num_hidden_layers }, () => ({ tokenKeep: keepRate })),
+  };
 }
 
 /** Asynchronous tensor reads so far (every `data()`: a wait for the device's results), and their bytes. */
@@ -52,6 +68,7 @@ async function timeRun(model: DecoderModel, context: number, steps: number, run:
     ...(run.host ? { createCache: (options) => new KVCache(options) } : {}),
     ...(run.eviction === undefined ? {} : { eviction: run.eviction }),
     ...(run.readSelector === undefined ? {} : { readSelector: run.readSelector }),
+    ...(run.compute === undefined ? {} : { compute: run.compute }),
   });
   const prompt = Int32Array.from({ length: context }, (_, i) => (7 * i + 3) % config.vocab_size);
   await session.prefill([prompt]);
@@ -107,6 +124,7 @@ async function main(): Promise<void> {
         name: 'device, Quest 25%',
         readSelector: new QuestSelector({ tokenBudget: budget, pageSize: 16, denseLayers: 0 }),
       },
+      { name: 'device, κ = 0.25', compute: fixedKeep(KEEP) },
       { name: 'host cache, H2O 25%', host: true, eviction: h2o() },
       { name: 'device, H2O 25%', eviction: h2o() },
     ];

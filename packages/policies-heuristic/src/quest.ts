@@ -4,6 +4,7 @@ import {
   NO_NEEDS,
   type ObservationNeeds,
   type PageKeyBounds,
+  type PageRanking,
   type QuestGroupReduce,
   questPageScores,
   type ReadSelector,
@@ -123,6 +124,27 @@ export class QuestSelector implements ReadSelector {
       newest[pages - 1] = 1;
       return selectTopKRequired(scores, newest, budget);
     });
+  }
+
+  /**
+   * {@link QuestSelector.selectPages} as a ranking a device runs: per KV head with more pages
+   * than the page budget, the newest page read whole (`middleEnd` at its start) and the best
+   * `pageBudget − 1` of the older pages; other heads dense; undefined where `selectPages` reads
+   * the whole layer densely.
+   */
+  pageRanking(layer: number, liveCounts: Int32Array): PageRanking | undefined {
+    if (layer < this.denseLayers) return undefined;
+    const budget = this.pageBudget;
+    const pagesPerHead = Array.from(liveCounts, (live) => Math.ceil(live / this.pageSize));
+    if (pagesPerHead.every((pages) => pages <= budget)) return undefined;
+    return {
+      reduce: this.groupReduce,
+      heads: pagesPerHead.map((pages) =>
+        pages <= budget
+          ? undefined
+          : { sinks: 0, middleEnd: (pages - 1) * this.pageSize, pages: budget - 1 },
+      ),
+    };
   }
 
   /** Head `head`'s page bounds out of the observation, checked. */

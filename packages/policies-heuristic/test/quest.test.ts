@@ -1,3 +1,4 @@
+import { pageRanges, rangeLength, topPagesRanges } from '@lethe/kv-cache';
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { pageKeyBounds, pageUpperBounds, QuestSelector } from '../src/index';
@@ -117,6 +118,60 @@ describe('QuestSelector', () => {
     expect(
       selector.selectPages(questObservation([randomKeys(64, 7)], 1, 5), query.subarray(0, DIM)),
     ).toBeUndefined();
+  });
+
+  it('describes as a page ranking exactly the pages it selects (the form a device cache runs)', () => {
+    let compared = 0;
+    for (let seed = 1; seed <= 60; seed++) {
+      const random = lcg(seed);
+      const kvHeads = 1 + (seed % 2);
+      const group = [1, 2, 4][seed % 3]!;
+      const pageSize = [1, 4, 16][seed % 3]!;
+      // a coarse grid for half the seeds: many tied page scores, which both break to the older page
+      const grid = seed % 2 === 0 ? 1 : 0;
+      const draw = () => {
+        const x = (random() * 2 - 1) * 2;
+        return grid === 0 ? x : Math.round(x);
+      };
+      const keys = range(kvHeads).map(() =>
+        range(1 + Math.floor(random() * 200)).map(() => range(DIM).map(draw)),
+      );
+      const query = Float32Array.from(range(kvHeads * group * DIM).map(draw));
+      const observed = questObservation(keys, kvHeads * group, 2, pageSize);
+      const selector = new QuestSelector({
+        tokenBudget: pageSize * (1 + Math.floor(random() * 8)),
+        pageSize,
+        minPages: 1,
+        groupReduce: seed % 4 < 2 ? 'max' : 'sum',
+      });
+      const pages = selector.selectPages(observed, query);
+      const ranking = selector.pageRanking(2, observed.liveCounts);
+      expect(ranking === undefined, `seed ${seed}`).toBe(pages === undefined);
+      if (pages === undefined || ranking === undefined) continue;
+      expect(ranking.reduce).toBe(selector.groupReduce);
+      keys.forEach((head, h) => {
+        const live = head.length;
+        const expected = pageRanges(pages[h]!, live, pageSize);
+        const read = ranking.heads[h];
+        if (read === undefined) {
+          // a dense head: every page selected
+          expect(rangeLength(expected), `seed ${seed} head ${h}`).toBe(live);
+          return;
+        }
+        const { maxPages, min, max } = observed.pageKeyBounds;
+        const at = h * maxPages * DIM;
+        const bounds = {
+          pages: Math.ceil(live / pageSize),
+          min: min.subarray(at, at + maxPages * DIM),
+          max: max.subarray(at, at + maxPages * DIM),
+        };
+        const own = query.subarray(h * group * DIM, (h + 1) * group * DIM);
+        const ranked = topPagesRanges(read, live, bounds, own, group, ranking.reduce, pageSize);
+        expect(Array.from(ranked.ranges), `seed ${seed} head ${h}`).toEqual(Array.from(expected));
+        compared++;
+      });
+    }
+    expect(compared).toBeGreaterThan(40);
   });
 
   it('validates its options and inputs', () => {

@@ -1,11 +1,20 @@
 import { LetheError } from '@lethe/core';
-import { checkRanges } from '@lethe/kv-cache';
+import {
+  candidatePages,
+  checkRanges,
+  type PageRanking,
+  type TopPagesRead,
+  topPagesMaxRead,
+} from '@lethe/kv-cache';
 import { SEQUENCE_WORDS } from '../kernels/paged-attention-wgsl';
+import { NO_COUNT, RANK_WORDS } from '../kernels/rank-pages-wgsl';
 
 /** What one sequence of an attention pass reads besides its cache entries. */
 export interface SequencePlanInput {
   /** The page-table row of the sequence's KV head 0 in the shared pool. */
   readonly tableBase: number;
+  /** Live entries per page (what a ranked read's pages are). */
+  readonly pageSize: number;
   /** `[T]` positions of the sequence's query tokens. */
   readonly queryPositions: Int32Array;
   /** Per KV head, the live-entry ranges read (`[start₀, end₀, …]`), or all live entries. */
@@ -21,6 +30,14 @@ export interface SequencePlanInput {
    * keys and values); default: its first token's index in the plan (inputs uploaded for the pass).
    */
   readonly inputRow?: number;
+  /**
+   * Reads the device ranks (see `rankPagesSource`): per KV head a `TopPagesRead` or none, and how
+   * a group's bounds combine; a decode token only (one query token), on a pool that keeps page
+   * bounds. A head it ranks must have no `ranges`.
+   */
+  readonly ranking?: PageRanking;
+  /** Where a ranked head `h` writes the entries it read (a word of the counts buffer), or none. */
+  readonly countSlot?: (h: number) => number;
 }
 
 /** The plan buffer's words and where its parts start (see `pagedAttentionSource`). */
@@ -37,18 +54,28 @@ export interface AttentionPlan {
   readonly maxRead: number;
   /** The most query tokens of one sequence. */
   readonly maxTokens: number;
+  /** Where the ranked heads' `RANK_WORDS` words start; ranked heads. */
+  readonly rankingsOffset: number;
+  readonly rankings: number;
+  /** The most candidate pages of a ranked head. */
+  readonly maxCandidates: number;
 }
 
 /**
  * Lays out the plan of one attention pass over one or more sequences of a shared pool (their
  * query tokens one after the other): the query positions, each token's sequence, per sequence
  * its table base, first token, token count, live-bias placement and input row, per (sequence, KV head) its
- * ranges as `[start, end, before]` triples, the live biases and the chunk bias as float bits.
+ * ranges as `[start, end, before]` triples, the live biases and the chunk bias as float bits,
+ * and the ranked heads' words (their triples reserved, their count left for the ranking pass).
  *
  * @throws `E_ARG` naming `ranges[h]` (prefixed with the sequence's label in a batch) for a range
  *   that is reversed, unsorted, overlapping or past the head's live entries; `E_SHAPE` naming
  *   `ranges` (not one entry per KV head), `liveBias` (not `kvHeads · max(live)` floats) or
- *   `chunk.bias`; `E_DTYPE` naming `liveBias` or `queryPositions`.
+ *   `chunk.bias`; `E_DTYPE` naming `liveBias` or `queryPositions`; `E_ARG` naming
+ *   `ranking.heads[h]` for a read that is not `0 ≤ sinks ≤ middleEnd ≤ live` with a non-negative
+ *   integer `pages`, or that a head's `ranges` also restrict, `ranking.reduce` unless `'max'` or
+ *   `'sum'`, and `ranking` for more than one query token; `E_SHAPE` naming `ranking.heads`
+ *   (not one entry per KV head).
  */
 export function attentionPlan(
   sequences: readonly SequencePlanInput[],
@@ -63,6 +90,8 @@ export function attentionPlan(
   let biasWords = 0;
   let maxRead = 0;
   let anyChunkBias = false;
+  const rankings: number[] = [];
+  let maxCandidates = 0;
   for (const [s, sequence] of sequences.entries()) {
     const { queryPositions, ranges, liveBias, live } = sequence;
     const kvHeads = live.length;
@@ -76,7 +105,36 @@ export function attentionPlan(
         label('ranges', s),
       );
     }
+    const ranked = checkRanking(sequence, kvHeads, (argument) => label(argument, s));
     for (let h = 0; h < kvHeads; h++) {
+      const rank = ranked?.[h];
+      if (rank !== undefined) {
+        if (ranges?.[h] !== undefined) {
+          throw new LetheError(
+            'E_ARG',
+            'ranks a head that ranges also restrict',
+            label(`ranking.heads[${h}]`, s),
+          );
+        }
+        const { firstPage, endPage } = candidatePages(rank, sequence.pageSize);
+        const reserved = Math.min(rank.pages, endPage - firstPage) + 2;
+        heads.push(triples.length / 3, 0);
+        for (let t = 0; t < 3 * reserved; t++) triples.push(0);
+        rankings.push(
+          s * kvHeads + h,
+          rank.sinks,
+          rank.middleEnd,
+          live[h]!,
+          rank.pages,
+          sequence.tableBase + h,
+          sequence.inputRow ?? positions.length,
+          sequence.countSlot?.(h) ?? NO_COUNT,
+          sequence.ranking!.reduce === 'sum' ? 1 : 0,
+        );
+        maxCandidates = Math.max(maxCandidates, endPage - firstPage);
+        maxRead = Math.max(maxRead, topPagesMaxRead(rank, live[h]!, sequence.pageSize));
+        continue;
+      }
       const read = ranges?.[h] ?? Int32Array.of(0, live[h]!);
       if (ranges?.[h] !== undefined) checkRanges(read, live[h]!, label(`ranges[${h}]`, s));
       heads.push(triples.length / 3, 0);
@@ -125,7 +183,8 @@ export function attentionPlan(
   const sequenceOffset = 2 * tokens;
   const headRangesOffset = sequenceOffset + perSequence.length;
   const rangesOffset = headRangesOffset + heads.length;
-  const biasOffset = rangesOffset + triples.length;
+  const rankingsOffset = rangesOffset + triples.length;
+  const biasOffset = rankingsOffset + rankings.length;
   const chunkBiasOffset = biasOffset + biasWords;
   const words = new Uint32Array(chunkBiasOffset + (anyChunkBias ? tokens * kvHeads : 0));
   words.set(Int32Array.from(positions));
@@ -135,6 +194,7 @@ export function attentionPlan(
   words.set(perSequence, sequenceOffset);
   words.set(heads, headRangesOffset);
   words.set(triples, rangesOffset);
+  words.set(rankings, rankingsOffset);
   let at = biasOffset;
   for (const bias of biases) {
     words.set(new Uint32Array(bias.buffer, bias.byteOffset, bias.length), at);
@@ -164,5 +224,59 @@ export function attentionPlan(
     chunkBiasOffset: anyChunkBias ? chunkBiasOffset : 0,
     maxRead,
     maxTokens: Math.max(0, ...sequences.map((sequence) => sequence.queryPositions.length)),
+    rankingsOffset,
+    rankings: rankings.length / RANK_WORDS,
+    maxCandidates,
   };
+}
+
+/** A sequence's ranked reads per KV head, checked; none without a ranking. */
+function checkRanking(
+  sequence: SequencePlanInput,
+  kvHeads: number,
+  label: (argument: string) => string,
+): readonly (TopPagesRead | undefined)[] | undefined {
+  const { ranking, live } = sequence;
+  if (ranking === undefined) return undefined;
+  if (typeof ranking !== 'object' || ranking === null || !Array.isArray(ranking.heads)) {
+    throw new LetheError('E_ARG', 'must be a PageRanking { reduce, heads }', label('ranking'));
+  }
+  if (ranking.reduce !== 'max' && ranking.reduce !== 'sum') {
+    throw new LetheError(
+      'E_ARG',
+      `must be "max" or "sum", got ${String(ranking.reduce)}`,
+      label('ranking.reduce'),
+    );
+  }
+  if (ranking.heads.length !== kvHeads) {
+    throw new LetheError(
+      'E_SHAPE',
+      `must give one entry per KV head (${kvHeads}), got ${ranking.heads.length}`,
+      label('ranking.heads'),
+    );
+  }
+  if (sequence.queryPositions.length !== 1 && ranking.heads.some((head) => head !== undefined)) {
+    throw new LetheError(
+      'E_ARG',
+      `ranks pages for one query token (a decode step), got ${sequence.queryPositions.length}`,
+      label('ranking'),
+    );
+  }
+  ranking.heads.forEach((read, h) => {
+    if (read === undefined) return;
+    const ok =
+      typeof read === 'object' &&
+      read !== null &&
+      [read.sinks, read.middleEnd, read.pages].every((n) => Number.isInteger(n) && n >= 0) &&
+      read.sinks <= read.middleEnd &&
+      read.middleEnd <= live[h]!;
+    if (!ok) {
+      throw new LetheError(
+        'E_ARG',
+        `must be { sinks, middleEnd, pages } with 0 ≤ sinks ≤ middleEnd ≤ live (${live[h]}) and pages a non-negative integer`,
+        label(`ranking.heads[${h}]`),
+      );
+    }
+  });
+  return ranking.heads;
 }

@@ -55,6 +55,7 @@ function attendInputs(
   }
   const { headDim, kvHeads } = first.geometry;
   const queryHeads = first.queryHeads;
+  let counts: GPUBuffer | undefined;
   const sequences = parts.map(({ cache, request }, i) => {
     const { queryPositions, queries, chunk } = request;
     if (!(queryPositions instanceof Int32Array)) {
@@ -69,13 +70,28 @@ function attendInputs(
         checkFloats(chunk.bias, tokens * kvHeads, label('chunk.bias', i));
       }
     }
+    const { ranking, readCounts } = request;
+    checkRankable(ranking, shares[i]!, label('ranking', i));
+    if (readCounts !== undefined) {
+      counts ??= readCounts.buffer;
+      if (readCounts.buffer !== counts || !Number.isInteger(readCounts.offset)) {
+        throw new LetheError(
+          'E_ARG',
+          "must name the launch's one counts buffer and an integer word offset",
+          label('readCounts', i),
+        );
+      }
+    }
     return {
       tableBase: shares[i]!.tableBase,
+      pageSize: first.geometry.pageSize,
       queryPositions,
       ranges: request.ranges,
       liveBias: request.liveBias,
       chunkBias: chunk?.bias,
       live: cache.liveCounts(layer),
+      ranking,
+      ...(readCounts === undefined ? {} : { countSlot: (h: number) => readCounts.offset + h }),
     };
   });
   const plan = attentionPlan(sequences, label);
@@ -100,6 +116,7 @@ function attendInputs(
     plan,
     inputs,
     chunk: chunked,
+    ...(counts === undefined ? {} : { counts }),
   });
 }
 
@@ -123,14 +140,19 @@ function attendRows(
     const tokens = queryPositions.length;
     rows.requireSpan(firstRow, tokens, label('firstRow', i));
     if (chunkBias !== undefined) checkFloats(chunkBias, tokens * kvHeads, label('chunkBias', i));
+    const { ranking } = request;
+    checkRankable(ranking, shares[i]!, label('ranking', i));
     return {
       tableBase: shares[i]!.tableBase,
+      pageSize: first.geometry.pageSize,
       queryPositions,
       ranges: request.ranges,
       liveBias: request.liveBias,
       chunkBias,
       live: cache.liveCounts(layer),
       inputRow: firstRow,
+      ranking,
+      countSlot: (h: number) => rows.readCountSlot(layer, firstRow, h),
     };
   });
   const pool = shares[0]!.pool;
@@ -143,6 +165,7 @@ function attendRows(
     plan: attentionPlan(sequences, label),
     inputs,
     chunk: true,
+    counts: rows.flags,
   });
 }
 
@@ -153,5 +176,16 @@ function checkFloats(array: unknown, length: number, argument: string): void {
   }
   if (array.length !== length) {
     throw new LetheError('E_SHAPE', `must hold ${length} floats, got ${array.length}`, argument);
+  }
+}
+
+/** Throws `E_STATE` naming `argument` for a ranking on a cache that keeps no page bounds. */
+function checkRankable(ranking: unknown, share: LayerPages, argument: string): void {
+  if (ranking !== undefined && !share.pool.shape.bounded) {
+    throw new LetheError(
+      'E_STATE',
+      'ranks pages, and the cache keeps no page bounds (create it with pageBounds: true)',
+      argument,
+    );
   }
 }

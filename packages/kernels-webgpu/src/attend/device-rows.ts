@@ -2,7 +2,7 @@ import { LetheError } from '@lethe/core';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
 import { writeArray } from '../device/write-array';
-import { submitOnePass } from '../kernels/one-pass';
+import { submitUploadedPass } from '../kernels/one-pass';
 import { ROPE_PARAM_WORDS, ropeRowsSource } from '../kernels/rope-rows-wgsl';
 import type { DeviceInputs } from './paged-attention';
 
@@ -40,10 +40,12 @@ export class DeviceRows {
   /** Floats of one layer's block: `tokens·(queryHeads + 2·kvHeads)·headDim`. */
   readonly floatsPerLayer: number;
   /**
-   * `[layers, 3, tokens]` words (uint32; storage, copy source and destination, so that
-   * `tf.tensor({ buffer })` can copy it): per layer, section (queries, keys, values)
-   * and row, the `NON_FINITE` bits of the values {@link DeviceRows.rotate} read or wrote there —
-   * 0 for a row whose numbers are all finite.
+   * What the step reports back, in uint32 words (storage, copy source and destination, so that
+   * `tf.tensor({ buffer })` can copy it): `[layers, 3, tokens]` flags — per layer, section
+   * (queries, keys, values) and row, the `NON_FINITE` bits of the values
+   * {@link DeviceRows.rotate} read or wrote there, 0 for a row whose numbers are all finite —
+   * then `[layers, tokens, kvHeads]` read counts: the entries a ranked read of a row's token
+   * read of a KV head (`DeviceRowsRequest.ranking`; 0 where nothing was ranked).
    */
   readonly flags: GPUBuffer;
   private readonly rotation: GPUBuffer;
@@ -101,9 +103,9 @@ export class DeviceRows {
       // makes a tensor of into one of the same usage
       this.flags = createGpuBuffer(
         device,
-        4 * layers * 3 * tokens,
+        4 * layers * tokens * (3 + kvHeads),
         Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
-        'non-finite flags',
+        'non-finite flags and read counts',
       );
     } catch (error) {
       for (const buffer of made) destroyGpuBuffer(buffer);
@@ -137,25 +139,15 @@ export class DeviceRows {
     }
     const params = new Uint32Array(ROPE_PARAM_WORDS);
     params.set([this.tokens, queryHeads, kvHeads, headDim / 2, layer * this.floatsPerLayer, layer]);
-    const uniform = createGpuBuffer(
+    const pairs = this.tokens * (queryHeads + 2 * kvHeads) * (headDim / 2);
+    submitUploadedPass(
       device,
-      params.byteLength,
-      Usage.UNIFORM | Usage.COPY_DST,
-      'rope parameters',
+      'rope rows',
+      ropeRowsSource(),
+      [{ data: params, label: 'rope parameters', uniform: true }],
+      [projection, this.rotation, this.buffer, this.flags],
+      Math.ceil(pairs / 64),
     );
-    try {
-      writeArray(device, uniform, 0, params);
-      const pairs = this.tokens * (queryHeads + 2 * kvHeads) * (headDim / 2);
-      submitOnePass(
-        device,
-        'rope rows',
-        ropeRowsSource(),
-        [uniform, projection, this.rotation, this.buffer, this.flags],
-        Math.ceil(pairs / 64),
-      );
-    } finally {
-      destroyGpuBuffer(uniform);
-    }
   }
 
   /** Where `layer`'s block is, as the attention pass reads it. */
@@ -163,6 +155,12 @@ export class DeviceRows {
     this.usable();
     this.checkLayer(layer);
     return { buffer: this.buffer, offset: layer * this.floatsPerLayer, rows: this.tokens };
+  }
+
+  /** The word of {@link DeviceRows.flags} holding the entries row `row` read of `layer`'s head `h`. */
+  readCountSlot(layer: number, row: number, h: number): number {
+    const { layers, kvHeads } = this.shape;
+    return layers * 3 * this.tokens + (layer * this.tokens + row) * kvHeads + h;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import type { CacheGeometry } from '@lethe/kv-cache';
 import type { PoolBuffers } from '../cache/page-pool';
 import { countDispatches } from '../device/counters';
@@ -12,6 +13,7 @@ import {
   SPLIT_ENTRIES,
 } from '../kernels/paged-attention-wgsl';
 import { computePipeline } from '../kernels/pipelines';
+import { RANK_PARAM_WORDS, rankPagesSource } from '../kernels/rank-pages-wgsl';
 import { workgroupGrid } from '../kernels/workgroup-grid';
 import type { AttentionPlan } from './attention-plan';
 
@@ -45,11 +47,14 @@ export interface PagedAttentionPass {
   readonly inputs: Float32Array | DeviceInputs;
   /** Whether the chunks' keys and values follow the queries in `inputs` (read causally). */
   readonly chunk: boolean;
+  /** Where ranked heads write the entries they read (their plan's count slots), if anywhere. */
+  readonly counts?: GPUBuffer;
 }
 
 /**
- * Records and submits the two dispatches of a paged attention (the split pass, then the merge of
- * the splits) and returns the output `[T, queryHeads, headDim]` in a new buffer (usage storage,
+ * Records and submits the dispatches of a paged attention — the ranking of pages when the plan
+ * ranks heads (`rankPagesSource`, on the pool's page bounds), the split pass, then the merge of
+ * the splits — and returns the output `[T, queryHeads, headDim]` in a new buffer (usage storage,
  * copy source and destination: tfjs makes a tensor of it by copying it into a buffer of the same usage) that the caller destroys.
  */
 export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
@@ -140,6 +145,9 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
 
   const encoder = device.createCommandEncoder({ label: 'paged attention' });
   const compute = encoder.beginComputePass();
+  if (plan.rankings > 0) {
+    temporaries.push(...recordRanking(compute, pass, inputs, planBuffer, queryStart));
+  }
   compute.setPipeline(attend);
   compute.setBindGroup(
     0,
@@ -158,7 +166,67 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
   compute.dispatchWorkgroups(x, y);
   compute.end();
   device.queue.submit([encoder.finish()]);
-  countDispatches(2);
+  countDispatches(plan.rankings > 0 ? 3 : 2);
   for (const buffer of temporaries) destroyGpuBuffer(buffer);
   return output;
+}
+
+/**
+ * Records the ranking dispatch of `pass` (one workgroup per ranked head) into `compute`, before
+ * the attention reads the ranges it writes into the plan; returns the buffers it made.
+ */
+function recordRanking(
+  compute: GPUComputePassEncoder,
+  pass: PagedAttentionPass,
+  inputs: GPUBuffer,
+  planBuffer: GPUBuffer,
+  queryStart: number,
+): GPUBuffer[] {
+  const { device, geometry, queryHeads, pool, plan } = pass;
+  const { kvHeads, headDim, pageSize } = geometry;
+  if (pool.bounds === undefined) {
+    throw new LetheError('E_STATE', 'the pool keeps no page bounds to rank pages by', 'pageBounds');
+  }
+  const params = Uint32Array.of(
+    plan.rankingsOffset,
+    plan.headRangesOffset,
+    plan.rangesOffset,
+    pageSize,
+    pass.tableStride,
+    plan.maxCandidates,
+    queryStart,
+    kvHeads,
+  );
+  const made = [
+    createGpuBuffer(device, 4 * RANK_PARAM_WORDS, UNIFORM_IN, 'ranking parameters'),
+    createGpuBuffer(
+      device,
+      8 * Math.max(1, plan.rankings * plan.maxCandidates),
+      Usage.STORAGE,
+      'page scores',
+    ),
+  ];
+  const [uniform, scratch] = made as [GPUBuffer, GPUBuffer];
+  let counts = pass.counts;
+  if (counts === undefined) {
+    counts = createGpuBuffer(device, 4, Usage.STORAGE, 'no read counts');
+    made.push(counts);
+  }
+  writeArray(device, uniform, 0, params);
+  const pipeline = computePipeline(
+    device,
+    'rank pages',
+    rankPagesSource(queryHeads / kvHeads, headDim / 4),
+  );
+  const buffers = [uniform, inputs, planBuffer, pool.table, pool.bounds, scratch, counts];
+  compute.setPipeline(pipeline);
+  compute.setBindGroup(
+    0,
+    device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    }),
+  );
+  compute.dispatchWorkgroups(plan.rankings);
+  return made;
 }

@@ -13,6 +13,7 @@ import {
   NO_NEEDS,
   type ObservationNeeds,
   type PageKeyBounds,
+  type PageRanking,
 } from '@lethe/kv-cache';
 import { attendShared, type SharedParts } from '../attend/batch-attention';
 import type { DeviceRows } from '../attend/device-rows';
@@ -38,6 +39,13 @@ export interface DeviceKVCacheOptions extends KVCacheOptions {
    * `hostKeys`; `observeAsync` serves every need but the page bounds from the device.
    */
   readonly hostKeys?: boolean;
+  /**
+   * Keep Quest's page key bounds on the device (default false): each page's channel-wise minimum
+   * and maximum key, recomputed for the pages an append, eviction or truncation changes
+   * (`2·headDim` floats per page), so that reads ranked by them (`DeviceRowsRequest.ranking`:
+   * Quest, SOL's κ) run on the device.
+   */
+  readonly pageBounds?: boolean;
 }
 
 /** The chunk's own tokens, read after the cache entries, causally (like `CacheAttention`'s). */
@@ -67,6 +75,17 @@ export interface DeviceAttentionRequest {
   readonly liveBias?: Float32Array;
   /** The query tokens' own keys and values, not yet appended, read causally after the cache. */
   readonly chunk?: DeviceChunk;
+  /**
+   * Reads ranked on the device by Quest's bound for the token's query (`PageRanking` of
+   * `@lethe/kv-cache`: per KV head a `TopPagesRead`, or undefined for a head read as `ranges`
+   * says): a decode token only, on a cache with `pageBounds`.
+   */
+  readonly ranking?: PageRanking;
+  /**
+   * Where each ranked head `h` writes the entries it read: word `offset + h` of `buffer` (a
+   * storage buffer; every part of a launch names the same one); none: not written.
+   */
+  readonly readCounts?: { readonly buffer: GPUBuffer; readonly offset: number };
 }
 
 /** One sequence of a batched attention: its cache and what it reads. */
@@ -91,6 +110,11 @@ export interface DeviceRowsRequest {
   readonly liveBias?: Float32Array;
   /** `[T, kvHeads]` additive logit bias of the query tokens' own keys, or none. */
   readonly chunkBias?: Float32Array;
+  /**
+   * As {@link DeviceAttentionRequest.ranking}; each ranked head writes the entries it read into
+   * the rows' read counts (`DeviceRows.readCountSlot`).
+   */
+  readonly ranking?: PageRanking;
 }
 
 /** One sequence of an attention over a step's device rows: its cache and what it reads. */
@@ -134,6 +158,8 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
 export class DeviceKVCache implements KVCacheStore {
   /** Whether the host part keeps a copy of the keys and values (see {@link DeviceKVCacheOptions}). */
   readonly hostKeys: boolean;
+  /** Whether the pages' key bounds are kept on the device (see {@link DeviceKVCacheOptions}). */
+  readonly pageBounds: boolean;
   private readonly host: KVCache;
   private readonly tracking: boolean;
   private readonly layers: LayerPages[];
@@ -141,10 +167,10 @@ export class DeviceKVCache implements KVCacheStore {
 
   /**
    * @param options the host cache's options (`storeKeys` and `storeValues` must stay true: the
-   *   device cache exists to attend) and `hostKeys`.
+   *   device cache exists to attend), `hostKeys` and `pageBounds`.
    * @param device the WebGPU device (tfjs's, to share buffers with its tensors).
    * @throws `E_ARG` naming the option at fault (as `KVCache` does), `storeKeys`, `storeValues` or
-   *   `hostKeys` (not a boolean); `E_SHAPE`
+   *   `hostKeys` or `pageBounds` (not a boolean); `E_SHAPE`
    *   naming `geometry.headDim` or `queryHeads` for a geometry the kernels do not support;
    *   `E_CAPACITY` when a first page pool does not fit the device's buffer limits.
    */
@@ -162,6 +188,11 @@ export class DeviceKVCache implements KVCacheStore {
       throw new LetheError('E_ARG', `must be a boolean, got ${hostKeys}`, 'hostKeys');
     }
     this.hostKeys = hostKeys;
+    const pageBounds = options?.pageBounds ?? false;
+    if (typeof pageBounds !== 'boolean') {
+      throw new LetheError('E_ARG', `must be a boolean, got ${pageBounds}`, 'pageBounds');
+    }
+    this.pageBounds = pageBounds;
     const checked = new KVCache(options);
     this.tracking = checked.trackAttention;
     // the accumulated attention lives on the device: the mirror does not track it
@@ -178,6 +209,7 @@ export class DeviceKVCache implements KVCacheStore {
           geometry: this.host.geometry,
           gated: this.host.storeGates,
           tracked: this.tracking,
+          bounded: pageBounds,
           layer,
         };
         made.push(new LayerPages(sharedPagePool(device, shape)));
@@ -324,6 +356,57 @@ export class DeviceKVCache implements KVCacheStore {
     const live = this.host.liveCounts(layer);
     accumulateAttention(this.pass(layer), {
       queries,
+      positions,
+      live,
+      rowStride: Math.max(1, ...live),
+    });
+  }
+
+  /**
+   * {@link DeviceKVCache.recordQueries} of queries already on the device: rows `firstRow …` of a
+   * step's `rows` for `layer` (after RoPE, tokens just appended at `positions`). With
+   * `trackAttention` their attention is added to the sums from the rows, nothing uploaded but
+   * positions; the mirror records the positions. The rows' non-finite flags are the caller's to
+   * check first.
+   *
+   * @throws `E_STATE` naming `queryWindow` for a cache that keeps a query window (the window's
+   *   queries live on the host: use `recordQueries`); `E_ARG` naming `rows` or `firstRow` as
+   *   `appendRows` does; what `recordQueries` throws for `positions`.
+   */
+  recordQueriesFromRows(
+    layer: number,
+    rows: DeviceRows,
+    firstRow: number,
+    positions: Int32Array,
+  ): void {
+    this.usable();
+    if (this.queryWindow > 0) {
+      throw new LetheError(
+        'E_STATE',
+        'the cache keeps a query window on the host: record the queries from the host',
+        'queryWindow',
+      );
+    }
+    rows.requireShapeOf(this);
+    if (!(positions instanceof Int32Array)) {
+      throw new LetheError('E_DTYPE', 'must be an Int32Array', 'positions');
+    }
+    rows.requireSpan(firstRow, positions.length, 'firstRow');
+    const { headDim } = this.geometry;
+    // the mirror keeps no window: it checks the positions and records where the queries are
+    this.host.recordQueries(
+      layer,
+      new Float32Array(positions.length * this.queryHeads * headDim),
+      positions,
+    );
+    if (!this.tracking || positions.length === 0) return;
+    const live = this.host.liveCounts(layer);
+    const block = rows.inputsOf(layer);
+    accumulateAttention(this.pass(layer), {
+      queries: {
+        buffer: block.buffer,
+        offset: block.offset + firstRow * this.queryHeads * headDim,
+      },
       positions,
       live,
       rowStride: Math.max(1, ...live),

@@ -40,11 +40,11 @@ export class LayerPages {
    */
   get bytes(): number {
     if (!this.open) return 0;
-    const { pageSize, kvHeads } = this.pool.shape.geometry;
-    return this.pagesHeld * pageSize * this.bytesPerSlot + 4 * kvHeads * this.tableStride;
+    const { kvHeads } = this.pool.shape.geometry;
+    return this.pagesHeld * this.pool.bytesPerPage + 4 * kvHeads * this.tableStride;
   }
 
-  /** Device bytes of one entry. */
+  /** Device bytes of one entry (its page's key bounds aside). */
   get bytesPerSlot(): number {
     return this.pool.bytesPerSlot;
   }

@@ -7,6 +7,7 @@ import { writeArray } from '../device/write-array';
 import { moveEntriesSource } from '../kernels/move-entries-wgsl';
 import { computePipeline } from '../kernels/pipelines';
 import { workgroupGrid } from '../kernels/workgroup-grid';
+import { refreshPageBounds } from './page-bounds';
 import { scatterRows } from './scatter-rows';
 
 const POOL_USAGE = Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST;
@@ -29,6 +30,11 @@ export interface PoolBuffers {
   /** `[capacity·pageSize]` queries that saw each entry (float32), when the caches track attention. */
   readonly counts: GPUBuffer | undefined;
   /**
+   * `[capacity, 2, headDim]` Quest page key bounds (each page's channel-wise minimum, then
+   * maximum, of its live entries' keys), when the caches keep them.
+   */
+  readonly bounds: GPUBuffer | undefined;
+  /**
    * `[sequences·kvHeads, capacity]` page table (uint32): row `s·kvHeads + h` lists the pages of KV
    * head `h` of the sequence in slot `s`, in live order.
    */
@@ -40,6 +46,8 @@ export interface PoolShape {
   readonly geometry: CacheGeometry;
   readonly gated: boolean;
   readonly tracked: boolean;
+  /** Whether each page's key bounds are kept (for ranked reads: Quest, SOL's κ). */
+  readonly bounded: boolean;
   readonly layer: number;
 }
 
@@ -52,6 +60,9 @@ export interface PoolShape {
  * shrinks to twice what is held when a closing slot leaves it at most a quarter held. The pool
  * frees its buffers when its last slot closes. Allocation failures and device loss are recorded
  * in {@link PagePool.health}: a pool whose growth failed is unusable for every cache on it.
+ * A `bounded` pool keeps each page's key bounds current: every change of a page's entries
+ * (append, compaction, truncation) is followed by a pass recomputing the bounds of the pages it
+ * touched.
  */
 export class PagePool {
   /** What went wrong with this pool's device or allocations. */
@@ -66,6 +77,8 @@ export class PagePool {
   /** Pages the pool starts with, and never shrinks below. */
   private readonly initialCapacity: number;
   private closed = false;
+  /** `[page, entries]` pairs whose bounds are stale until the next {@link PagePool.flushBounds}. */
+  private staleBounds: number[] = [];
 
   /**
    * @param onEmpty called once when the last slot closes (the pool has freed its buffers).
@@ -98,6 +111,12 @@ export class PagePool {
   get bytesPerSlot(): number {
     const { headDim } = this.shape.geometry;
     return 4 * (2 * headDim + 1 + (this.shape.gated ? 1 : 0) + (this.shape.tracked ? 2 : 0));
+  }
+
+  /** Device bytes of one held page: its entries and, in a bounded pool, its key bounds. */
+  get bytesPerPage(): number {
+    const { pageSize, headDim } = this.shape.geometry;
+    return pageSize * this.bytesPerSlot + (this.shape.bounded ? 8 * headDim : 0);
   }
 
   /** Opens a slot (its heads hold no page yet) and returns it. */
@@ -149,6 +168,7 @@ export class PagePool {
       writeArray(this.device, this.pool.keys, 4 * first * headDim, rowsK);
       writeArray(this.device, this.pool.values, 4 * first * headDim, rowsV);
     });
+    this.flushBounds();
   }
 
   /**
@@ -186,6 +206,7 @@ export class PagePool {
   scatterRows(rows: GPUBuffer, moves: Uint32Array, valueShift: number): void {
     const { headDim } = this.shape.geometry;
     scatterRows(this.device, this.pool, rows, moves, headDim / 4, valueShift / 4);
+    this.flushBounds();
   }
 
   /**
@@ -214,6 +235,7 @@ export class PagePool {
         const index = before[h]! + t;
         at[t * kvHeads + h] = pages[Math.floor(index / pageSize)]! * pageSize + (index % pageSize);
       }
+      this.markBounds(pages, before[h]!, before[h]! + tokens);
     }
     return at;
   }
@@ -282,12 +304,14 @@ export class PagePool {
       }
       freed.push(...old.slice(stay));
       this.rows[row] = pages;
+      this.markBounds(pages, stay * pageSize, kept.length);
       if (fresh > 0) {
         const written = Uint32Array.from(pages.slice(stay));
         writeArray(this.device, this.pool.table, 4 * (row * this.capacity + stay), written);
       }
     });
     if (moves.length > 0) this.move(Uint32Array.from(moves), headDim);
+    this.flushBounds();
     // freed pages return after the moves are submitted: a later append reuses them in order
     this.free.push(...freed.reverse());
   }
@@ -298,7 +322,31 @@ export class PagePool {
     for (let h = 0; h < kvHeads; h++) {
       const pages = this.rows[slot * kvHeads + h]!;
       this.free.push(...pages.splice(Math.ceil(live[h]! / pageSize)).reverse());
+      // a last page left partial lost entries: its bounds shrink
+      if (live[h]! % pageSize !== 0) this.markBounds(pages, live[h]! - 1, live[h]!);
     }
+    this.flushBounds();
+  }
+
+  /**
+   * In a bounded pool, marks stale the bounds of the pages of a head's `pages` that hold its live
+   * entries `[from, live)` (each page with its live entry count).
+   */
+  private markBounds(pages: readonly number[], from: number, live: number): void {
+    if (!this.shape.bounded) return;
+    const { pageSize } = this.shape.geometry;
+    for (let p = Math.floor(from / pageSize); p * pageSize < live; p++) {
+      this.staleBounds.push(pages[p]!, Math.min(pageSize, live - p * pageSize));
+    }
+  }
+
+  /** Recomputes the stale page bounds on the device (one pass, after what made them stale). */
+  private flushBounds(): void {
+    if (this.staleBounds.length === 0 || this.pool.bounds === undefined) return;
+    const list = Uint32Array.from(this.staleBounds);
+    this.staleBounds = [];
+    const { headDim, pageSize } = this.shape.geometry;
+    refreshPageBounds(this.device, this.pool.keys, this.pool.bounds, list, headDim / 4, pageSize);
   }
 
   /**
@@ -354,6 +402,16 @@ export class PagePool {
           const bytes = 4 * pageSize * width;
           encoder.copyBufferToBuffer(from, page * bytes, to, next * bytes, bytes);
         }
+        if (this.pool.bounds !== undefined && smaller.bounds !== undefined) {
+          const bytes = 8 * headDim;
+          encoder.copyBufferToBuffer(
+            this.pool.bounds,
+            page * bytes,
+            smaller.bounds,
+            next * bytes,
+            bytes,
+          );
+        }
         return next++;
       });
     });
@@ -385,6 +443,9 @@ export class PagePool {
       if (from !== undefined && to !== undefined) {
         encoder.copyBufferToBuffer(from, 0, to, 0, 4 * entries);
       }
+    }
+    if (this.pool.bounds !== undefined && grown.bounds !== undefined) {
+      encoder.copyBufferToBuffer(this.pool.bounds, 0, grown.bounds, 0, 8 * this.capacity * headDim);
     }
     this.device.queue.submit([encoder.finish()]);
     this.destroyBuffers(this.pool);
@@ -431,6 +492,7 @@ export class PagePool {
       gates: this.shape.gated ? make(4 * entries) : undefined,
       attention: this.shape.tracked ? make(4 * entries) : undefined,
       counts: this.shape.tracked ? make(4 * entries) : undefined,
+      bounds: this.shape.bounded ? make(8 * capacity * headDim) : undefined,
       table: make(4 * slots * kvHeads * capacity),
     }));
   }

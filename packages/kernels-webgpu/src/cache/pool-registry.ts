@@ -18,6 +18,7 @@ export function sharedPagePool(device: GPUDevice, shape: PoolShape): PagePool {
     ...geometry,
     gated: shape.gated,
     tracked: shape.tracked,
+    bounded: shape.bounded,
     layer: shape.layer,
   });
   let pool = byShape.get(key);

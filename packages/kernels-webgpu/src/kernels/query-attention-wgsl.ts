@@ -16,7 +16,8 @@ export const QUERY_ATTENTION_THREADS = 64;
  * a third divides by the sum. `out` is `[n, queryHeads, rowStride]`; entries past a head's live
  * count are not written (a fresh buffer holds zeros there).
  *
- * Bindings: `queries` `[n, queryHeads, headDim]`; `info` the live count of each KV head, then the
+ * Bindings: `queries` `[n, queryHeads, headDim]` from vec4 `params.queryOffset` (uploaded
+ * queries, or a step's rows on the device); `info` the live count of each KV head, then the
  * `n` query positions; the pool's page table (the cache's rows from `tableBase`), keys and
  * positions.
  */
@@ -30,6 +31,7 @@ struct Params {
   rowStride: u32,
   scale: f32,
   tableBase: u32,
+  queryOffset: u32,
 }
 
 const GROUP: u32 = ${group}u;
@@ -79,7 +81,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let h = qh / GROUP;
   let live = u32(info[h]);
   let position = info[params.kvHeads + k];
-  let query = (k * params.queryHeads + qh) * HD4;
+  let query = params.queryOffset + (k * params.queryHeads + qh) * HD4;
   let row = (k * params.queryHeads + qh) * params.rowStride;
 
   var best = -3.0e38;

@@ -12,7 +12,7 @@ const TOKENS_PER_PASS = 64;
  * Adds the attention of new queries to every live entry they see, on the device (what
  * `KVCache.recordQueries` does with `trackAttention`): per group of up to 64 query tokens, the
  * query-attention pass, then the accumulation pass into the pool's sums, in one submission.
- * Nothing is read back.
+ * The queries are uploaded, or read where a step's rows hold them. Nothing is read back.
  */
 export function accumulateAttention(pass: LayerPass, observed: ObservedQueries): void {
   const { device, geometry, queryHeads, pool } = pass;
@@ -31,9 +31,13 @@ export function accumulateAttention(pass: LayerPass, observed: ObservedQueries):
     try {
       const encoder = device.createCommandEncoder({ label: 'accumulate attention' });
       const compute = encoder.beginComputePass();
+      const { queries } = observed;
       const { probabilities, info } = encodeQueryAttention(pass, compute, buffers, {
         ...observed,
-        queries: observed.queries.subarray(first * vector, last * vector),
+        queries:
+          queries instanceof Float32Array
+            ? queries.subarray(first * vector, last * vector)
+            : { buffer: queries.buffer, offset: queries.offset + first * vector },
         positions: observed.positions.subarray(first, last),
       });
       const params = Uint32Array.of(

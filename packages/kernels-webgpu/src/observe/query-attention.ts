@@ -3,10 +3,17 @@ import { computePipeline } from '../kernels/pipelines';
 import { queryAttentionSource } from '../kernels/query-attention-wgsl';
 import { bound, type LayerPass, type PassBuffers } from './layer-pass';
 
+/** Queries already on the device: `[n, queryHeads, headDim]` from float `offset` of `buffer`. */
+export interface DeviceQueries {
+  readonly buffer: GPUBuffer;
+  /** A multiple of 4. */
+  readonly offset: number;
+}
+
 /** The queries one observation pass scores, and the layer's live counts at the time. */
 export interface ObservedQueries {
-  /** `[n, queryHeads, headDim]` queries after RoPE. */
-  readonly queries: Float32Array;
+  /** `[n, queryHeads, headDim]` queries after RoPE, uploaded for the pass or on the device. */
+  readonly queries: Float32Array | DeviceQueries;
   /** `[n]` their positions. */
   readonly positions: Int32Array;
   /** `[kvHeads]` live entries per KV head. */
@@ -29,10 +36,12 @@ export function encodeQueryAttention(
   const { device, geometry, queryHeads, pool } = pass;
   const { kvHeads, headDim, pageSize } = geometry;
   const n = observed.positions.length;
-  const params = new Uint32Array(7);
+  const params = new Uint32Array(8);
   params.set([queryHeads, kvHeads, pageSize, pass.tableStride, observed.rowStride]);
   new Float32Array(params.buffer)[5] = Math.fround(1 / Math.sqrt(headDim));
   params[6] = pass.tableBase;
+  const { queries } = observed;
+  params[7] = queries instanceof Float32Array ? 0 : queries.offset / 4;
   const info = new Int32Array(kvHeads + n);
   info.set(observed.live);
   info.set(observed.positions, kvHeads);
@@ -53,7 +62,12 @@ export function encodeQueryAttention(
       layout: pipeline.getBindGroupLayout(0),
       entries: [
         bound(0, buffers.input(params, 'query attention parameters', true)),
-        bound(1, buffers.input(observed.queries, 'observed query vectors')),
+        bound(
+          1,
+          queries instanceof Float32Array
+            ? buffers.input(queries, 'observed query vectors')
+            : queries.buffer,
+        ),
         bound(2, infoBuffer),
         bound(3, pool.table),
         bound(4, pool.keys),

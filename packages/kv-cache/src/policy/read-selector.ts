@@ -1,3 +1,4 @@
+import type { PageRanking } from '../read/page-ranking';
 import type { LayerObservation, ObservationNeeds } from './observation';
 
 /**
@@ -33,4 +34,13 @@ export interface ReadSelector {
     observation: LayerObservation,
     query: Float32Array,
   ): readonly Int32Array[] | undefined;
+
+  /**
+   * Optional: the same choice as `selectPages` for a layer whose KV heads hold `liveCounts`
+   * entries, described as a ranking of pages by Quest's bound (per KV head, or undefined for a
+   * dense read; undefined when the whole layer reads densely), so that a cache that keeps its keys
+   * and page bounds on a device ranks the pages there, with the query never leaving it
+   * (`@lethe/kernels-webgpu`). A selector without it is run on the host (`selectPages`).
+   */
+  pageRanking?(layer: number, liveCounts: Int32Array): PageRanking | undefined;
 }

@@ -1,5 +1,5 @@
 import type { PageKeyBounds } from './page-key-bounds';
-import { questTopPages } from './quest-bound';
+import { candidatePages, type TopPagesRead, topPagesRanges } from './page-ranking';
 import type { ReadAnchors } from './read-anchors';
 
 /**
@@ -41,6 +41,27 @@ export function tokenKeepPageCount(
 }
 
 /**
+ * SOL's κ read of one KV head of `K = live` entries as a {@link TopPagesRead}: the anchors, the
+ * first `s = min(sinks, K)` and the last `w = min(window, K − s)` entries, and the top
+ * {@link tokenKeepPageCount} pages of the middle `[s, K − w)` (so the anchors count against
+ * `b = ⌈κ·K⌉`); undefined when the read is every live entry (κ = 1, the pages cover every
+ * candidate page, or the anchors cover the head).
+ */
+export function tokenKeepRanking(
+  live: number,
+  keepRate: number,
+  anchors: ReadAnchors,
+  pageSize: number,
+): TopPagesRead | undefined {
+  if (keepRate >= 1) return undefined;
+  const sinks = Math.min(anchors.sinks, live);
+  const middleEnd = live - Math.min(anchors.window, live - sinks);
+  const read = { sinks, middleEnd, pages: tokenKeepPageCount(keepRate, live, anchors, pageSize) };
+  const { firstPage, endPage } = candidatePages(read, pageSize);
+  return sinks >= middleEnd || read.pages >= endPage - firstPage ? undefined : read;
+}
+
+/**
  * SOL's token sparsity (App. E.1, with §4's always-dense anchors) for one KV head and one new
  * token: of the head's `K = live` entries it reads
  *
@@ -52,6 +73,8 @@ export function tokenKeepPageCount(
  *   cache's: page `p` = entries `[p·pageSize, (p+1)·pageSize)`, so the first and the last
  *   candidate page may hold fewer than `pageSize` middle entries; the read is at most
  *   `b + pageSize − 1` entries when `b` exceeds the anchors.
+ *
+ * This is {@link tokenKeepRanking} run by `topPagesRanges` on the host.
  *
  * @param bounds the head's page bounds (`KVCacheStore.pageKeyBounds`).
  * @param queries the token's query heads of the group, `[group, headDim]`, after RoPE.
@@ -68,39 +91,8 @@ export function tokenKeepRead(
   anchors: ReadAnchors,
   pageSize: number,
 ): TokenKeepRead | undefined {
-  if (keepRate >= 1) return undefined;
-  const sinks = Math.min(anchors.sinks, live);
-  const window = Math.min(anchors.window, live - sinks);
-  const middleEnd = live - window;
-  const firstPage = Math.floor(sinks / pageSize);
-  const endPage = Math.ceil(middleEnd / pageSize);
-  const pages = tokenKeepPageCount(keepRate, live, anchors, pageSize);
-  if (sinks >= middleEnd || pages >= endPage - firstPage) return undefined;
-  const chosen =
-    pages === 0
-      ? new Int32Array(0)
-      : questTopPages({ bounds, queries, group, firstPage, endPage }, pages);
-  // the sinks, the chosen pages' middle entries and the window, adjacent ranges merged
-  const out = new Int32Array(2 * (chosen.length + 2));
-  let length = 0;
-  const add = (start: number, end: number): void => {
-    if (start >= end) return;
-    if (length > 0 && out[length - 1] === start) out[length - 1] = end;
-    else {
-      out[length] = start;
-      out[length + 1] = end;
-      length += 2;
-    }
-  };
-  add(0, sinks);
-  let count = sinks + window;
-  for (let i = 0; i < chosen.length; i++) {
-    const page = firstPage + chosen[i];
-    const start = Math.max(sinks, page * pageSize);
-    const end = Math.min(middleEnd, (page + 1) * pageSize);
-    add(start, end);
-    count += end - start;
-  }
-  add(middleEnd, live);
-  return { ranges: out.subarray(0, length), count, pages };
+  const read = tokenKeepRanking(live, keepRate, anchors, pageSize);
+  if (read === undefined) return undefined;
+  const { ranges, count } = topPagesRanges(read, live, bounds, queries, group, 'max', pageSize);
+  return { ranges, count, pages: read.pages };
 }

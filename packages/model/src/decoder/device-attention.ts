@@ -63,13 +63,15 @@ export function deviceCaches(
  * a page pool (every cache of one shape: the usual batch), one per pool otherwise. The queries
  * and chunks are the host's rows, uploaded, or the step's rows already on the device. The
  * kernel's output buffer becomes a tfjs tensor (tfjs copies it into its own buffer), so nothing is
- * read back.
+ * read back. A sequence whose plan ranks pages (`SequenceRead.ranking`) has the launch rank
+ * them; from host rows, each writes its read counts where `readCounts(b)` says.
  */
 export function attendLayerOnDevice(
   config: ModelConfig,
   layer: number,
   reads: LayerReads | DeviceLayerReads,
   caches: readonly DeviceKVCache[],
+  readCounts?: (b: number) => { readonly buffer: GPUBuffer; readonly offset: number },
 ): tf.Tensor2D {
   const { rows, planned, controls } = reads;
   const deviceRows = 'deviceRows' in reads ? reads.deviceRows : undefined;
@@ -92,11 +94,12 @@ export function attendLayerOnDevice(
     const cache = caches[b]!;
     const queryPositions = rows.positions.subarray(first, first + tokens);
     const liveBias = bias === undefined ? {} : { liveBias: bias };
+    const ranking = read.ranking === undefined ? {} : { ranking: read.ranking };
     let part: DeviceAttentionPart | DeviceRowsPart;
     if (deviceRows !== undefined) {
       part = {
         cache,
-        request: { queryPositions, firstRow: first, ranges: read.ranges, ...liveBias },
+        request: { queryPositions, firstRow: first, ranges: read.ranges, ...liveBias, ...ranking },
       };
     } else {
       const { queries, keys, values, logGates } = reads as LayerReads;
@@ -112,6 +115,10 @@ export function attendLayerOnDevice(
             ? {}
             : { bias: logGates.subarray(first * kvHeads, (first + tokens) * kvHeads) }),
         },
+        ...ranking,
+        ...(read.ranking === undefined || readCounts === undefined
+          ? {}
+          : { readCounts: readCounts(b) }),
       };
       part = { cache, request };
     }

@@ -1,36 +1,39 @@
-import { DeviceKVCache, DeviceRows, NON_FINITE } from '@lethe/kernels-webgpu';
-import { LetheError, type tf } from '@lethe/tensor';
+import { DeviceKVCache, DeviceRows } from '@lethe/kernels-webgpu';
+import type { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import type { AppendRows } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
+import { ranksPages } from './device-ranking';
 import { tensorOfBuffer } from './device-tensor';
 import type { PackedRows } from './packed-rows';
 
 /**
  * Whether a step on device caches can keep its queries, keys and values on the device until its
- * end: nothing in it needs them on the host before a layer attends — no read selector (Quest ranks
- * pages by the query on the host), no `tokenKeep` κ < 1 read (the same), no gate hook (its
- * log-gates bias the chunk through the attention plan).
+ * end: nothing in it needs them on the host before a layer attends — no gate hook (its log-gates
+ * bias the chunk through the attention plan), and no sequence ranking pages on the host (a read
+ * selector or a `tokenKeep` κ < 1 read of a sequence whose cache does not rank them itself,
+ * `deviceRanks`, or a selector without `pageRanking`).
  */
-export function keepsRowsOnDevice(request: CachedStepRequest): boolean {
-  if (request.readSelectors?.some((selector) => selector !== undefined) === true) return false;
+export function keepsRowsOnDevice(
+  request: CachedStepRequest,
+  deviceRanks: readonly boolean[],
+): boolean {
   if (request.keyBias !== undefined) return false;
-  const ranks = request.controls?.some((perLayer) =>
-    perLayer?.some((control) => control?.tokenKeep !== undefined && control.tokenKeep < 1),
-  );
-  return ranks !== true;
+  return request.caches.every((_, b) => {
+    const selector = request.readSelectors?.[b];
+    if (selector !== undefined && typeof selector.pageRanking !== 'function') return false;
+    return deviceRanks[b] === true || !ranksPages(request, b);
+  });
 }
 
 /**
- * Whether a device step's keys and values need never reach the host: no cache keeps a host copy
- * of its keys (`hostKeys`) and none records queries (a query window, attention tracking). Then the
- * step appends from its rows on the device and reads back only their non-finite flags.
+ * Whether a device step's keys, values and queries need never reach the host: no cache keeps a
+ * host copy of its keys (`hostKeys`) and none keeps a query window (the window's queries live on
+ * the host; attention tracking alone — H2O's — accumulates from the rows on the device). Then the
+ * step appends and records from its rows on the device and reads back only their flags.
  */
-export function keysStayOnDevice(
-  caches: readonly DeviceKVCache[],
-  recordQueries: readonly boolean[],
-): boolean {
-  return caches.every((cache) => !cache.hostKeys) && !recordQueries.includes(true);
+export function keysStayOnDevice(caches: readonly DeviceKVCache[]): boolean {
+  return caches.every((cache) => !cache.hostKeys && cache.queryWindow === 0);
 }
 
 /** The step's rows on tfjs's WebGPU device, their rotary angles (`ropeRotation`) uploaded. */
@@ -104,53 +107,17 @@ export function flagsTensor(rows: DeviceRows): tf.Tensor {
 }
 
 /**
- * Throws what `checkAppendsFinite` throws for the step's appends when the rows' flags say a key
- * or value is not finite — sequence by sequence, layers in order, keys before values — so a step
- * whose keys stay on the device refuses them without reading them back.
- *
- * @throws LetheError `E_STATE` naming `model`.
- */
-export function checkRowFlags(
-  flags: Int32Array,
-  layers: number,
-  rows: PackedRows,
-  tokens: number,
-): void {
-  for (let b = 0; b < rows.batch; b++) {
-    for (let layer = 0; layer < layers; layer++) {
-      for (const [section, kind] of [
-        [1, 'keys'],
-        [2, 'values'],
-      ] as const) {
-        for (let t = 0; t < rows.lengths[b]!; t++) {
-          const bits = flags[(layer * 3 + section) * tokens + rows.starts[b]! + t]!;
-          if (bits === 0) continue;
-          const value =
-            (bits & NON_FINITE.nan) !== 0
-              ? NaN
-              : (bits & NON_FINITE.positive) !== 0
-                ? Infinity
-                : -Infinity;
-          throw new LetheError(
-            'E_STATE',
-            `layer ${layer} produced ${kind} with a non-finite value (${value}) for sequence ${b}: its weights or activations overflow; no cache was changed`,
-            'model',
-          );
-        }
-      }
-    }
-  }
-}
-
-/**
  * Appends every sequence's rows to every layer of its cache on the device, layer by layer, one
- * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`).
+ * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`), then records the queries
+ * of the caches `recordQueries` flags from the rows (`recordQueriesFromRows`: H2O's accumulation
+ * on the device), as the host appends and records cache by cache.
  */
 export function appendRowsOnDevice(
   caches: readonly DeviceKVCache[],
   deviceRows: DeviceRows,
   rows: PackedRows,
   layers: number,
+  recordQueries: readonly boolean[],
 ): void {
   const parts = caches.map((cache, b) => {
     const firstRow = rows.starts[b]!;
@@ -159,5 +126,10 @@ export function appendRowsOnDevice(
   });
   for (let layer = 0; layer < layers; layer++) {
     DeviceKVCache.appendRowsBatch(layer, deviceRows, parts);
+    parts.forEach(({ cache, firstRow, positions }, b) => {
+      if (recordQueries[b] === true) {
+        cache.recordQueriesFromRows(layer, deviceRows, firstRow, positions);
+      }
+    });
   }
 }

@@ -1,7 +1,7 @@
 import { tf } from '@lethe/tensor';
 
 /** `GPUBufferUsage` bits a buffer needs to become a tensor: storage, copy source and destination. */
-const TENSOR_USAGE = 0x0080 | 0x0004 | 0x0008;
+export const TENSOR_USAGE = 0x0080 | 0x0004 | 0x0008;
 
 /**
  * A tensor copied from a GPU buffer of tfjs's WebGPU device (`tf.tensor({ buffer })`). tfjs copies

@@ -4,9 +4,9 @@ import type { ModelConfig } from '../io/index';
 import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
 import { attendLayerOnDevice, deviceCaches } from './device-attention';
+import { deviceRankedSequences, RankedReads } from './device-ranking';
 import {
   appendRowsOnDevice,
-  checkRowFlags,
   deviceStepRows,
   flagsTensor,
   keepsRowsOnDevice,
@@ -24,6 +24,7 @@ import { planLayerReads } from './read-plan';
 import { selectReadPages } from './read-selection';
 import { rmsNorm } from './rms-norm';
 import { ropeInverseFrequencies } from './rope';
+import { checkRowFlags } from './row-flags';
 import type { KeyBiasHook, StepReads, StepResult } from './types';
 import type { DecoderWeights, LayerWeights } from './weights';
 
@@ -46,7 +47,11 @@ export type StepProgram = Generator<readonly tf.Tensor[], StepResult, readonly F
  * device) whose step needs no query on the host before attending ({@link keepsRowsOnDevice}),
  * there is no stop per layer: each layer's q/k/v projection is rotated into the step's device
  * rows (`DeviceRows`), the layer attends from them, and one stop at the end reads every layer's
- * rows back for the caches' appends and recorded queries.
+ * rows back for the caches' appends and query windows — or, when no cache keeps host keys or a
+ * query window, only their flags, the appends and H2O's accumulation run from the rows. Device caches
+ * that keep page bounds and no host keys rank their read selector's pages and κ reads in the
+ * attention launch ({@link RankedReads}): the counts come back with the flags (or, on the host
+ * path, in one more stop at the end).
  */
 export function* cachedStepProgram(
   weights: DecoderWeights,
@@ -76,13 +81,19 @@ export function* cachedStepProgram(
     live: new Int32Array(batch * layers * kvHeads),
   };
   const downloads: AppendRows[] = [];
-  // device caches on tfjs's device attend there (decided once per step)
+  // device caches on tfjs's device attend there (decided once per step), those with page bounds
+  // and no host keys rank their pages there too ...
   const onDevice = deviceCaches(caches);
+  const deviceRanks = onDevice === undefined ? undefined : deviceRankedSequences(onDevice);
+  const ranked = new RankedReads(rows, layers, kvHeads);
   // ... and keep the step's queries, keys and values there when nothing needs them sooner
   const deviceRows =
-    onDevice !== undefined && keepsRowsOnDevice(request)
+    onDevice !== undefined && keepsRowsOnDevice(request, deviceRanks!)
       ? deviceStepRows(onDevice[0]!.device, config, rotation)
       : undefined;
+  const hostSelectors = readSelectors?.map((selector, b) =>
+    deviceRanks?.[b] === true ? undefined : selector,
+  );
 
   let x: tf.Tensor | undefined;
   try {
@@ -104,8 +115,11 @@ export function* cachedStepProgram(
           selected: undefined,
           queries: undefined,
           anchors,
+          deviceRanks,
+          selectors: readSelectors,
         });
         recordReads(reads, planned, l, layers, kvHeads);
+        ranked.record(l, planned);
         const output = attendLayerOnDevice(
           config,
           l,
@@ -144,16 +158,18 @@ export function* cachedStepProgram(
 
       // page selection and κ reads are decode-only: the queries are then one row per sequence
       const selected =
-        readSelectors === undefined
+        hostSelectors === undefined
           ? undefined
-          : selectReadPages(caches, l, readSelectors, queries);
+          : selectReadPages(caches, l, hostSelectors, queries);
       const planned = planLayerReads(caches, l, {
         controls: layerControls,
         selected,
         queries: rows.width === 1 ? queries : undefined,
         anchors,
+        ...(deviceRanks === undefined ? {} : { deviceRanks, selectors: readSelectors }),
       });
       recordReads(reads, planned, l, layers, kvHeads);
+      ranked.record(l, planned);
       const layerReads = {
         caches,
         rows,
@@ -167,7 +183,9 @@ export function* cachedStepProgram(
       const output =
         onDevice === undefined
           ? attendLayer(config, l, layerReads)
-          : attendLayerOnDevice(config, l, layerReads, onDevice);
+          : attendLayerOnDevice(config, l, layerReads, onDevice, (b) =>
+              ranked.countsFor(onDevice[0]!.device, l, b),
+            );
       try {
         x = tf.tidy(() => finishLayer(layer, residual, output, layerControls, rows, eps));
       } finally {
@@ -193,24 +211,43 @@ export function* cachedStepProgram(
     let appended = false;
     try {
       // on device rows, one read: their non-finite flags when the keys can stay there, else the
-      // rows themselves (for the caches' host copies and recorded queries)
-      const onlyFlags = deviceRows !== undefined && keysStayOnDevice(onDevice!, recordQueries);
+      // rows themselves (for the caches' host copies and query windows)
+      // (and the ranked reads' counts with the flags; from host rows, their own buffer)
+      const onlyFlags = deviceRows !== undefined && keysStayOnDevice(onDevice!);
       if (deviceRows !== undefined) {
-        const copy = onlyFlags ? flagsTensor(deviceRows) : rowsTensor(deviceRows);
+        const copies = onlyFlags
+          ? [flagsTensor(deviceRows)]
+          : [rowsTensor(deviceRows), ...(ranked.any ? [flagsTensor(deviceRows)] : [])];
         let host: readonly Float32Array[];
         try {
-          host = yield [copy];
+          host = yield copies;
         } finally {
-          copy.dispose();
+          tf.dispose(copies);
+        }
+        const flags = host[onlyFlags ? 0 : 1] as unknown as Int32Array | undefined;
+        if (flags !== undefined) {
+          ranked.checkQueries(flags, deviceRows.tokens);
+          ranked.complete(reads, flags, deviceRows);
         }
         if (onlyFlags) {
-          checkRowFlags(host[0] as unknown as Int32Array, layers, rows, deviceRows.tokens);
+          checkRowFlags(flags!, layers, rows, deviceRows.tokens, recordQueries);
         } else {
           downloads.push(...rowsToAppends(host[0]!, config, deviceRows));
         }
+      } else {
+        const counts = ranked.countsTensor();
+        if (counts !== undefined) {
+          let host: readonly Float32Array[];
+          try {
+            host = yield [counts];
+          } finally {
+            counts.dispose();
+          }
+          ranked.complete(reads, host[0] as unknown as Int32Array, undefined);
+        }
       }
       if (onlyFlags) {
-        appendRowsOnDevice(onDevice!, deviceRows!, rows, layers);
+        appendRowsOnDevice(onDevice!, deviceRows!, rows, layers, recordQueries);
       } else {
         const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
         checkAppendsFinite(appends);
@@ -227,6 +264,7 @@ export function* cachedStepProgram(
   } finally {
     x?.dispose();
     deviceRows?.dispose();
+    ranked.dispose();
   }
 }
 

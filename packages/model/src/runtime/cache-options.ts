@@ -10,19 +10,33 @@ import type { SequencePolicies } from './sequence-state';
 export interface CacheReads {
   /**
    * Whether the run reads keys on the host synchronously: a read selector whose observation holds
-   * keys, values, window attention or page key bounds (Quest), or a compute policy (its κ reads
-   * rank pages by the page key bounds).
+   * keys, values, window attention or page key bounds and that cannot be ranked on the device (no
+   * `pageRanking`), or a run whose ranked reads (a read selector's pages, SOL's κ) only the host
+   * can take — a gate hook's step (it reads each layer's queries on the host) or a selector and
+   * κ together (their reads intersect).
    */
   readonly hostKeys: boolean;
+  /**
+   * Whether a device cache keeps page key bounds for ranking pages where the keys are: a read
+   * selector with a `pageRanking` (Quest) or a compute policy (SOL's κ), the host keeping no keys.
+   */
+  readonly pageBounds: boolean;
 }
 
 /** The {@link CacheReads} of a sequence run under `policies`. */
 export function sequenceCacheReads(policies: SequencePolicies): CacheReads {
-  const needs = policies.readSelector?.needs;
+  const selector = policies.readSelector;
+  const needs = selector?.needs;
   const selectorReadsKeys =
     needs !== undefined &&
     (needs.keys || needs.values || needs.attentionWindow > 0 || needs.pageKeyBounds === true);
-  return { hostKeys: selectorReadsKeys || policies.compute !== undefined };
+  const ranks = typeof selector?.pageRanking === 'function' || policies.compute !== undefined;
+  const hostOnly =
+    policies.eviction?.gate !== undefined ||
+    (selector !== undefined && policies.compute !== undefined);
+  const hostKeys =
+    (selectorReadsKeys && typeof selector?.pageRanking !== 'function') || (ranks && hostOnly);
+  return { hostKeys, pageBounds: ranks && !hostKeys };
 }
 
 /**

@@ -8,7 +8,12 @@ import { H2OPolicy, SnapKVPolicy, StreamingLLMPolicy, TOVAPolicy } from '@lethe/
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecoderModel } from '../../src/decoder/index';
-import { type EvictionRoundEvent, GenerationSession, generate } from '../../src/runtime/index';
+import {
+  type CacheReads,
+  type EvictionRoundEvent,
+  GenerationSession,
+  generate,
+} from '../../src/runtime/index';
 import { lively, tinyConfig } from '../decoder/helpers';
 import {
   type CacheFactory,
@@ -18,7 +23,7 @@ import {
 } from '../support/cache-implementations';
 import { ForgetfulAnchorsCache } from '../support/forgetful-anchors-cache';
 import { UnpagedCache } from '../support/unpaged-cache';
-import { policiesOf } from './batcher-fixtures';
+import { LinearGate, policiesOf } from './batcher-fixtures';
 import { RecentWindowPolicy } from './recent-window-policy';
 
 const config = tinyConfig({ vocab_size: 23 });
@@ -128,30 +133,56 @@ describe('SessionOptions.createCache', () => {
     });
   });
 
-  it('says which runs read keys on the host (a device cache keeps them on its device otherwise)', async () => {
-    const kinds = ['full', 'h2o', 'streaming-llm', 'quest', 'compute'] as const;
-    const hostKeys: Record<string, boolean[]> = {};
-    for (const kind of kinds) {
-      const reads: boolean[] = [];
+  it('says which runs read keys on the host and which rank pages where the keys are', async () => {
+    const gate = new LinearGate(config, 3);
+    const kinds = {
+      full: policiesOf('full', config, gate, 16),
+      h2o: policiesOf('h2o', config, gate, 16),
+      'streaming-llm': policiesOf('streaming-llm', config, gate, 16),
+      quest: policiesOf('quest', config, gate, 16),
+      compute: policiesOf('compute', config, gate, 16),
+      gate: policiesOf('gate', config, gate, 16),
+      'gate + quest': {
+        ...policiesOf('gate', config, gate, 16),
+        ...policiesOf('quest', config, gate),
+      },
+      'quest + compute': {
+        ...policiesOf('quest', config, gate),
+        ...policiesOf('compute', config, gate),
+      },
+    };
+    const asked: Record<string, CacheReads[]> = {};
+    for (const [kind, policies] of Object.entries(kinds)) {
+      const reads: CacheReads[] = [];
       const session = new GenerationSession({
         model,
-        ...policiesOf(kind, config, undefined as never, 16),
+        ...policies,
         pageSize: 4,
-        createCache: (options, asked) => {
-          reads.push(asked.hostKeys);
+        createCache: (options, cacheReads) => {
+          reads.push(cacheReads);
           return new KVCache(options);
         },
       });
       await session.prefill(prompts);
-      hostKeys[kind] = reads;
+      session.dispose();
+      asked[kind] = reads;
     }
-    expect(hostKeys).toEqual({
-      full: [false, false],
-      h2o: [false, false],
-      'streaming-llm': [false, false],
-      // Quest ranks pages by their key bounds; a compute policy's κ reads do too
-      quest: [true, true],
-      compute: [true, true],
+    gate.dispose();
+    const none = { hostKeys: false, pageBounds: false };
+    // Quest and SOL's κ rank pages by their key bounds: where the keys are, unless only the host
+    // can take the read (a gate hook's step reads each layer's query on the host; a selector's
+    // and κ's reads intersect there)
+    const ranked = { hostKeys: false, pageBounds: true };
+    const host = { hostKeys: true, pageBounds: false };
+    expect(asked).toEqual({
+      full: [none, none],
+      h2o: [none, none],
+      'streaming-llm': [none, none],
+      quest: [ranked, ranked],
+      compute: [ranked, ranked],
+      gate: [none, none],
+      'gate + quest': [host, host],
+      'quest + compute': [host, host],
     });
   });
 

@@ -1,12 +1,12 @@
 import { DeviceKVCache, deviceCounters, liveGpuBuffers } from '@lethe/kernels-webgpu';
 import { NO_NEEDS } from '@lethe/kv-cache';
-import { H2OPolicy, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContinuousBatcher, DecoderModel, GenerationSession } from '../../src/index';
 import { cacheFor, cacheOptionsFor, lively, tinyConfig } from '../decoder/helpers';
-import { LinearGate, POLICY_KINDS, policiesOf } from './batcher-fixtures';
+import { DrawnControls, LinearGate, POLICY_KINDS, policiesOf } from './batcher-fixtures';
 
 // The runtime on tfjs's WebGPU backend (in Node: Dawn over SwiftShader, Debian's chromium), which
 // reads tensors only asynchronously: the session steps through prefillAsync / decodeStepAsync and
@@ -114,6 +114,90 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     }, 600_000); // SwiftShader: ~22 s for 96 steps here, ~30 s in CI beside other tests; 512: ~5×
   }
 
+  it('ranks Quest’s pages and SOL’s κ reads on the device as wasm ranks them on the host: same logits, same entries read, no key on the host', async () => {
+    const ranked = async (backend: 'wasm' | 'webgpu', kind: 'quest' | 'compute') => {
+      await initBackend(backend);
+      const buffers = liveGpuBuffers().buffers;
+      const model = DecoderModel.random(config, 12);
+      const session = new GenerationSession({
+        model,
+        prefillChunk: 16,
+        pageSize: 4,
+        ...(kind === 'quest'
+          ? { readSelector: new QuestSelector({ tokenBudget: 12, pageSize: 4, denseLayers: 0 }) }
+          : { compute: new DrawnControls(config.num_hidden_layers) }),
+      });
+      const logits: Float32Array[] = [(await session.prefill([PROMPT])).logits[0]!];
+      const uploaded = deviceCounters().uploadedBytes;
+      for (const token of fed(STEPS)) {
+        logits.push((await session.step([0], Int32Array.of(token))).logits[0]!);
+      }
+      const perStep = (deviceCounters().uploadedBytes - uploaded) / STEPS;
+      const cache = session.caches[0]!;
+      const device = cache instanceof DeviceKVCache ? cache : undefined;
+      const shape = { pageBounds: device?.pageBounds, hostKeys: device?.hostKeys };
+      const reads = session.decodeReads[0]!;
+      session.dispose();
+      model.dispose();
+      return { logits, reads, shape, perStep, buffersLeft: liveGpuBuffers().buffers - buffers };
+    };
+    for (const kind of ['quest', 'compute'] as const) {
+      const wasm = await ranked('wasm', kind);
+      const webgpu = await ranked('webgpu', kind);
+      expect(webgpu.shape, kind).toEqual({ pageBounds: true, hostKeys: false });
+      expect(webgpu.buffersLeft, kind).toBe(0);
+      // the pages chosen are the host's: the same entries read (and fewer than the live ones)
+      expect(webgpu.reads, kind).toEqual(wasm.reads);
+      expect(wasm.reads.entries, kind).toBeLessThan(wasm.reads.live);
+      let worst = 0;
+      wasm.logits.forEach((row, t) => {
+        row.forEach((x, v) => {
+          worst = Math.max(worst, Math.abs(x - webgpu.logits[t]![v]!) / (1 + Math.abs(x)));
+        });
+      });
+      expect(worst, kind).toBeLessThan(1e-5);
+      // nothing of the queries or keys goes up: positions, plans, rotary angles (< 1.5 KB a step)
+      expect(webgpu.perStep, kind).toBeLessThan(1500);
+    }
+  }, 300_000);
+
+  it('a device step whose ranked read’s query is not finite changes no cache and leaks nothing (κ ranked on the device)', async () => {
+    await initBackend('webgpu');
+    const model = lively(config, 22);
+    const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+    const caches = [0, 1].map(
+      () => new DeviceKVCache({ ...cacheOptionsFor(config), pageBounds: true }, device),
+    );
+    const prefill = await model.prefillAsync(caches, [
+      Int32Array.from({ length: 30 }, (_, i) => i % 7),
+      Int32Array.from({ length: 26 }, (_, i) => (3 * i) % 5),
+    ]);
+    tf.dispose([prefill.logits, prefill.hidden]);
+    const lengths = caches.map((cache) => cache.length(0));
+    const variable = model.parameters.get('model.layers.1.self_attn.q_proj.weight')!;
+    const saved = variable.clone();
+    const poison = tf.fill(variable.shape, Number.NaN);
+    variable.assign(poison);
+    poison.dispose();
+    const tensors = tf.memory().numTensors;
+    const buffers = liveGpuBuffers().buffers;
+    const kappa = Array.from({ length: config.num_hidden_layers }, () => ({ tokenKeep: 0.5 }));
+    const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7), [kappa, kappa]).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
+    );
+    expect(error?.code).toBe('E_STATE');
+    expect(error?.argument).toBe('model');
+    expect(error?.message).toContain('layer 1 produced a non-finite query (NaN) for sequence 0');
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(liveGpuBuffers().buffers).toBe(buffers);
+    expect(caches.map((cache) => cache.length(0))).toEqual(lengths);
+    variable.assign(saved);
+    saved.dispose();
+    for (const cache of caches) cache.dispose();
+    model.dispose();
+  }, 60_000);
+
   it('serves a ContinuousBatcher on device caches as on wasm (every policy kind, greedy) and frees each cache', async () => {
     const served = async (backend: 'wasm' | 'webgpu') => {
       await initBackend(backend);
@@ -180,16 +264,27 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
   }, 120_000);
 
   it.each([
-    ['one records queries: the rows read once at its end', true],
-    ["none records queries: only the rows' non-finite flags read", false],
-  ])(
-    'a device step whose keys are not finite changes no cache and leaks nothing (%s)',
-    async (_, recording) => {
+    ['one keeps a query window: the rows read once at its end', 'window', 'k_proj', 'keys'],
+    ["none records queries: only the rows' non-finite flags read", 'none', 'k_proj', 'keys'],
+    [
+      "one tracks attention (H2O's, accumulated from the rows): only the flags read",
+      'tracking',
+      'q_proj',
+      'queries',
+    ],
+  ] as const)(
+    'a device step whose new entries are not finite changes no cache and leaks nothing (%s)',
+    async (_, recording, weight, kind) => {
       await initBackend('webgpu');
       const model = lively(config, 21);
       const reference = lively(config, 21);
       const device = (tf.backend() as unknown as { device: GPUDevice }).device;
-      const records = recording ? { queryWindow: 2, trackAttention: true } : {};
+      const records =
+        recording === 'window'
+          ? { queryWindow: 2, trackAttention: true }
+          : recording === 'tracking'
+            ? { trackAttention: true }
+            : {};
       const make = () => [
         new DeviceKVCache(cacheOptionsFor(config, records), device),
         new DeviceKVCache(cacheOptionsFor(config), device),
@@ -210,18 +305,24 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
           caches.map(async (cache) => {
             const layers = [];
             for (let l = 0; l < config.num_hidden_layers; l++) {
-              const observed = await cache.observeAsync(l, { ...NO_NEEDS, keys: true });
+              const tracked = cache.trackAttention;
+              const observed = await cache.observeAsync(l, {
+                ...NO_NEEDS,
+                keys: true,
+                accumulatedAttention: tracked,
+              });
               layers.push({
                 length: cache.length(l),
                 live: Array.from(cache.liveCounts(l)),
                 keys: Array.from(observed.keys!),
+                sums: tracked ? Array.from(observed.accumulatedAttention!) : [],
               });
             }
             return layers;
           }),
         );
       const before = await snapshot();
-      const variable = model.parameters.get('model.layers.1.self_attn.k_proj.weight')!;
+      const variable = model.parameters.get(`model.layers.1.self_attn.${weight}.weight`)!;
       const saved = variable.clone();
       const poison = tf.fill(variable.shape, Number.NaN);
       variable.assign(poison);
@@ -234,7 +335,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       );
       expect(error?.code).toBe('E_STATE');
       expect(error?.argument).toBe('model');
-      expect(error?.message).toContain('layer 1 produced keys with a non-finite value (NaN)');
+      expect(error?.message).toContain(`layer 1 produced ${kind} with a non-finite value (NaN)`);
       expect(tf.memory().numTensors).toBe(tensors);
       expect(liveGpuBuffers().buffers).toBe(buffers);
       expect(await snapshot()).toEqual(before);
