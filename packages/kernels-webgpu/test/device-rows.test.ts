@@ -31,6 +31,23 @@ function rotationOf(positions: readonly number[], frequencies: Float32Array): Fl
   return out;
 }
 
+/** The shape of the batches attended from rows (gated, biased, each sequence with its chunk). */
+const ROWS_CASE = {
+  kvHeads: 2,
+  group: 2,
+  headDim: 16,
+  pageSize: 4,
+  gated: true,
+  chunk: 9,
+  keep: 0.6,
+  after: 4,
+  truncate: 0,
+  sparse: true,
+  biased: true,
+  chunked: true,
+  spread: 2,
+};
+
 const ropeArbitrary = fc.record({
   kvHeads: fc.constantFrom(1, 2, 3),
   group: fc.constantFrom(1, 2, 4),
@@ -118,21 +135,7 @@ describe.skipIf(skipWebGpu)(
     }, 120_000);
 
     it('attends a batch from the step’s rows exactly as from uploaded queries and chunks', async () => {
-      const shape = {
-        kvHeads: 2,
-        group: 2,
-        headDim: 16,
-        pageSize: 4,
-        gated: true,
-        chunk: 9,
-        keep: 0.6,
-        after: 4,
-        truncate: 0,
-        sparse: true,
-        biased: true,
-        chunked: true,
-        spread: 2,
-      };
+      const shape = ROWS_CASE;
       const cases: Case[] = [
         { ...shape, before: 40, queries: 1, seed: 5 },
         { ...shape, before: 150, queries: 3, seed: 6, sparse: false },
@@ -191,6 +194,104 @@ describe.skipIf(skipWebGpu)(
         expect(Array.from(got)).toEqual(Array.from(expected));
         expect(got.some((x) => x !== 0)).toBe(true);
       } finally {
+        rows.dispose();
+        for (const { cache } of built) cache.dispose();
+      }
+    });
+
+    it('biases each token’s own key by the log-gate the rows hold, reports the gates and flags a non-finite one', async () => {
+      const shape = { ...ROWS_CASE, sparse: false };
+      const cases: Case[] = [
+        { ...shape, before: 40, queries: 1, seed: 15 },
+        { ...shape, before: 21, queries: 3, seed: 16 },
+      ];
+      const built = cases.map((c) => buildCase(block.device, c));
+      const { kvHeads, headDim } = shape;
+      const queryHeads = kvHeads * shape.group;
+      const tokens = 5; // row 0 unused, then the two parts
+      const firstRows = [1, 2];
+      // the parts' chunk biases as the rows' log-gates (a gate of 0, −∞, in the second part)
+      const logGates = new Float32Array(tokens * kvHeads);
+      built.forEach(({ request }, p) => {
+        logGates.set(request.chunk!.bias!, firstRows[p]! * kvHeads);
+      });
+      logGates[3 * kvHeads + 1] = Number.NEGATIVE_INFINITY;
+      built[1]!.request.chunk!.bias![1 * kvHeads + 1] = Number.NEGATIVE_INFINITY;
+      const gates = logGates.map((x) => f32(Math.exp(x)));
+      gates[4 * kvHeads] = Number.NaN; // flagged, row 4
+      const rows = stepRows(
+        block.device,
+        { queryHeads, kvHeads, headDim, gated: true },
+        built.map(({ request }) => request),
+        firstRows,
+        tokens,
+      );
+      const source = deviceArray(block.device, Float32Array.of(...logGates, ...gates));
+      const small = deviceArray(block.device, new Float32Array(4));
+      const bytes = 4 * 4 * queryHeads * headDim;
+      try {
+        rows.writeGates(0, source);
+        const uploaded = DeviceKVCache.attendBatch(
+          0,
+          built.map(({ cache, request }) => ({ cache, request })),
+        );
+        const expected = new Float32Array(await readBack(block.device, uploaded, bytes));
+        destroyGpuBuffer(uploaded);
+        const fromRows = DeviceKVCache.attendRows(
+          0,
+          built.map(({ cache, request }, p) => ({
+            cache,
+            request: {
+              queryPositions: request.queryPositions,
+              firstRow: firstRows[p]!,
+              liveBias: request.liveBias,
+            },
+          })),
+          rows,
+        );
+        const got = new Float32Array(await readBack(block.device, fromRows, bytes));
+        destroyGpuBuffer(fromRows);
+        expect(Array.from(got)).toEqual(Array.from(expected));
+        const report = new Uint32Array(await readBack(block.device, rows.flags, rows.flags.size));
+        const reported = new Float32Array(report.buffer);
+        for (let n = 0; n < tokens; n++) {
+          for (let h = 0; h < kvHeads; h++) {
+            expect(Object.is(reported[rows.gateSlot(0, n, h)], gates[n * kvHeads + h])).toBe(true);
+          }
+          expect(report[rows.gateFlagSlot(0, n)], `row ${n}`).toBe(n === 4 ? NON_FINITE.nan : 0);
+        }
+        expectLetheError(
+          () =>
+            DeviceKVCache.attendRows(
+              0,
+              [
+                {
+                  cache: built[0]!.cache,
+                  request: {
+                    queryPositions: built[0]!.request.queryPositions,
+                    firstRow: 1,
+                    chunkBias: new Float32Array(kvHeads),
+                  },
+                },
+              ],
+              rows,
+            ),
+          'E_ARG',
+          'parts[0].chunkBias',
+        );
+        const plain = stepRows(
+          block.device,
+          { queryHeads, kvHeads, headDim },
+          [built[0]!.request],
+          [0],
+          1,
+        );
+        expectLetheError(() => plain.writeGates(0, source), 'E_STATE', 'shape.gated');
+        plain.dispose();
+        expectLetheError(() => rows.writeGates(0, small), 'E_SHAPE', 'source');
+      } finally {
+        destroyGpuBuffer(small);
+        destroyGpuBuffer(source);
         rows.dispose();
         for (const { cache } of built) cache.dispose();
       }

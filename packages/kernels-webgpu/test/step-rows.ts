@@ -21,7 +21,12 @@ export function deviceArray(device: GPUDevice, data: Float32Array): GPUBuffer {
  */
 export function stepRows(
   device: GPUDevice,
-  shape: { readonly queryHeads: number; readonly kvHeads: number; readonly headDim: number },
+  shape: {
+    readonly queryHeads: number;
+    readonly kvHeads: number;
+    readonly headDim: number;
+    readonly gated?: boolean;
+  },
   sources: readonly RowsSource[],
   firstRows: readonly number[],
   tokens: number,
@@ -51,7 +56,7 @@ export function stepRows(
   });
   const rotation = new Float32Array(tokens * headDim);
   rotation.fill(1, 0, (tokens * headDim) / 2);
-  const rows = new DeviceRows(device, { layers: 1, queryHeads, kvHeads, headDim }, rotation);
+  const rows = new DeviceRows(device, { layers: 1, ...shape }, rotation);
   const projection = deviceArray(device, columns);
   try {
     rows.rotate(0, projection);

@@ -132,6 +132,7 @@ function attendRows(
   const { kvHeads } = first.geometry;
   rows.requireShapeOf(first);
   const inputs = rows.inputsOf(layer);
+  const logGates = rows.logGatesOf(layer);
   const sequences = parts.map(({ cache, request }, i) => {
     const { queryPositions, firstRow, chunkBias } = request;
     if (!(queryPositions instanceof Int32Array)) {
@@ -139,7 +140,16 @@ function attendRows(
     }
     const tokens = queryPositions.length;
     rows.requireSpan(firstRow, tokens, label('firstRow', i));
-    if (chunkBias !== undefined) checkFloats(chunkBias, tokens * kvHeads, label('chunkBias', i));
+    if (chunkBias !== undefined) {
+      checkFloats(chunkBias, tokens * kvHeads, label('chunkBias', i));
+      if (logGates !== undefined) {
+        throw new LetheError(
+          'E_ARG',
+          "biases the tokens' own keys, and the rows' gates do already",
+          label('chunkBias', i),
+        );
+      }
+    }
     const { ranking } = request;
     checkRankable(ranking, shares[i]!, label('ranking', i));
     return {
@@ -166,6 +176,7 @@ function attendRows(
     inputs,
     chunk: true,
     counts: rows.flags,
+    ...(logGates === undefined ? {} : { chunkBiasInputs: logGates }),
   });
 }
 

@@ -2,6 +2,7 @@ import { LetheError } from '@lethe/core';
 import { createGpuBuffer, destroyGpuBuffer } from '../device/gpu-buffers';
 import { Usage } from '../device/usage';
 import { writeArray } from '../device/write-array';
+import { gateRowsSource } from '../kernels/gate-rows-wgsl';
 import { submitUploadedPass } from '../kernels/one-pass';
 import { ROPE_PARAM_WORDS, ropeRowsSource } from '../kernels/rope-rows-wgsl';
 import type { DeviceInputs } from './paged-attention';
@@ -13,12 +14,15 @@ export interface DeviceRowsShape {
   readonly kvHeads: number;
   /** A multiple of 4 (the attention reads `vec4`s). */
   readonly headDim: number;
+  /** Whether the rows hold a gate hook's gates too ({@link DeviceRows.writeGates}). */
+  readonly gated?: boolean;
 }
 
 /**
  * A step's queries, keys and values on the device, every layer's in one buffer, in the layout
  * the paged attention reads (`DeviceKVCache.attendRows`): per layer, `[tokens, queryHeads,
  * headDim]` queries after RoPE, then `[tokens, kvHeads, headDim]` keys after RoPE, then values,
+ * and, for `gated` rows, the `[tokens, kvHeads]` log-gates of a gate hook (padded to 4 floats),
  * row `n` being the step's token `n`. {@link DeviceRows.rotate} fills a layer from its fused q/k/v
  * projection (a tfjs tensor's buffer, `dataToGPU()`), so a step's attention inputs never leave
  * the device; `buffer` is readable (`COPY_SRC`) for the host copy a cache's bookkeeping needs,
@@ -37,7 +41,10 @@ export class DeviceRows {
   readonly buffer: GPUBuffer;
   /** Tokens (rows) of the step. */
   readonly tokens: number;
-  /** Floats of one layer's block: `tokens·(queryHeads + 2·kvHeads)·headDim`. */
+  /**
+   * Floats of one layer's block: `tokens·(queryHeads + 2·kvHeads)·headDim`, plus the log-gates'
+   * `tokens·kvHeads` rounded up to a multiple of 4 for `gated` rows.
+   */
   readonly floatsPerLayer: number;
   /**
    * What the step reports back, in uint32 words (storage, copy source and destination, so that
@@ -45,10 +52,14 @@ export class DeviceRows {
    * (queries, keys, values) and row, the `NON_FINITE` bits of the values
    * {@link DeviceRows.rotate} read or wrote there, 0 for a row whose numbers are all finite —
    * then `[layers, tokens, kvHeads]` read counts: the entries a ranked read of a row's token
-   * read of a KV head (`DeviceRowsRequest.ranking`; 0 where nothing was ranked).
+   * read of a KV head (`DeviceRowsRequest.ranking`; 0 where nothing was ranked); for `gated`
+   * rows then the gates `[layers, tokens, kvHeads]` (float bits) and a `NON_FINITE` word per
+   * layer and row for a gate that is not finite ({@link DeviceRows.writeGates}).
    */
   readonly flags: GPUBuffer;
   private readonly rotation: GPUBuffer;
+  /** The layers whose gates were written. */
+  private readonly gatedLayers = new Set<number>();
   private disposed = false;
 
   /**
@@ -83,7 +94,8 @@ export class DeviceRows {
       );
     }
     this.tokens = tokens;
-    this.floatsPerLayer = tokens * (queryHeads + 2 * kvHeads) * headDim;
+    const gateFloats = shape.gated === true ? 4 * Math.ceil((tokens * kvHeads) / 4) : 0;
+    this.floatsPerLayer = tokens * (queryHeads + 2 * kvHeads) * headDim + gateFloats;
     this.buffer = createGpuBuffer(
       device,
       4 * layers * this.floatsPerLayer,
@@ -103,7 +115,7 @@ export class DeviceRows {
       // makes a tensor of into one of the same usage
       this.flags = createGpuBuffer(
         device,
-        4 * layers * tokens * (3 + kvHeads),
+        4 * layers * tokens * (3 + kvHeads + (shape.gated === true ? kvHeads + 1 : 0)),
         Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
         'non-finite flags and read counts',
       );
@@ -129,7 +141,7 @@ export class DeviceRows {
     this.checkLayer(layer);
     const { device } = this;
     const { queryHeads, kvHeads, headDim } = this.shape;
-    const needed = 4 * this.floatsPerLayer;
+    const needed = 4 * this.tokens * (queryHeads + 2 * kvHeads) * headDim;
     if (projection.size < needed) {
       throw new LetheError(
         'E_SHAPE',
@@ -148,6 +160,69 @@ export class DeviceRows {
       [projection, this.rotation, this.buffer, this.flags],
       Math.ceil(pairs / 64),
     );
+  }
+
+  /**
+   * Writes `layer`'s gates from `source` (a tfjs tensor's buffer: the log-gates `[tokens,
+   * kvHeads]`, then the gates `[tokens, kvHeads]`): the log-gates into the rows, where the
+   * attention from them adds each to its token's own key (`DeviceKVCache.attendRows`), the gates
+   * into {@link DeviceRows.flags} (read back with it, for the caches' appends), a gate that is
+   * NaN or ±∞ flagged per row. One dispatch, submitted now.
+   *
+   * @throws `E_STATE` naming `shape.gated` for rows without gates; `E_ARG` naming `layer`;
+   *   `E_SHAPE` naming `source` when it is smaller than `2·tokens·kvHeads` floats.
+   */
+  writeGates(layer: number, source: GPUBuffer): void {
+    this.usable();
+    this.checkLayer(layer);
+    if (this.shape.gated !== true) {
+      throw new LetheError('E_STATE', 'the rows were made without gates', 'shape.gated');
+    }
+    const { kvHeads } = this.shape;
+    const count = this.tokens * kvHeads;
+    if (source.size < 8 * count) {
+      throw new LetheError(
+        'E_SHAPE',
+        `must hold the ${8 * count} bytes of 2·tokens·kvHeads floats, got ${source.size}`,
+        'source',
+      );
+    }
+    const params = Uint32Array.of(
+      this.tokens,
+      kvHeads,
+      this.gateSectionOf(layer),
+      this.gateSlot(layer, 0, 0),
+      this.gateFlagSlot(layer, 0),
+      0,
+      0,
+      0,
+    );
+    submitUploadedPass(
+      this.device,
+      'gate rows',
+      gateRowsSource(),
+      [{ data: params, label: 'gate parameters', uniform: true }],
+      [source, this.buffer, this.flags],
+      Math.ceil(count / 64),
+    );
+    this.gatedLayers.add(layer);
+  }
+
+  /** The float offset of `layer`'s log-gates in {@link DeviceRows.buffer}, once written; else undefined. */
+  logGatesOf(layer: number): number | undefined {
+    return this.gatedLayers.has(layer) ? this.gateSectionOf(layer) : undefined;
+  }
+
+  /** The word of {@link DeviceRows.flags} holding the gate of row `row` of `layer`'s head `h`. */
+  gateSlot(layer: number, row: number, h: number): number {
+    const { layers, kvHeads } = this.shape;
+    return layers * this.tokens * (3 + kvHeads) + (layer * this.tokens + row) * kvHeads + h;
+  }
+
+  /** The word of {@link DeviceRows.flags} flagging a non-finite gate of row `row` of `layer`. */
+  gateFlagSlot(layer: number, row: number): number {
+    const { layers, kvHeads } = this.shape;
+    return layers * this.tokens * (3 + 2 * kvHeads) + layer * this.tokens + row;
   }
 
   /** Where `layer`'s block is, as the attention pass reads it. */
@@ -205,6 +280,12 @@ export class DeviceRows {
     destroyGpuBuffer(this.buffer);
     destroyGpuBuffer(this.rotation);
     destroyGpuBuffer(this.flags);
+  }
+
+  /** The float offset of `layer`'s log-gate section. */
+  private gateSectionOf(layer: number): number {
+    const { queryHeads, kvHeads, headDim } = this.shape;
+    return layer * this.floatsPerLayer + this.tokens * (queryHeads + 2 * kvHeads) * headDim;
   }
 
   private checkLayer(layer: number): void {

@@ -49,6 +49,11 @@ export interface PagedAttentionPass {
   readonly chunk: boolean;
   /** Where ranked heads write the entries they read (their plan's count slots), if anywhere. */
   readonly counts?: GPUBuffer;
+  /**
+   * The float offset in the device inputs of the `[rows, kvHeads]` bias of the chunks' tokens (a
+   * step's rows' log-gates), read instead of a plan's chunk bias.
+   */
+  readonly chunkBiasInputs?: number;
 }
 
 /**
@@ -87,8 +92,10 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
     queryStart + queryVec4s,
     queryStart + queryVec4s + chunkVec4s,
     (plan.chunkBiasOffset > 0 ? ATTENTION_FLAGS.chunkBias : 0) |
-      (pass.chunk ? ATTENTION_FLAGS.chunk : 0),
+      (pass.chunk ? ATTENTION_FLAGS.chunk : 0) |
+      (pass.chunkBiasInputs === undefined ? 0 : ATTENTION_FLAGS.chunkBiasInputs),
     queryStart,
+    pass.chunkBiasInputs ?? 0,
   ]);
   new Float32Array(params.buffer)[ATTENTION_PARAM_WORDS - 1] = Math.fround(1 / Math.sqrt(headDim));
   const temporaries = [

@@ -610,10 +610,12 @@ export class DeviceKVCache implements KVCacheStore {
    * {@link DeviceKVCache.attendBatch} for a step whose queries, keys and values are already on
    * the device, in `rows` (a model's step on tfjs's WebGPU backend: nothing is uploaded but the
    * plan): each part's query tokens are the rows from its `firstRow` on, their own keys and values
-   * read causally after the cache.
+   * read causally after the cache — biased by their log-gates when the rows hold gates for the
+   * layer (`DeviceRows.writeGates`).
    *
    * @throws what `attendBatch` throws; `E_ARG` naming `rows` when they are on another device or
-   *   of another shape than the caches, `parts[i].firstRow` when the tokens pass the rows.
+   *   of another shape than the caches, `parts[i].firstRow` when the tokens pass the rows,
+   *   `parts[i].chunkBias` beside the rows' gates.
    */
   static attendRows(layer: number, parts: readonly DeviceRowsPart[], rows: DeviceRows): GPUBuffer {
     if (!Array.isArray(parts) || parts.length === 0) {

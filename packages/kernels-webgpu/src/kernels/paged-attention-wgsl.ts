@@ -10,8 +10,11 @@ export const ATTENTION_PARAM_WORDS = 16;
 /** A logit no visible entry reaches: masked entries get it, exp(it − max) underflows to 0. */
 export const MASKED_LOGIT = -3.0e38;
 
-/** Flag bits of the attention pass: a per-chunk-token bias, the chunks' tokens read. */
-export const ATTENTION_FLAGS = { chunkBias: 1, chunk: 2 } as const;
+/**
+ * Flag bits of the attention pass: a per-chunk-token bias from the plan, the chunks' tokens read,
+ * a per-chunk-token bias from the inputs (a step's rows' log-gates).
+ */
+export const ATTENTION_FLAGS = { chunkBias: 1, chunk: 2, chunkBiasInputs: 4 } as const;
 
 /**
  * Plan words per sequence: table base, first token, tokens, bias offset, bias stride, input row
@@ -46,7 +49,9 @@ const GATE_READ = `let gate = gates[entry];
  * each token's sequence `[T]`, per sequence `[tableBase, firstToken, tokens, biasOffset,
  * biasStride, inputRow]`, per (sequence, head) `[first, count]` of its ranges in the range list, the range
  * list (triples `[start, end, before]`, `before`: read entries in the head's earlier ranges) and,
- * as float bits, the live biases and the chunk bias `[T, kvHeads]`. With `gated`, the pool's
+ * as float bits, the live biases and the chunk bias `[T, kvHeads]` — or, for a step's rows with
+ * gates, the chunk bias is their log-gates `[rows, kvHeads]` in `inputs` from float
+ * `params.chunkBiasInputs`. With `gated`, the pool's
  * gates are bound too: at most 8 storage buffers, WebGPU's default per-stage limit.
  */
 export function pagedAttentionSource(group: number, hd4: number, gated: boolean): string {
@@ -66,7 +71,7 @@ struct Params {
   chunkValues: u32,
   flags: u32,
   queries: u32,
-  unused1: u32,
+  chunkBiasInputs: u32,
   scale: f32,
 }
 
@@ -77,6 +82,7 @@ const THREADS: u32 = ${ATTENTION_THREADS}u;
 const MASKED: f32 = ${MASKED_LOGIT.toExponential()};
 const CHUNK_BIAS: u32 = ${ATTENTION_FLAGS.chunkBias}u;
 const CHUNKS: u32 = ${ATTENTION_FLAGS.chunk}u;
+const CHUNK_BIAS_INPUTS: u32 = ${ATTENTION_FLAGS.chunkBiasInputs}u;
 const CHUNK: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -179,6 +185,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         visible = u <= token;
         if ((params.flags & CHUNK_BIAS) != 0u) {
           shift += bitcast<f32>(plan[params.chunkBiasOffset + u * params.kvHeads + head]);
+        }
+        if ((params.flags & CHUNK_BIAS_INPUTS) != 0u) {
+          let at = params.chunkBiasInputs + (u + rowShift) * params.kvHeads + head;
+          shift += inputs[at / 4u][at % 4u];
         }
       }
     }

@@ -47,10 +47,11 @@ export interface CachedStepRequest {
  * that fails changes no cache (a cache honouring the `KVCacheStore` contract refuses nothing else
  * the step can produce) and frees its tensors. Three read-backs per layer (q, k, v) and one of
  * the logits; the attention output goes up once per layer. On device caches (`DeviceKVCache`s on
- * tfjs's WebGPU device) a step that needs no query on the host before attending (no read
- * selector, no κ read, no gate hook) reads nothing per layer: RoPE and the attention run on the
- * device from the layer's q/k/v projection, and every layer's rows are read back once, at the end,
- * for the appends. Prefill is a chunk per prompt on
+ * tfjs's WebGPU device) a step that needs no query on the host before attending (no page ranked
+ * on the host: Quest and κ rank on caches that keep page bounds) reads nothing per layer: RoPE,
+ * the gate hook's gates and the attention stay on the device, and the step reads back once, at
+ * the end, the rows' flags (appending from the rows there) or, where a cache keeps a query window
+ * or host keys, every layer's rows. Prefill is a chunk per prompt on
  * empty caches; decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk, and the entries read.

@@ -1,5 +1,5 @@
 import { DeviceKVCache, DeviceRows } from '@lethe/kernels-webgpu';
-import type { tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import type { AppendRows } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';
@@ -9,16 +9,15 @@ import type { PackedRows } from './packed-rows';
 
 /**
  * Whether a step on device caches can keep its queries, keys and values on the device until its
- * end: nothing in it needs them on the host before a layer attends — no gate hook (its log-gates
- * bias the chunk through the attention plan), and no sequence ranking pages on the host (a read
- * selector or a `tokenKeep` κ < 1 read of a sequence whose cache does not rank them itself,
- * `deviceRanks`, or a selector without `pageRanking`).
+ * end: nothing in it needs them on the host before a layer attends — no sequence ranking pages on
+ * the host (a read selector or a `tokenKeep` κ < 1 read of a sequence whose cache does not rank
+ * them itself, `deviceRanks`, or a selector without `pageRanking`). A gate hook's gates join the
+ * rows ({@link writeGatesOnDevice}).
  */
 export function keepsRowsOnDevice(
   request: CachedStepRequest,
   deviceRanks: readonly boolean[],
 ): boolean {
-  if (request.keyBias !== undefined) return false;
   return request.caches.every((_, b) => {
     const selector = request.readSelectors?.[b];
     if (selector !== undefined && typeof selector.pageRanking !== 'function') return false;
@@ -36,11 +35,15 @@ export function keysStayOnDevice(caches: readonly DeviceKVCache[]): boolean {
   return caches.every((cache) => !cache.hostKeys && cache.queryWindow === 0);
 }
 
-/** The step's rows on tfjs's WebGPU device, their rotary angles (`ropeRotation`) uploaded. */
+/**
+ * The step's rows on tfjs's WebGPU device, their rotary angles (`ropeRotation`) uploaded; with a
+ * section for a gate hook's gates when `gated`.
+ */
 export function deviceStepRows(
   device: GPUDevice,
   config: ModelConfig,
   rotation: Float32Array,
+  gated: boolean,
 ): DeviceRows {
   return new DeviceRows(
     device,
@@ -49,9 +52,52 @@ export function deviceStepRows(
       queryHeads: config.num_attention_heads,
       kvHeads: config.num_key_value_heads,
       headDim: config.head_dim,
+      gated,
     },
     rotation,
   );
+}
+
+/**
+ * A gate hook's log-gates and gates, `[B, Hkv, width]` right-padded each (`gateTensors`), as the
+ * `[2·N, Hkv]` rows `DeviceRows.writeGates` takes: the log-gates of the step's packed rows, then
+ * their gates — the same numbers the host path unpads.
+ */
+export function packedGates(padded: readonly tf.Tensor[], rows: PackedRows): tf.Tensor {
+  const slots = new Int32Array(rows.count);
+  for (let b = 0; b < rows.batch; b++) {
+    for (let t = 0; t < rows.lengths[b]!; t++) slots[rows.starts[b]! + t] = b * rows.width + t;
+  }
+  const index = tf.tensor1d(slots, 'int32');
+  const unpad = (gates: tf.Tensor) => {
+    const [batch, kvHeads, width] = gates.shape as [number, number, number];
+    const bySlot = tf.reshape(tf.transpose(gates, [0, 2, 1]), [batch * width, kvHeads]);
+    return tf.gather(bySlot, index);
+  };
+  return tf.concat(padded.map(unpad), 0);
+}
+
+/** Writes `layer`'s gates (`packedGates`) into the step's rows, the tensor's buffer released after. */
+export function writeGatesOnDevice(rows: DeviceRows, layer: number, gates: tf.Tensor): void {
+  const data = gates.dataToGPU();
+  try {
+    rows.writeGates(layer, data.buffer!);
+  } finally {
+    data.tensorRef.dispose();
+  }
+}
+
+/**
+ * The gates `[N, Hkv]` a step's rows reported for each layer (`DeviceRows.writeGates`), from the
+ * host copy of their flags.
+ */
+export function reportedGates(flags: Int32Array, rows: DeviceRows): Float32Array[] {
+  const floats = new Float32Array(flags.buffer, flags.byteOffset, flags.length);
+  const size = rows.tokens * rows.shape.kvHeads;
+  return Array.from({ length: rows.shape.layers }, (_, l) => {
+    const at = rows.gateSlot(l, 0, 0);
+    return floats.slice(at, at + size);
+  });
 }
 
 /**
@@ -70,12 +116,13 @@ export function rotateOnDevice(rows: DeviceRows, layer: number, projection: tf.T
 
 /**
  * The host copy of a step's device rows (`[layers, …]`, read once at the end of the step) as the
- * per-layer rows the caches' appends take.
+ * per-layer rows the caches' appends take, with each layer's reported gates (`reportedGates`) if any.
  */
 export function rowsToAppends(
   host: Float32Array,
   config: ModelConfig,
   rows: DeviceRows,
+  gates: readonly Float32Array[] | undefined,
 ): AppendRows[] {
   const {
     num_hidden_layers: layers,
@@ -91,7 +138,7 @@ export function rowsToAppends(
       queries: host.subarray(at, at + querySize),
       keys: host.subarray(at + querySize, at + querySize + kvSize),
       values: host.subarray(at + querySize + kvSize, at + querySize + 2 * kvSize),
-      gates: undefined,
+      gates: gates?.[l],
     };
   });
 }
@@ -108,7 +155,8 @@ export function flagsTensor(rows: DeviceRows): tf.Tensor {
 
 /**
  * Appends every sequence's rows to every layer of its cache on the device, layer by layer, one
- * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`), then records the queries
+ * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`; a cache that stores
+ * gates with the layer's reported `gates`), then records the queries
  * of the caches `recordQueries` flags from the rows (`recordQueriesFromRows`: H2O's accumulation
  * on the device), as the host appends and records cache by cache.
  */
@@ -118,13 +166,21 @@ export function appendRowsOnDevice(
   rows: PackedRows,
   layers: number,
   recordQueries: readonly boolean[],
+  gates: readonly Float32Array[] | undefined,
 ): void {
-  const parts = caches.map((cache, b) => {
-    const firstRow = rows.starts[b]!;
-    const positions = rows.positions.subarray(firstRow, firstRow + rows.lengths[b]!);
-    return { cache, firstRow, positions };
-  });
+  const kvHeads = deviceRows.shape.kvHeads;
+  const partsOf = (layer: number) =>
+    caches.map((cache, b) => {
+      const firstRow = rows.starts[b]!;
+      const end = firstRow + rows.lengths[b]!;
+      const positions = rows.positions.subarray(firstRow, end);
+      const own = cache.storeGates
+        ? gates?.[layer]?.subarray(firstRow * kvHeads, end * kvHeads)
+        : undefined;
+      return { cache, firstRow, positions, ...(own === undefined ? {} : { gates: own }) };
+    });
   for (let layer = 0; layer < layers; layer++) {
+    const parts = partsOf(layer);
     DeviceKVCache.appendRowsBatch(layer, deviceRows, parts);
     parts.forEach(({ cache, firstRow, positions }, b) => {
       if (recordQueries[b] === true) {

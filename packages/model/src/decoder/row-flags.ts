@@ -1,37 +1,41 @@
-import { NON_FINITE } from '@lethe/kernels-webgpu';
+import { type DeviceRows, NON_FINITE } from '@lethe/kernels-webgpu';
 import { LetheError } from '@lethe/tensor';
 import type { PackedRows } from './packed-rows';
 
 /**
  * Throws what `checkAppendsFinite` throws for the step's appends when the rows' flags say a key,
- * value or recorded query is not finite — sequence by sequence, layers in order, keys, values,
- * then the queries of a cache that records them — so a step whose keys stay on the device
- * refuses them without reading them back.
+ * value, gate or recorded query is not finite — sequence by sequence, layers in order, keys,
+ * values, then the gates of a cache that stores them (`gated`, from a gate hook's rows), then the
+ * queries of a cache that records them — so a step whose keys stay on the device refuses them
+ * without reading them back.
  *
  * @throws LetheError `E_STATE` naming `model`.
  */
 export function checkRowFlags(
   flags: Int32Array,
-  layers: number,
+  deviceRows: DeviceRows,
   rows: PackedRows,
-  tokens: number,
   recordQueries: readonly boolean[],
+  gated: readonly boolean[],
 ): void {
+  const { tokens } = deviceRows;
   for (let b = 0; b < rows.batch; b++) {
-    const sections: (readonly [number, string])[] = [
-      [1, 'keys'],
-      [2, 'values'],
+    const sections: (readonly [string, (layer: number, row: number) => number])[] = [
+      ['keys', (layer, row) => (layer * 3 + 1) * tokens + row],
+      ['values', (layer, row) => (layer * 3 + 2) * tokens + row],
     ];
-    if (recordQueries[b] === true) sections.push([0, 'queries']);
-    for (let layer = 0; layer < layers; layer++) {
-      for (const [section, kind] of sections) {
+    if (gated[b] === true)
+      sections.push(['gates', (layer, row) => deviceRows.gateFlagSlot(layer, row)]);
+    if (recordQueries[b] === true)
+      sections.push(['queries', (layer, row) => layer * 3 * tokens + row]);
+    for (let layer = 0; layer < deviceRows.shape.layers; layer++) {
+      for (const [kind, word] of sections) {
         for (let t = 0; t < rows.lengths[b]!; t++) {
-          const bits = flags[(layer * 3 + section) * tokens + rows.starts[b]! + t]!;
+          const bits = flags[word(layer, rows.starts[b]! + t)]!;
           if (bits === 0) continue;
-          const value = flaggedValue(bits);
           throw new LetheError(
             'E_STATE',
-            `layer ${layer} produced ${kind} with a non-finite value (${value}) for sequence ${b}: its weights or activations overflow; no cache was changed`,
+            `layer ${layer} produced ${kind} with a non-finite value (${flaggedValue(bits)}) for sequence ${b}: its weights or activations overflow; no cache was changed`,
             'model',
           );
         }

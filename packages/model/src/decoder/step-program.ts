@@ -11,9 +11,12 @@ import {
   flagsTensor,
   keepsRowsOnDevice,
   keysStayOnDevice,
+  packedGates,
+  reportedGates,
   rotateOnDevice,
   rowsTensor,
   rowsToAppends,
+  writeGatesOnDevice,
 } from './device-step-rows';
 import { checkKeyBias } from './forward-checks';
 import { ropeRotation, ropeRowsInPlace } from './host-rope';
@@ -46,12 +49,14 @@ export type StepProgram = Generator<readonly tf.Tensor[], StepResult, readonly F
  * left on the backend for the caller to read. On device caches (`DeviceKVCache`s on tfjs's WebGPU
  * device) whose step needs no query on the host before attending ({@link keepsRowsOnDevice}),
  * there is no stop per layer: each layer's q/k/v projection is rotated into the step's device
- * rows (`DeviceRows`), the layer attends from them, and one stop at the end reads every layer's
+ * rows (`DeviceRows`), a gate hook's log-gates and gates join them (`DeviceRows.writeGates`: the
+ * chunk's bias, and the gates reported with the flags), the layer attends from them, and one
+ * stop at the end reads every layer's
  * rows back for the caches' appends and query windows — or, when no cache keeps host keys or a
  * query window, only their flags, the appends and H2O's accumulation run from the rows. Device caches
  * that keep page bounds and no host keys rank their read selector's pages and κ reads in the
  * attention launch ({@link RankedReads}): the counts come back with the flags (or, on the host
- * path, in one more stop at the end).
+ * path — a sequence whose pages only the host ranks in the batch — in one more stop at the end).
  */
 export function* cachedStepProgram(
   weights: DecoderWeights,
@@ -89,7 +94,7 @@ export function* cachedStepProgram(
   // ... and keep the step's queries, keys and values there when nothing needs them sooner
   const deviceRows =
     onDevice !== undefined && keepsRowsOnDevice(request, deviceRanks!)
-      ? deviceStepRows(onDevice[0]!.device, config, rotation)
+      ? deviceStepRows(onDevice[0]!.device, config, rotation, keyBias !== undefined)
       : undefined;
   const hostSelectors = readSelectors?.map((selector, b) =>
     deviceRanks?.[b] === true ? undefined : selector,
@@ -102,13 +107,17 @@ export function* cachedStepProgram(
       const layerControls = controls?.map((perLayer) => perLayer?.[l]);
       const residual: tf.Tensor = x;
       if (deviceRows !== undefined) {
-        const projection = tf.tidy(() =>
-          tf.concat(qkvColumns(layer, tf.transpose(rmsNorm(residual, layer.inputNorm, eps))), 0),
-        );
+        const [projection, gates] = tf.tidy(() => {
+          const normed = rmsNorm(residual, layer.inputNorm, eps);
+          const fused = tf.concat(qkvColumns(layer, tf.transpose(normed)), 0);
+          if (keyBias === undefined) return [fused];
+          return [fused, packedGates(gateTensors(keyBias, l, normed, rows, kvHeads), rows)];
+        });
         try {
-          rotateOnDevice(deviceRows, l, projection);
+          rotateOnDevice(deviceRows, l, projection!);
+          if (gates !== undefined) writeGatesOnDevice(deviceRows, l, gates);
         } finally {
-          projection.dispose();
+          tf.dispose([projection!, ...(gates === undefined ? [] : [gates])]);
         }
         const planned = planLayerReads(caches, l, {
           controls: layerControls,
@@ -214,10 +223,12 @@ export function* cachedStepProgram(
       // rows themselves (for the caches' host copies and query windows)
       // (and the ranked reads' counts with the flags; from host rows, their own buffer)
       const onlyFlags = deviceRows !== undefined && keysStayOnDevice(onDevice!);
+      let gates: Float32Array[] | undefined;
       if (deviceRows !== undefined) {
+        const withFlags = onlyFlags || ranked.any || keyBias !== undefined;
         const copies = onlyFlags
           ? [flagsTensor(deviceRows)]
-          : [rowsTensor(deviceRows), ...(ranked.any ? [flagsTensor(deviceRows)] : [])];
+          : [rowsTensor(deviceRows), ...(withFlags ? [flagsTensor(deviceRows)] : [])];
         let host: readonly Float32Array[];
         try {
           host = yield copies;
@@ -228,11 +239,13 @@ export function* cachedStepProgram(
         if (flags !== undefined) {
           ranked.checkQueries(flags, deviceRows.tokens);
           ranked.complete(reads, flags, deviceRows);
+          if (keyBias !== undefined) gates = reportedGates(flags, deviceRows);
         }
         if (onlyFlags) {
-          checkRowFlags(flags!, layers, rows, deviceRows.tokens, recordQueries);
+          const gated = caches.map((cache) => keyBias !== undefined && cache.storeGates);
+          checkRowFlags(flags!, deviceRows, rows, recordQueries, gated);
         } else {
-          downloads.push(...rowsToAppends(host[0]!, config, deviceRows));
+          downloads.push(...rowsToAppends(host[0]!, config, deviceRows, gates));
         }
       } else {
         const counts = ranked.countsTensor();
@@ -247,7 +260,7 @@ export function* cachedStepProgram(
         }
       }
       if (onlyFlags) {
-        appendRowsOnDevice(onDevice!, deviceRows!, rows, layers, recordQueries);
+        appendRowsOnDevice(onDevice!, deviceRows!, rows, layers, recordQueries, gates);
       } else {
         const appends = planAppends(config, caches, { rows, layers: downloads, recordQueries });
         checkAppendsFinite(appends);

@@ -11,9 +11,8 @@ export interface CacheReads {
   /**
    * Whether the run reads keys on the host synchronously: a read selector whose observation holds
    * keys, values, window attention or page key bounds and that cannot be ranked on the device (no
-   * `pageRanking`), or a run whose ranked reads (a read selector's pages, SOL's κ) only the host
-   * can take — a gate hook's step (it reads each layer's queries on the host) or a selector and
-   * κ together (their reads intersect).
+   * `pageRanking`), or a run whose ranked reads only the host can take: a read selector's pages
+   * and SOL's κ together (their reads intersect).
    */
   readonly hostKeys: boolean;
   /**
@@ -31,9 +30,7 @@ export function sequenceCacheReads(policies: SequencePolicies): CacheReads {
     needs !== undefined &&
     (needs.keys || needs.values || needs.attentionWindow > 0 || needs.pageKeyBounds === true);
   const ranks = typeof selector?.pageRanking === 'function' || policies.compute !== undefined;
-  const hostOnly =
-    policies.eviction?.gate !== undefined ||
-    (selector !== undefined && policies.compute !== undefined);
+  const hostOnly = selector !== undefined && policies.compute !== undefined;
   const hostKeys =
     (selectorReadsKeys && typeof selector?.pageRanking !== 'function') || (ranks && hostOnly);
   return { hostKeys, pageBounds: ranks && !hostKeys };

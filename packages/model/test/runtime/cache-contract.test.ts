@@ -169,9 +169,8 @@ describe('SessionOptions.createCache', () => {
     }
     gate.dispose();
     const none = { hostKeys: false, pageBounds: false };
-    // Quest and SOL's κ rank pages by their key bounds: where the keys are, unless only the host
-    // can take the read (a gate hook's step reads each layer's query on the host; a selector's
-    // and κ's reads intersect there)
+    // Quest and SOL's κ rank pages by their key bounds: where the keys are (beside a gate hook
+    // too), unless only the host can take the read (a selector's and κ's reads intersect there)
     const ranked = { hostKeys: false, pageBounds: true };
     const host = { hostKeys: true, pageBounds: false };
     expect(asked).toEqual({
@@ -181,7 +180,7 @@ describe('SessionOptions.createCache', () => {
       quest: [ranked, ranked],
       compute: [ranked, ranked],
       gate: [none, none],
-      'gate + quest': [host, host],
+      'gate + quest': [ranked, ranked],
       'quest + compute': [host, host],
     });
   });
