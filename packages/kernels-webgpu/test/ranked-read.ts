@@ -9,7 +9,13 @@ import {
 } from '@lethe/kv-cache';
 import { expect } from 'vitest';
 import { Usage } from '../src/device/usage';
-import { createGpuBuffer, DeviceKVCache, destroyGpuBuffer, readBack } from '../src/index';
+import {
+  createGpuBuffer,
+  DeviceKVCache,
+  destroyGpuBuffer,
+  deviceCounters,
+  readBack,
+} from '../src/index';
 import { stepRows } from './step-rows';
 
 /** A random ranked read of each KV head: Quest's (the newest page whole) or SOL κ's. */
@@ -96,11 +102,25 @@ export async function compareRanked(
       request: { queryPositions: token.queryPositions, firstRow: 1, ...extra },
     });
     const bytes = 4 * queryHeads * headDim;
+    const start = deviceCounters().uploadedBytes;
     const ranked = DeviceKVCache.attendRows(0, [part({ ranking })], rows);
+    const middle = deviceCounters().uploadedBytes;
     const given = DeviceKVCache.attendRows(
       0,
       [part({ ranges: expected.map((read) => read?.ranges) })],
       rows,
+    );
+    // the ranked launch uploads its ranking words (9 per head) and, when it ranks, the ranking
+    // pass's parameters (32 B) — not the triples the given ranges upload nor the slots the
+    // ranking pass fills
+    const rankedHeads = expected.filter((read) => read !== undefined);
+    const givenTriples = rankedHeads.reduce((sum, read) => sum + read!.ranges.length / 2, 0);
+    expect(middle - start).toBe(
+      deviceCounters().uploadedBytes -
+        middle +
+        (rankedHeads.length > 0 ? 32 : 0) +
+        36 * rankedHeads.length -
+        12 * givenTriples,
     );
     const counts = createGpuBuffer(
       device,

@@ -1,6 +1,7 @@
 // Kernel dispatches per decode step (not a test): the tfjs kernels one `decodeStep` of the
 // quickstart-shaped model (2 layers) runs, counted by name with `tf.profile`, for one sequence and
-// for a batch of 8, with a full cache and with StreamingLLM at 25%, after a prefill of 2,048
+// for a batch of 8, with a full cache, with StreamingLLM at 25% and Quest reading 25% (on webgpu
+// ranked on the device: its page bounds and ranking passes counted), after a prefill of 2,048
 // tokens, on the backend in LETHE_BACKEND (default wasm): 66 on wasm since cached steps attend
 // from the cache (220 before; issue 31 asked for at least halved). On webgpu the caches are the
 // default `DeviceKVCache`s and the WGSL dispatches of @lethe/kernels-webgpu (attention passes and
@@ -10,7 +11,7 @@
 //   LETHE_BACKEND=webgpu npx tsx bench/decode-dispatches.ts     (needs WebGPU)
 import { deviceCounters } from '@lethe/kernels-webgpu';
 import { KVCache } from '@lethe/kv-cache';
-import { StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import { QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
@@ -20,14 +21,22 @@ const STEPS = 8;
 const config = quickstartShape(4096);
 
 /** Kernels per decode step by name (mean over `STEPS` steps) after a prefill of `CONTEXT` tokens. */
-async function dispatches(model: DecoderModel, batch: number, evicting: boolean) {
-  const eviction = evicting
-    ? new StreamingLLMPolicy({ budget: { capacity: CONTEXT / 4 - 1 } })
-    : undefined;
+async function dispatches(
+  model: DecoderModel,
+  batch: number,
+  policy: 'full' | 'streaming' | 'quest',
+) {
+  const eviction =
+    policy === 'streaming'
+      ? new StreamingLLMPolicy({ budget: { capacity: CONTEXT / 4 - 1 } })
+      : undefined;
   const session = new GenerationSession({
     model,
     prefillChunk: 256,
     ...(eviction === undefined ? {} : { eviction, ceiling: CONTEXT / 4 }),
+    ...(policy === 'quest'
+      ? { readSelector: new QuestSelector({ tokenBudget: CONTEXT / 4, denseLayers: 0 }) }
+      : {}),
     ...(tf.getBackend() === 'webgpu' ? {} : { createCache: (options) => new KVCache(options) }),
   });
   const prompt = Int32Array.from({ length: CONTEXT }, (_, i) => (7 * i) % config.vocab_size);
@@ -57,9 +66,10 @@ async function main(): Promise<void> {
   const backend = await initBackend(requested);
   const model = DecoderModel.random(config, 1);
   const runs = [
-    ['1 sequence, full cache', await dispatches(model, 1, false)],
-    ['8 sequences, full cache', await dispatches(model, 8, false)],
-    ['1 sequence, StreamingLLM 25%', await dispatches(model, 1, true)],
+    ['1 sequence, full cache', await dispatches(model, 1, 'full')],
+    ['8 sequences, full cache', await dispatches(model, 8, 'full')],
+    ['1 sequence, StreamingLLM 25%', await dispatches(model, 1, 'streaming')],
+    ['1 sequence, Quest 25%', await dispatches(model, 1, 'quest')],
   ] as const;
   const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
   console.log(

@@ -54,6 +54,11 @@ export interface AttentionPlan {
   readonly maxRead: number;
   /** The most query tokens of one sequence. */
   readonly maxTokens: number;
+  /**
+   * The words to upload: everything but the ranked heads' triples at the end, which the ranking
+   * pass writes (a fresh buffer holds zeros there).
+   */
+  readonly uploadWords: number;
   /** Where the ranked heads' `RANK_WORDS` words start; ranked heads. */
   readonly rankingsOffset: number;
   readonly rankings: number;
@@ -66,7 +71,8 @@ export interface AttentionPlan {
  * query tokens one after the other): the query positions, each token's sequence, per sequence
  * its table base, first token, token count, live-bias placement and input row, per (sequence, KV head) its
  * ranges as `[start, end, before]` triples, the live biases and the chunk bias as float bits,
- * and the ranked heads' words (their triples reserved, their count left for the ranking pass).
+ * and the ranked heads' words (their triples reserved after the rest, their count left for the
+ * ranking pass).
  *
  * @throws `E_ARG` naming `ranges[h]` (prefixed with the sequence's label in a batch) for a range
  *   that is reversed, unsorted, overlapping or past the head's live entries; `E_SHAPE` naming
@@ -91,6 +97,8 @@ export function attentionPlan(
   let maxRead = 0;
   let anyChunkBias = false;
   const rankings: number[] = [];
+  /** Per ranked head, `[its index in heads, triples reserved]`. */
+  const reservations: number[] = [];
   let maxCandidates = 0;
   for (const [s, sequence] of sequences.entries()) {
     const { queryPositions, ranges, liveBias, live } = sequence;
@@ -118,8 +126,9 @@ export function attentionPlan(
         }
         const { firstPage, endPage } = candidatePages(rank, sequence.pageSize);
         const reserved = Math.min(rank.pages, endPage - firstPage) + 2;
-        heads.push(triples.length / 3, 0);
-        for (let t = 0; t < 3 * reserved; t++) triples.push(0);
+        // its triples go after everything uploaded (the ranking pass writes them there)
+        reservations.push(heads.length, reserved);
+        heads.push(0, 0);
         rankings.push(
           s * kvHeads + h,
           rank.sinks,
@@ -186,7 +195,15 @@ export function attentionPlan(
   const rankingsOffset = rangesOffset + triples.length;
   const biasOffset = rankingsOffset + rankings.length;
   const chunkBiasOffset = biasOffset + biasWords;
-  const words = new Uint32Array(chunkBiasOffset + (anyChunkBias ? tokens * kvHeads : 0));
+  const uploadWords = chunkBiasOffset + (anyChunkBias ? tokens * kvHeads : 0);
+  // the ranked heads' triples, after a pad that keeps them whole triples from rangesOffset
+  const reservedOffset = uploadWords + ((3 - ((uploadWords - rangesOffset) % 3)) % 3);
+  let reservedTriples = 0;
+  for (let i = 0; i < reservations.length; i += 2) {
+    heads[reservations[i]!] = (reservedOffset - rangesOffset) / 3 + reservedTriples;
+    reservedTriples += reservations[i + 1]!;
+  }
+  const words = new Uint32Array(reservedOffset + 3 * reservedTriples);
   words.set(Int32Array.from(positions));
   words.set(owner, tokens);
   // bias offsets become absolute word offsets
@@ -224,6 +241,7 @@ export function attentionPlan(
     chunkBiasOffset: anyChunkBias ? chunkBiasOffset : 0,
     maxRead,
     maxTokens: Math.max(0, ...sequences.map((sequence) => sequence.queryPositions.length)),
+    uploadWords,
     rankingsOffset,
     rankings: rankings.length / RANK_WORDS,
     maxCandidates,

@@ -125,7 +125,7 @@ export function runPagedAttention(pass: PagedAttentionPass): GPUBuffer {
     'attention output',
   );
   writeArray(device, uniform, 0, params);
-  writeArray(device, planBuffer, 0, plan.words);
+  writeArray(device, planBuffer, 0, plan.words.subarray(0, plan.uploadWords));
   writeArray(device, mergeParams, 0, Uint32Array.of(rows, splits));
 
   const attend = computePipeline(
