@@ -135,89 +135,48 @@ describe.skipIf(skipWebGpu)('ranked reads: Quest page bounds and top-k on the de
       2,
     );
     const read = { sinks: 0, middleEnd: 8, pages: 1 };
-    const part = (cache: DeviceKVCache, request: object) => ({
-      cache,
-      request: { queryPositions: Int32Array.of(10), firstRow: 0, ...request },
-    });
+    /** Expects the attention of `cache` with `request` (over the token in row 0) refused. */
+    const refused = (cache: DeviceKVCache, request: object, code: string, argument: string) =>
+      expectLetheError(
+        () =>
+          DeviceKVCache.attendRows(
+            0,
+            [{ cache, request: { queryPositions: Int32Array.of(10), firstRow: 0, ...request } }],
+            rows,
+          ),
+        code,
+        argument,
+      );
+    const ranking = { reduce: 'max', heads: [read, undefined] };
     try {
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [part(plain, { ranking: { reduce: 'max', heads: [read, undefined] } })],
-            rows,
-          ),
-        'E_STATE',
-        'parts[0].ranking',
-      );
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [
-              part(bounded, {
-                ranking: { reduce: 'max', heads: [read, undefined] },
-                ranges: [Int32Array.of(0, 4), undefined],
-              }),
-            ],
-            rows,
-          ),
+      refused(plain, { ranking }, 'E_STATE', 'parts[0].ranking');
+      refused(
+        bounded,
+        { ranking, ranges: [Int32Array.of(0, 4), undefined] },
         'E_ARG',
         'parts[0].ranking.heads[0]',
       );
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [
-              part(bounded, {
-                ranking: {
-                  reduce: 'max',
-                  heads: [{ sinks: 9, middleEnd: 8, pages: 1 }, undefined],
-                },
-              }),
-            ],
-            rows,
-          ),
+      refused(
+        bounded,
+        { ranking: { reduce: 'max', heads: [{ sinks: 9, middleEnd: 8, pages: 1 }, undefined] } },
         'E_ARG',
         'parts[0].ranking.heads[0]',
       );
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [part(bounded, { ranking: { reduce: 'mean', heads: [read, undefined] } })],
-            rows,
-          ),
+      refused(
+        bounded,
+        { ranking: { ...ranking, reduce: 'mean' } },
         'E_ARG',
         'parts[0].ranking.reduce',
       );
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [part(bounded, { ranking: { reduce: 'max', heads: [read] } })],
-            rows,
-          ),
+      refused(
+        bounded,
+        { ranking: { reduce: 'max', heads: [read] } },
         'E_SHAPE',
         'parts[0].ranking.heads',
       );
-      expectLetheError(
-        () =>
-          DeviceKVCache.attendRows(
-            0,
-            [
-              {
-                cache: bounded,
-                request: {
-                  queryPositions: Int32Array.of(10, 11),
-                  firstRow: 0,
-                  ranking: { reduce: 'max', heads: [read, undefined] },
-                },
-              },
-            ],
-            rows,
-          ),
+      refused(
+        bounded,
+        { queryPositions: Int32Array.of(10, 11), ranking },
         'E_ARG',
         'parts[0].ranking',
       );

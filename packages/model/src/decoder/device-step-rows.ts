@@ -58,17 +58,21 @@ export function deviceStepRows(
   );
 }
 
-/**
- * A gate hook's log-gates and gates, `[B, Hkv, width]` right-padded each (`gateTensors`), as the
- * `[2·N, Hkv]` rows `DeviceRows.writeGates` takes: the log-gates of the step's packed rows, then
- * their gates — the same numbers the host path unpads.
- */
-export function packedGates(padded: readonly tf.Tensor[], rows: PackedRows): tf.Tensor {
+/** `[N]` the slot of each packed row in the right-padded `[B·width]` layout (once per step). */
+export function paddedSlots(rows: PackedRows): tf.Tensor1D {
   const slots = new Int32Array(rows.count);
   for (let b = 0; b < rows.batch; b++) {
     for (let t = 0; t < rows.lengths[b]!; t++) slots[rows.starts[b]! + t] = b * rows.width + t;
   }
-  const index = tf.tensor1d(slots, 'int32');
+  return tf.tensor1d(slots, 'int32');
+}
+
+/**
+ * A gate hook's log-gates and gates, `[B, Hkv, width]` right-padded each (`gateTensors`), as the
+ * `[2·N, Hkv]` rows `DeviceRows.writeGates` takes: the log-gates of the step's packed rows
+ * (gathered at `index`, {@link paddedSlots}), then their gates — the numbers the host unpads.
+ */
+export function packedGates(padded: readonly tf.Tensor[], index: tf.Tensor1D): tf.Tensor {
   const unpad = (gates: tf.Tensor) => {
     const [batch, kvHeads, width] = gates.shape as [number, number, number];
     const bySlot = tf.reshape(tf.transpose(gates, [0, 2, 1]), [batch * width, kvHeads]);

@@ -12,6 +12,7 @@ import {
   keepsRowsOnDevice,
   keysStayOnDevice,
   packedGates,
+  paddedSlots,
   reportedGates,
   rotateOnDevice,
   rowsTensor,
@@ -96,6 +97,9 @@ export function* cachedStepProgram(
     onDevice !== undefined && keepsRowsOnDevice(request, deviceRanks!)
       ? deviceStepRows(onDevice[0]!.device, config, rotation, keyBias !== undefined)
       : undefined;
+  // where each packed row's gate sits in the gate hook's padded output (a gated device step)
+  const gateSlots =
+    deviceRows !== undefined && keyBias !== undefined ? paddedSlots(rows) : undefined;
   const hostSelectors = readSelectors?.map((selector, b) =>
     deviceRanks?.[b] === true ? undefined : selector,
   );
@@ -111,7 +115,7 @@ export function* cachedStepProgram(
           const normed = rmsNorm(residual, layer.inputNorm, eps);
           const fused = tf.concat(qkvColumns(layer, tf.transpose(normed)), 0);
           if (keyBias === undefined) return [fused];
-          return [fused, packedGates(gateTensors(keyBias, l, normed, rows, kvHeads), rows)];
+          return [fused, packedGates(gateTensors(keyBias, l, normed, rows, kvHeads), gateSlots!)];
         });
         try {
           rotateOnDevice(deviceRows, l, projection!);
@@ -277,6 +281,7 @@ export function* cachedStepProgram(
   } finally {
     x?.dispose();
     deviceRows?.dispose();
+    gateSlots?.dispose();
     ranked.dispose();
   }
 }

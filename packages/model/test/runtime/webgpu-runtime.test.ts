@@ -75,6 +75,37 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
   };
 }
 
+/**
+ * Runs a step that must be refused: `E_STATE` naming `model` with `message`, and no tensor or
+ * GPU buffer left behind.
+ */
+async function expectRefusedStep(step: () => Promise<unknown>, message: string): Promise<void> {
+  const tensors = tf.memory().numTensors;
+  const buffers = liveGpuBuffers().buffers;
+  const error = await step().then(
+    () => undefined,
+    (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
+  );
+  expect(error?.code).toBe('E_STATE');
+  expect(error?.argument).toBe('model');
+  expect(error?.message).toContain(message);
+  expect(tf.memory().numTensors).toBe(tensors);
+  expect(liveGpuBuffers().buffers).toBe(buffers);
+}
+
+/** Fills `model`'s weight `name` with NaN; returns what puts it back. */
+function poisonWeight(model: DecoderModel, name: string): () => void {
+  const variable = model.parameters.get(name)!;
+  const saved = variable.clone();
+  const poison = tf.fill(variable.shape, Number.NaN);
+  variable.assign(poison);
+  poison.dispose();
+  return () => {
+    variable.assign(saved);
+    saved.dispose();
+  };
+}
+
 /** Bytes of the GPU buffers live tensors hold (the backend's pool of free ones aside; 0 on wasm). */
 function gpuBytes(): number {
   return (tf.memory() as tf.MemoryInfo & { numBytesInGPU?: number }).numBytesInGPU ?? 0;
@@ -189,26 +220,14 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     ]);
     tf.dispose([prefill.logits, prefill.hidden]);
     const lengths = caches.map((cache) => cache.length(0));
-    const variable = model.parameters.get('model.layers.1.self_attn.q_proj.weight')!;
-    const saved = variable.clone();
-    const poison = tf.fill(variable.shape, Number.NaN);
-    variable.assign(poison);
-    poison.dispose();
-    const tensors = tf.memory().numTensors;
-    const buffers = liveGpuBuffers().buffers;
+    const restore = poisonWeight(model, 'model.layers.1.self_attn.q_proj.weight');
     const kappa = Array.from({ length: config.num_hidden_layers }, () => ({ tokenKeep: 0.5 }));
-    const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7), [kappa, kappa]).then(
-      () => undefined,
-      (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
+    await expectRefusedStep(
+      () => model.decodeStepAsync(caches, Int32Array.of(6, 7), [kappa, kappa]),
+      'layer 1 produced a non-finite query (NaN) for sequence 0',
     );
-    expect(error?.code).toBe('E_STATE');
-    expect(error?.argument).toBe('model');
-    expect(error?.message).toContain('layer 1 produced a non-finite query (NaN) for sequence 0');
-    expect(tf.memory().numTensors).toBe(tensors);
-    expect(liveGpuBuffers().buffers).toBe(buffers);
     expect(caches.map((cache) => cache.length(0))).toEqual(lengths);
-    variable.assign(saved);
-    saved.dispose();
+    restore();
     for (const cache of caches) cache.dispose();
     model.dispose();
   }, 60_000);
@@ -238,19 +257,10 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
     const gatesBefore = await Promise.all(
       caches.map(async (cache) => Array.from((await cache.observeAsync(1, NO_NEEDS)).gates!)),
     );
-    const tensors = tf.memory().numTensors;
-    const buffers = liveGpuBuffers().buffers;
-    const error = await model
-      .decodeStepAsync(caches, Int32Array.of(6, 7), undefined, { keyBias: hook(true) })
-      .then(
-        () => undefined,
-        (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
-      );
-    expect(error?.code).toBe('E_STATE');
-    expect(error?.argument).toBe('model');
-    expect(error?.message).toContain('layer 1 produced gates with a non-finite value (Infinity)');
-    expect(tf.memory().numTensors).toBe(tensors);
-    expect(liveGpuBuffers().buffers).toBe(buffers);
+    await expectRefusedStep(
+      () => model.decodeStepAsync(caches, Int32Array.of(6, 7), undefined, { keyBias: hook(true) }),
+      'layer 1 produced gates with a non-finite value (Infinity)',
+    );
     expect(caches.map((cache) => cache.length(1))).toEqual([3, 2]);
     const gatesAfter = await Promise.all(
       caches.map(async (cache) => Array.from((await cache.observeAsync(1, NO_NEEDS)).gates!)),
@@ -391,25 +401,13 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
           }),
         );
       const before = await snapshot();
-      const variable = model.parameters.get(`model.layers.1.self_attn.${weight}.weight`)!;
-      const saved = variable.clone();
-      const poison = tf.fill(variable.shape, Number.NaN);
-      variable.assign(poison);
-      poison.dispose();
-      const tensors = tf.memory().numTensors;
-      const buffers = liveGpuBuffers().buffers;
-      const error = await model.decodeStepAsync(caches, Int32Array.of(6, 7)).then(
-        () => undefined,
-        (thrown: unknown) => thrown as { code?: string; argument?: string; message: string },
+      const restore = poisonWeight(model, `model.layers.1.self_attn.${weight}.weight`);
+      await expectRefusedStep(
+        () => model.decodeStepAsync(caches, Int32Array.of(6, 7)),
+        `layer 1 produced ${kind} with a non-finite value (NaN)`,
       );
-      expect(error?.code).toBe('E_STATE');
-      expect(error?.argument).toBe('model');
-      expect(error?.message).toContain(`layer 1 produced ${kind} with a non-finite value (NaN)`);
-      expect(tf.memory().numTensors).toBe(tensors);
-      expect(liveGpuBuffers().buffers).toBe(buffers);
       expect(await snapshot()).toEqual(before);
-      variable.assign(saved);
-      saved.dispose();
+      restore();
       // the failed step left no trace: the next one gives exactly the logits of a run without it
       expect(await logitsOf(await model.decodeStepAsync(caches, Int32Array.of(6, 7)))).toEqual(
         await logitsOf(await reference.decodeStepAsync(referenceCaches, Int32Array.of(6, 7))),
