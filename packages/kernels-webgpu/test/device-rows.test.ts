@@ -424,7 +424,10 @@ describe.skipIf(skipWebGpu)(
       const draw = (n: number) => Float32Array.from({ length: n }, () => f32(random() * 2 - 1));
       const fromHost = new DeviceKVCache(options, block.device);
       const fromRows = new DeviceKVCache(options, block.device);
-      const windowed = new DeviceKVCache({ ...options, queryWindow: 2 }, block.device);
+      const windowed = new DeviceKVCache(
+        { ...options, queryWindow: 2, hostKeys: true },
+        block.device,
+      );
       const kvSize = 2 * 8;
       const querySize = 4 * 8;
       let rows: DeviceRows | undefined;
@@ -469,7 +472,7 @@ describe.skipIf(skipWebGpu)(
         expectLetheError(
           () => windowed.recordQueriesFromRows(0, rows!, 0, Int32Array.of(0)),
           'E_STATE',
-          'queryWindow',
+          'hostKeys',
         );
         expectLetheError(
           () => fromRows.recordQueriesFromRows(0, rows!, 1, Int32Array.of(17)),

@@ -4,11 +4,12 @@
 // 8,192-token contexts; StreamingLLM at 25%, Quest reading 25% and SOL's κ = 0.25 (both ranked on
 // the device, by the page bounds it keeps) on the device path; H2O at 25%
 // on both (its accumulated attention kept on the device, read back at rounds, against the host
-// cache's float64 accumulation); and the host↔device traffic per decode step: what the device
-// cache uploads and reads back (counted: H2O's observations at its rounds), what the step reads
-// back from tfjs (counted: the bytes of every tensor read — q/k/v per layer on host caches, every
-// layer's rows where a cache records queries, only the rows' non-finite flags (and ranked reads'
-// counts) otherwise — and the logits and hidden state) and in how many reads
+// cache's float64 accumulation); SnapKV at 25% on the device (its 64-query window kept in a ring
+// there, the window's attention computed there and read back at rounds); and the host↔device
+// traffic per decode step: what the device cache uploads and reads back (counted: H2O's and
+// SnapKV's observations at their rounds), what the step reads back from tfjs (counted: the bytes
+// of every tensor read — q/k/v per layer on host caches, only the rows' non-finite flags (and
+// ranked reads' counts) on device caches — and the logits and hidden state) and in how many reads
 // (each one a wait for the device). Every figure is a ratio measured in this one run. Needs WebGPU (in Node:
 // Dawn; without a GPU, SwiftShader from Debian's chromium, where "device" work runs on the CPU).
 //
@@ -20,7 +21,12 @@ import {
   KVCache,
   type ReadSelector,
 } from '@lethe/kv-cache';
-import { H2OPolicy, QuestSelector, StreamingLLMPolicy } from '@lethe/policies-heuristic';
+import {
+  H2OPolicy,
+  QuestSelector,
+  SnapKVPolicy,
+  StreamingLLMPolicy,
+} from '@lethe/policies-heuristic';
 import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
 import { DecoderModel, GenerationSession } from '../src/index';
 import { quickstartShape } from './quickstart-shape';
@@ -127,6 +133,13 @@ async function main(): Promise<void> {
       { name: 'device, κ = 0.25', compute: fixedKeep(KEEP) },
       { name: 'host cache, H2O 25%', host: true, eviction: h2o() },
       { name: 'device, H2O 25%', eviction: h2o() },
+      {
+        name: 'device, SnapKV 25%',
+        eviction: new SnapKVPolicy({
+          budget: { capacity: budget },
+          trigger: { whenLiveExceeds: budget, slack: 8 },
+        }),
+      },
     ];
     let reference: number | undefined;
     for (const run of runs) {

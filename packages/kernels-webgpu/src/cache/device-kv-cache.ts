@@ -22,6 +22,7 @@ import { readBack } from '../device/read-back';
 import { accumulateAttention } from '../observe/accumulate-attention';
 import { observeOnDevice } from '../observe/device-observation';
 import type { LayerPass } from '../observe/layer-pass';
+import { DeviceQueryWindow } from './device-query-window';
 import { checkKernelGeometry } from './kernel-geometry';
 import { LayerPages } from './layer-pages';
 import type { PagePool } from './page-pool';
@@ -36,7 +37,10 @@ export interface DeviceKVCacheOptions extends KVCacheOptions {
    * reads), the synchronous `observe` of keys, values or window attention, attention of a batch
    * mixing device and host caches. Without it the host part holds the bookkeeping only (a
    * `KVCache` with `storeKeys` and `storeValues` false) and those reads are `E_STATE` naming
-   * `hostKeys`; `observeAsync` serves every need but the page bounds from the device.
+   * `hostKeys`; `observeAsync` serves every need but the page bounds from the device. It also
+   * decides where a `queryWindow`'s queries live: on the host with the keys, else on the device
+   * (a ring per layer), where a step's queries are recorded without a read-back
+   * (`recordQueriesFromRows`).
    */
   readonly hostKeys?: boolean;
   /**
@@ -127,8 +131,8 @@ export interface DeviceRowsPart {
  * Frees the pages of a cache that was dropped without `dispose()` (a `generate()` result nobody
  * disposed): WebGPU releases the memory of unreachable buffers only eventually, this makes it so.
  */
-const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
-  for (const pages of layers) pages.dispose();
+const dropped = new FinalizationRegistry<readonly { dispose(): void }[]>((held) => {
+  for (const part of held) part.dispose();
 });
 
 /**
@@ -141,11 +145,12 @@ const dropped = new FinalizationRegistry<readonly LayerPages[]>((layers) => {
  * {@link DeviceKVCache.observeAsync} computes the window's attention rows there and reads back
  * only what the policy asked for (`O(live)` per head and query), keys and values packed from the
  * pages. The bookkeeping is *mirrored*: a host {@link KVCache} with the same calls holds the
- * positions, ages, live sets, anchors, accounting and the query window — and, with `hostKeys`,
- * a copy of the keys and values too, for the contract's synchronous reads of them (`view`,
- * `gather`, `pageKeyBounds`, `observe`). Per appended token the device receives its key and value
- * rows (or copies them from a step's rows already there: `appendRows`); an eviction round compacts
- * the device pages in one pass; attention reads only the device.
+ * positions, ages, live sets, anchors, accounting and the query window's positions — and, with
+ * `hostKeys`, a copy of the keys, values and window queries too, for the contract's synchronous
+ * reads of them (`view`, `gather`, `pageKeyBounds`, `observe`); without it the window's queries
+ * are kept in a ring on the device. Per appended token the device receives its key and value
+ * rows (or copies them from a step's rows already there: `appendRows`, `recordQueriesFromRows`);
+ * an eviction round compacts the device pages in one pass; attention reads only the device.
  *
  * @example
  * ```ts
@@ -163,6 +168,8 @@ export class DeviceKVCache implements KVCacheStore {
   private readonly host: KVCache;
   private readonly tracking: boolean;
   private readonly layers: LayerPages[];
+  /** The query window's queries, on the device (a window kept without `hostKeys`). */
+  private readonly window: DeviceQueryWindow | undefined;
   private disposed = false;
 
   /**
@@ -219,7 +226,24 @@ export class DeviceKVCache implements KVCacheStore {
       throw error;
     }
     this.layers = made;
-    dropped.register(this, made, this);
+    const { queryWindow, geometry, queryHeads } = this.host;
+    try {
+      this.window =
+        queryWindow > 0 && !hostKeys
+          ? new DeviceQueryWindow(
+              device,
+              geometry.layers,
+              queryWindow,
+              queryHeads,
+              geometry.headDim,
+              made[0]!.pool.health,
+            )
+          : undefined;
+    } catch (error) {
+      for (const pages of made) pages.dispose();
+      throw error;
+    }
+    dropped.register(this, [...made, ...(this.window === undefined ? [] : [this.window])], this);
   }
 
   get geometry() {
@@ -345,13 +369,15 @@ export class DeviceKVCache implements KVCacheStore {
   }
 
   /**
-   * Records the queries as `KVCache` does (the mirror keeps the query window); with
-   * `trackAttention`, their attention over the live entries is added to the entries' sums on
-   * the device (the query-attention and accumulation passes; nothing is read back).
+   * Records the queries as `KVCache` does (the mirror checks them and keeps the window's
+   * positions; without `hostKeys` the window's queries are uploaded to its ring on the device);
+   * with `trackAttention`, their attention over the live entries is added to the entries' sums
+   * on the device (the query-attention and accumulation passes; nothing is read back).
    */
   recordQueries(layer: number, queries: Float32Array, positions: Int32Array): void {
     this.usable();
     this.host.recordQueries(layer, queries, positions);
+    this.window?.write(layer, queries);
     if (!this.tracking || positions.length === 0) return;
     const live = this.host.liveCounts(layer);
     accumulateAttention(this.pass(layer), {
@@ -364,14 +390,15 @@ export class DeviceKVCache implements KVCacheStore {
 
   /**
    * {@link DeviceKVCache.recordQueries} of queries already on the device: rows `firstRow …` of a
-   * step's `rows` for `layer` (after RoPE, tokens just appended at `positions`). With
-   * `trackAttention` their attention is added to the sums from the rows, nothing uploaded but
+   * step's `rows` for `layer` (after RoPE, tokens just appended at `positions`): the query
+   * window's newest are copied from the rows into its ring on the device, and with
+   * `trackAttention` their attention is added to the sums from the rows — nothing uploaded but
    * positions; the mirror records the positions. The rows' non-finite flags are the caller's to
    * check first.
    *
-   * @throws `E_STATE` naming `queryWindow` for a cache that keeps a query window (the window's
-   *   queries live on the host: use `recordQueries`); `E_ARG` naming `rows` or `firstRow` as
-   *   `appendRows` does; what `recordQueries` throws for `positions`.
+   * @throws `E_STATE` naming `hostKeys` for a cache that keeps its query window on the host with
+   *   its keys (use `recordQueries`); `E_ARG` naming `rows` or `firstRow` as `appendRows` does;
+   *   what `recordQueries` throws for `positions`.
    */
   recordQueriesFromRows(
     layer: number,
@@ -380,11 +407,11 @@ export class DeviceKVCache implements KVCacheStore {
     positions: Int32Array,
   ): void {
     this.usable();
-    if (this.queryWindow > 0) {
+    if (this.queryWindow > 0 && this.hostKeys) {
       throw new LetheError(
         'E_STATE',
-        'the cache keeps a query window on the host: record the queries from the host',
-        'queryWindow',
+        'the cache keeps its query window on the host with its keys: record the queries from the host',
+        'hostKeys',
       );
     }
     rows.requireShapeOf(this);
@@ -393,20 +420,24 @@ export class DeviceKVCache implements KVCacheStore {
     }
     rows.requireSpan(firstRow, positions.length, 'firstRow');
     const { headDim } = this.geometry;
-    // the mirror keeps no window: it checks the positions and records where the queries are
+    // the mirror checks the positions and records them (its window's queries are not read: the
+    // device ring holds them)
     this.host.recordQueries(
       layer,
       new Float32Array(positions.length * this.queryHeads * headDim),
       positions,
     );
-    if (!this.tracking || positions.length === 0) return;
-    const live = this.host.liveCounts(layer);
+    if (positions.length === 0) return;
     const block = rows.inputsOf(layer);
+    const queries = {
+      buffer: block.buffer,
+      offset: block.offset + firstRow * this.queryHeads * headDim,
+    };
+    this.window?.copy(layer, queries.buffer, queries.offset, positions.length);
+    if (!this.tracking) return;
+    const live = this.host.liveCounts(layer);
     accumulateAttention(this.pass(layer), {
-      queries: {
-        buffer: block.buffer,
-        offset: block.offset + firstRow * this.queryHeads * headDim,
-      },
+      queries,
       positions,
       live,
       rowStride: Math.max(1, ...live),
@@ -492,10 +523,20 @@ export class DeviceKVCache implements KVCacheStore {
     );
     const recent =
       needs.attentionWindow > 0 ? this.host.recentQueries(layer, needs.attentionWindow) : undefined;
+    const window =
+      recent === undefined || this.window === undefined
+        ? recent
+        : {
+            positions: recent.positions,
+            queries: {
+              buffer: this.window.buffer,
+              runs: this.window.latest(layer, recent.positions.length),
+            },
+          };
     const observed = await observeOnDevice(this.pass(layer), {
       live: base.liveCounts,
       maxLive: base.maxLive,
-      ...(recent === undefined ? {} : { window: recent }),
+      ...(window === undefined ? {} : { window }),
       accumulated: needs.accumulatedAttention,
       entries: { keys: needs.keys, values: needs.values, gates: this.storeGates },
     });
@@ -509,7 +550,7 @@ export class DeviceKVCache implements KVCacheStore {
         ? {}
         : {
             window: recent.positions.length,
-            queries: recent.queries,
+            queries: observed.queries ?? recent.queries,
             attention: observed.attention,
           }),
       ...(needs.accumulatedAttention
@@ -539,7 +580,10 @@ export class DeviceKVCache implements KVCacheStore {
       );
     }
     this.host.truncate(length);
-    this.layers.forEach((pages, l) => pages.truncate(this.host.liveCounts(l)));
+    this.layers.forEach((pages, l) => {
+      pages.truncate(this.host.liveCounts(l));
+      this.window?.shrink(l, this.host.recentQueries(l, this.queryWindow).positions.length);
+    });
   }
 
   /**
@@ -658,6 +702,7 @@ export class DeviceKVCache implements KVCacheStore {
     this.disposed = true;
     dropped.unregister(this);
     for (const pages of this.layers) pages.dispose();
+    this.window?.dispose();
   }
 
   /**

@@ -1,7 +1,15 @@
+import type { QueryRun } from '../cache/device-query-window';
 import { readBackParts } from '../device/read-back';
+import { Usage } from '../device/usage';
 import { type LayerPass, PassBuffers } from './layer-pass';
 import { encodePackEntries } from './pack-entries';
 import { encodeQueryAttention } from './query-attention';
+
+/** Queries kept on the device: `runs` of `buffer` (a query window's ring), oldest first. */
+export interface QueryRuns {
+  readonly buffer: GPUBuffer;
+  readonly runs: readonly QueryRun[];
+}
 
 /** What one observation asks of the device. */
 export interface DeviceObservationRequest {
@@ -9,8 +17,11 @@ export interface DeviceObservationRequest {
   readonly live: Int32Array;
   /** Row stride of the per-entry arrays (`max(live)`). */
   readonly maxLive: number;
-  /** The recent queries whose attention the policy reads (`[n, queryHeads, headDim]`), if any. */
-  readonly window?: { readonly queries: Float32Array; readonly positions: Int32Array };
+  /**
+   * The recent queries whose attention the policy reads (`[n, queryHeads, headDim]`, from the
+   * host or on the device), if any.
+   */
+  readonly window?: { readonly queries: Float32Array | QueryRuns; readonly positions: Int32Array };
   /** Whether to read the accumulated attention and its counts. */
   readonly accumulated: boolean;
   /** The live entries' keys and values (`[kvHeads, maxLive, headDim]`), gates (`[kvHeads, maxLive]`) to read. */
@@ -21,6 +32,8 @@ export interface DeviceObservationRequest {
 export interface DeviceObservation {
   /** `[n, queryHeads, maxLive]` attention of the window's queries. */
   readonly attention?: Float32Array;
+  /** `[n, queryHeads, headDim]` the window's queries, read back when they were on the device. */
+  readonly queries?: Float32Array;
   /** `[kvHeads, maxLive]` accumulated attention. */
   readonly accumulatedAttention?: Float32Array;
   /** `[kvHeads, maxLive]` queries that saw each entry. */
@@ -34,10 +47,11 @@ export interface DeviceObservation {
 }
 
 /**
- * What a policy observes from the device: the window's attention rows (the query-attention pass),
- * the pool's accumulated sums and, when asked, the live entries' keys, values and gates, packed
- * in live order (the pack pass, bits copied), in one submission and one read-back of
- * `O(n·queryHeads·maxLive + kvHeads·maxLive·(2 + 2·headDim + 1))` floats at most.
+ * What a policy observes from the device: the window's attention rows (the query-attention pass;
+ * queries kept on the device are first copied together, and read back with the rest), the pool's
+ * accumulated sums and, when asked, the live entries' keys, values and gates, packed in live
+ * order (the pack pass, bits copied), in one submission and one read-back of
+ * `O(n·queryHeads·(maxLive + headDim) + kvHeads·maxLive·(2 + 2·headDim + 1))` floats at most.
  */
 export async function observeOnDevice(
   pass: LayerPass,
@@ -48,12 +62,19 @@ export async function observeOnDevice(
   const buffers = new PassBuffers(device);
   try {
     const encoder = device.createCommandEncoder({ label: 'observation' });
-    const compute = encoder.beginComputePass();
     const parts: { buffer: GPUBuffer; bytes: number }[] = [];
+    const held = window?.queries;
+    const gathered =
+      held === undefined || held instanceof Float32Array
+        ? undefined
+        : gatherRuns(encoder, buffers, held, pass.queryHeads * pass.geometry.headDim);
+    if (gathered !== undefined) parts.push(gathered);
+    const compute = encoder.beginComputePass();
     const hasWindow = window !== undefined && window.positions.length > 0 && maxLive > 0;
     if (hasWindow) {
       const { probabilities } = encodeQueryAttention(pass, compute, buffers, {
-        ...window,
+        queries: gathered ?? (held as Float32Array),
+        positions: window.positions,
         live,
         rowStride: maxLive,
       });
@@ -90,6 +111,7 @@ export async function observeOnDevice(
     device.queue.submit([encoder.finish()]);
     const read = await readBackParts(device, parts);
     const floats = read.map((bytes) => new Float32Array(bytes));
+    const queriesRead = gathered === undefined ? undefined : floats.shift()!;
     const windowRows =
       window === undefined ? undefined : hasWindow ? floats.shift()! : new Float32Array(0);
     const [accumulatedAttention, attentionCounts] = request.accumulated
@@ -107,10 +129,36 @@ export async function observeOnDevice(
     );
     return {
       ...(windowRows === undefined ? {} : { attention: windowRows }),
+      ...(queriesRead === undefined ? {} : { queries: queriesRead }),
       ...(accumulatedAttention === undefined ? {} : { accumulatedAttention, attentionCounts }),
       ...packed,
     };
   } finally {
     buffers.destroy();
   }
+}
+
+/**
+ * Copies the runs one after the other into a new buffer of `buffers` (encoded before the compute
+ * pass); `bytes` the queries' size.
+ */
+function gatherRuns(
+  encoder: GPUCommandEncoder,
+  buffers: PassBuffers,
+  queries: QueryRuns,
+  stride: number,
+): { buffer: GPUBuffer; offset: number; bytes: number } {
+  const bytes = 4 * stride * queries.runs.reduce((sum, run) => sum + run.tokens, 0);
+  const gathered = buffers.scratch(
+    bytes,
+    'observed query vectors',
+    Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST,
+  );
+  let at = 0;
+  for (const run of queries.runs) {
+    const floats = run.tokens * stride;
+    encoder.copyBufferToBuffer(queries.buffer, 4 * run.offset, gathered, 4 * at, 4 * floats);
+    at += floats;
+  }
+  return { buffer: gathered, offset: 0, bytes };
 }

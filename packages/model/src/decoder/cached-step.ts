@@ -50,8 +50,8 @@ export interface CachedStepRequest {
  * tfjs's WebGPU device) a step that needs no query on the host before attending (no page ranked
  * on the host: Quest and κ rank on caches that keep page bounds) reads nothing per layer: RoPE,
  * the gate hook's gates and the attention stay on the device, and the step reads back once, at
- * the end, the rows' flags (appending from the rows there) or, where a cache keeps a query window
- * or host keys, every layer's rows. Prefill is a chunk per prompt on
+ * the end, the rows' flags (appending and recording queries from the rows there) or, where a
+ * cache keeps host keys, every layer's rows. Prefill is a chunk per prompt on
  * empty caches; decode is a chunk of one token.
  *
  * @returns logits and final hidden state of the last token of every chunk, and the entries read.

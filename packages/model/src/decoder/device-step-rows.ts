@@ -27,12 +27,12 @@ export function keepsRowsOnDevice(
 
 /**
  * Whether a device step's keys, values and queries need never reach the host: no cache keeps a
- * host copy of its keys (`hostKeys`) and none keeps a query window (the window's queries live on
- * the host; attention tracking alone — H2O's — accumulates from the rows on the device). Then the
- * step appends and records from its rows on the device and reads back only their flags.
+ * host copy of its keys (`hostKeys`, which also keeps a query window's queries on the host). Then
+ * the step appends and records from its rows on the device — a query window's queries copied
+ * into its ring there, H2O's attention accumulated there — and reads back only their flags.
  */
 export function keysStayOnDevice(caches: readonly DeviceKVCache[]): boolean {
-  return caches.every((cache) => !cache.hostKeys && cache.queryWindow === 0);
+  return caches.every((cache) => !cache.hostKeys);
 }
 
 /**
@@ -161,8 +161,8 @@ export function flagsTensor(rows: DeviceRows): tf.Tensor {
  * Appends every sequence's rows to every layer of its cache on the device, layer by layer, one
  * scatter pass per layer and page pool (`DeviceKVCache.appendRowsBatch`; a cache that stores
  * gates with the layer's reported `gates`), then records the queries
- * of the caches `recordQueries` flags from the rows (`recordQueriesFromRows`: H2O's accumulation
- * on the device), as the host appends and records cache by cache.
+ * of the caches `recordQueries` flags from the rows (`recordQueriesFromRows`: a query window's
+ * ring and H2O's accumulation on the device), as the host appends and records cache by cache.
  */
 export function appendRowsOnDevice(
   caches: readonly DeviceKVCache[],

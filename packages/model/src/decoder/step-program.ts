@@ -53,8 +53,8 @@ export type StepProgram = Generator<readonly tf.Tensor[], StepResult, readonly F
  * rows (`DeviceRows`), a gate hook's log-gates and gates join them (`DeviceRows.writeGates`: the
  * chunk's bias, and the gates reported with the flags), the layer attends from them, and one
  * stop at the end reads every layer's
- * rows back for the caches' appends and query windows — or, when no cache keeps host keys or a
- * query window, only their flags, the appends and H2O's accumulation run from the rows. Device caches
+ * rows back for the caches' host copies — or, when no cache keeps host keys, only their flags,
+ * the appends, query windows and H2O's accumulation running from the rows. Device caches
  * that keep page bounds and no host keys rank their read selector's pages and κ reads in the
  * attention launch ({@link RankedReads}): the counts come back with the flags (or, on the host
  * path — a sequence whose pages only the host ranks in the batch — in one more stop at the end).
@@ -224,7 +224,7 @@ export function* cachedStepProgram(
     let appended = false;
     try {
       // on device rows, one read: their non-finite flags when the keys can stay there, else the
-      // rows themselves (for the caches' host copies and query windows)
+      // rows themselves (for the caches' host copies of keys, values and queries)
       // (and the ranked reads' counts with the flags; from host rows, their own buffer)
       const onlyFlags = deviceRows !== undefined && keysStayOnDevice(onDevice!);
       let gates: Float32Array[] | undefined;

@@ -343,14 +343,14 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
   }, 120_000);
 
   it.each([
-    ['one keeps a query window: the rows read once at its end', 'window', 'k_proj', 'keys'],
-    ["none records queries: only the rows' non-finite flags read", 'none', 'k_proj', 'keys'],
     [
-      "one tracks attention (H2O's, accumulated from the rows): only the flags read",
-      'tracking',
+      'one keeps a query window, its queries copied into a ring on the device',
+      'window',
       'q_proj',
       'queries',
     ],
+    ['none records queries', 'none', 'k_proj', 'keys'],
+    ["one tracks attention (H2O's, accumulated from the rows)", 'tracking', 'q_proj', 'queries'],
   ] as const)(
     'a device step whose new entries are not finite changes no cache and leaks nothing (%s)',
     async (_, recording, weight, kind) => {
@@ -360,7 +360,7 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       const device = (tf.backend() as unknown as { device: GPUDevice }).device;
       const records =
         recording === 'window'
-          ? { queryWindow: 2, trackAttention: true }
+          ? { queryWindow: 2 }
           : recording === 'tracking'
             ? { trackAttention: true }
             : {};
@@ -389,12 +389,14 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
                 ...NO_NEEDS,
                 keys: true,
                 accumulatedAttention: tracked,
+                attentionWindow: cache.queryWindow,
               });
               layers.push({
                 length: cache.length(l),
                 live: Array.from(cache.liveCounts(l)),
                 keys: Array.from(observed.keys!),
                 sums: tracked ? Array.from(observed.accumulatedAttention!) : [],
+                window: Array.from(observed.queries ?? []),
               });
             }
             return layers;
@@ -409,7 +411,14 @@ describe.skipIf(skip)('the runtime on WebGPU (SwiftShader in Node)', () => {
       expect(await snapshot()).toEqual(before);
       restore();
       // the failed step left no trace: the next one gives exactly the logits of a run without it
-      expect(await logitsOf(await model.decodeStepAsync(caches, Int32Array.of(6, 7)))).toEqual(
+      const reads = vi.spyOn(tf.Tensor.prototype, 'data');
+      const next = await model.decodeStepAsync(caches, Int32Array.of(6, 7));
+      const read = reads.mock.contexts.map((tensor) => (tensor as tf.Tensor).dtype);
+      reads.mockRestore();
+      // no layer's rows read back (float32), only their non-finite flags (int32): the keys,
+      // values and recorded queries stay on the device
+      expect(read).toEqual(['int32']);
+      expect(await logitsOf(next)).toEqual(
         await logitsOf(await reference.decodeStepAsync(referenceCaches, Int32Array.of(6, 7))),
       );
       for (const cache of [...caches, ...referenceCaches]) cache.dispose();
