@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readModelDirectory, type TaskModel, TOKENIZER_FILE } from '@lethe/eval/node';
-import { CharTokenizer, type DecoderModel } from '@lethe/model';
+import type { TaskModel } from '@lethe/eval/node';
+import { CharTokenizer, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
+import { readModelDirectory } from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
 import { recordedTagTokens, runTokenizer, type TagTokens } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskExample } from '@lethe/eval';
-import { loadTaskModel, type TaskModel, writeModelDirectory } from '@lethe/eval/node';
+import { loadTaskModel, type TaskModel } from '@lethe/eval/node';
 import { POLICY_MANIFEST } from '@lethe/kv-cache';
 import { resizeVocabulary } from '@lethe/model';
-import { directoryCheckpointStore } from '@lethe/model/node';
+import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
 import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
 import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
 import { assertInteger, LetheError } from '@lethe/tensor';

@@ -91,14 +91,16 @@ describe('the quickstart CLI', () => {
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
-        /^error: \[E_CHECKPOINT\] --checkpoint: \/nope\/quickstart-model is missing; .*npm run train -- --out \/nope\/quickstart-model/,
+        /^error: \[E_CHECKPOINT\] --checkpoint: \/nope\/quickstart-model cannot be read: no such file or directory \(ENOENT\); .*npm run train -- --out \/nope\/quickstart-model/,
       ),
     ]);
     expect(run.stdout).not.toMatch(/train/);
     // A directory without the model's files is refused the same way.
     const notModel = quickstart('--checkpoint', join(root, 'src'));
     expect(notModel.status).toBe(2);
-    expect(notModel.stderr).toMatch(/\[E_CHECKPOINT\] --checkpoint: .*src has no config\.json/);
+    expect(notModel.stderr).toMatch(
+      /\[E_CHECKPOINT\] --checkpoint: .*src\/config\.json is missing; train one/,
+    );
   });
 
   it('takes its budget as --capacity (entries) and refuses --budget, --retrain and a bad capacity', () => {

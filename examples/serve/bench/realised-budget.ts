@@ -13,8 +13,8 @@ import {
   type PerplexityTask,
   sequenceBudget,
 } from '@lethe/eval';
-import { readModelDirectory } from '@lethe/eval/node';
 import { generate, policyContextOf } from '@lethe/model';
+import { readModelDirectory } from '@lethe/model/node';
 import { initBackend } from '@lethe/tensor';
 import { spawnServer } from '../test/spawn-server';
 

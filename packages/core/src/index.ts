@@ -1,6 +1,7 @@
 /**
  * `@lethe/core`: what every Lethe package and an embedding runtime share, with no dependencies —
- * the coded {@link LetheError}, the argument validators (`assert*`), the host-side Philox
+ * the coded {@link LetheError} and its re-issue about another argument or a file (`withArgument`,
+ * `inFile`, `unreadableFile`), the argument validators (`assert*`), the host-side Philox
  * RNG ({@link Rng}) and the safetensors codec ({@link parseSafetensors},
  * {@link serializeSafetensors}, F16/BF16 conversion), so that a policy can read and write its
  * weights without a tensor library. `@lethe/tensor` re-exports the errors, validators, RNG and
@@ -8,7 +9,9 @@
  *
  * @packageDocumentation
  */
+export { bareMessage, withArgument } from './error-context';
 export { LetheError, type LetheErrorCode } from './errors';
+export { inFile, unreadableFile } from './file-errors';
 export { philox4x32 } from './philox';
 export { Rng, type RngClass, type RngState } from './rng';
 export {
@@ -45,4 +48,5 @@ export {
   assertInteger,
   assertLength,
   assertNoNaN,
+  assertRecord,
 } from './validate';

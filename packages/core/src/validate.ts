@@ -1,4 +1,16 @@
-import { LetheError } from './errors';
+import { LetheError, type LetheErrorCode } from './errors';
+
+/**
+ * Throws (`code`, default `E_ARG`, naming `argument`) unless `value` is an object of options: not
+ * `null`, `undefined`, an array or a primitive. Returns the value for chaining.
+ */
+export function assertRecord<T>(value: T, argument: string, code: LetheErrorCode = 'E_ARG'): T {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    throw new LetheError(code, `must be an object, got ${got}`, argument);
+  }
+  return value;
+}
 
 /** Throws `E_ARG` unless `value` is an integer ≥ `min`. Returns the value for chaining. */
 export function assertInteger(

@@ -6,6 +6,7 @@ import {
   assertInteger,
   assertLength,
   assertNoNaN,
+  assertRecord,
 } from '../src/validate';
 
 describe('validators', () => {
@@ -15,6 +16,8 @@ describe('validators', () => {
     expect(assertFraction(1, 'budget')).toBe(1);
     expect(() => assertNoNaN([1, Number.POSITIVE_INFINITY], 'xs')).not.toThrow();
     expect(() => assertLength(new Int32Array(2), 2, 'xs')).not.toThrow();
+    const options = { budget: 1 };
+    expect(assertRecord(options, 'options')).toBe(options);
   });
 
   it('throw coded LetheErrors naming the argument', () => {
@@ -25,5 +28,9 @@ describe('validators', () => {
     expectLetheError(() => assertFraction(0, 'budget'), 'E_BUDGET', 'budget');
     expectLetheError(() => assertNoNaN([0, Number.NaN], 'xs'), 'E_ARG', 'xs');
     expectLetheError(() => assertLength([1], 2, 'xs'), 'E_SHAPE', 'xs');
+    for (const bad of [undefined, null, 0, 'x', [1]]) {
+      expectLetheError(() => assertRecord(bad, 'options'), 'E_ARG', 'options');
+    }
+    expectLetheError(() => assertRecord(null, 'budget', 'E_BUDGET'), 'E_BUDGET', 'budget');
   });
 });

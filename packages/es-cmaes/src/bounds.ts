@@ -1,16 +1,18 @@
 import { assertLength, LetheError } from '@lethe/core';
+import { MAGNITUDE_LIMIT } from './json';
 
 /**
- * Box bounds l ≤ x ≤ u, handled by mirroring.
+ * Box bounds l ≤ x ≤ u, handled by mirroring (default) or by resampling ({@link BoundHandling}).
  *
- * CMA-ES samples its candidates unconstrained (the "genotype" x); the candidate returned by
- * `ask` and evaluated by f is the mirror image of x into the box (the "phenotype"): each
- * coordinate outside [l_i, u_i] is reflected at the bound it crossed, repeatedly (periodically,
- * with period 2(u_i − l_i)) when it lies more than one box width outside. A one-sided bound
- * (the other side ±Infinity) reflects once. The distribution is updated with the unconstrained
- * samples, so the update equations are those of the unbounded algorithm on the function
- * f ∘ mirror, which is continuous and equals f inside the box; an optimum on a bound becomes a
- * V-shaped fold, which ranking-based CMA-ES handles. f is only ever evaluated inside the box.
+ * Mirroring: CMA-ES samples its candidates unconstrained (the "genotype" x); the candidate
+ * returned by `ask` and evaluated by f is the mirror image of x into the box (the
+ * "phenotype"): each coordinate outside [l_i, u_i] is reflected at the bound it crossed,
+ * repeatedly (periodically, with period 2(u_i − l_i)) when it lies more than one box width
+ * outside. A one-sided bound (the other side ±Infinity) reflects once. The distribution is
+ * updated with the unconstrained samples, so the update equations are those of the unbounded
+ * algorithm on the function f ∘ mirror, which is continuous and equals f inside the box; an
+ * optimum on a bound becomes a V-shaped fold, which ranking-based CMA-ES handles. f is only
+ * ever evaluated inside the box.
  */
 export interface Bounds {
   /** l, length n; −Infinity where unbounded below. */
@@ -26,8 +28,8 @@ export type BoundsInput = number | ArrayLike<number>;
  * Resolves and checks box bounds; `undefined` when neither side bounds anything.
  *
  * @throws LetheError `E_SHAPE` naming `lower` / `upper` (an array whose length is not n);
- * `E_ARG` naming `lower` / `upper` (NaN, l_i = +Infinity or u_i = −Infinity) or `upper` (some
- * u_i < l_i).
+ * `E_ARG` naming `lower` / `upper` (NaN, l_i = +Infinity, u_i = −Infinity, or a finite bound
+ * beyond ±10³², {@link MAGNITUDE_LIMIT}) or `upper` (some u_i < l_i).
  */
 export function resolveBounds(
   lower: BoundsInput | undefined,
@@ -43,6 +45,14 @@ export function resolveBounds(
     }
     if (hi[i] === Number.NEGATIVE_INFINITY) {
       throw new LetheError('E_ARG', `upper[${i}] is -Infinity`, 'upper');
+    }
+    for (const [name, v] of [
+      ['lower', lo[i]!],
+      ['upper', hi[i]!],
+    ] as const) {
+      if (Number.isFinite(v) && Math.abs(v) > MAGNITUDE_LIMIT) {
+        throw new LetheError('E_ARG', `${name}[${i}] = ${v} lies beyond ±${MAGNITUDE_LIMIT}`, name);
+      }
     }
     if (hi[i]! < lo[i]!) {
       throw new LetheError('E_ARG', `upper[${i}] = ${hi[i]} < lower[${i}] = ${lo[i]}`, 'upper');
@@ -123,5 +133,47 @@ export function mirrorIntoBounds(
     }
     out[i] = v;
   }
+  return out;
+}
+
+/**
+ * How candidates that fall outside the bounds are handled:
+ *
+ * - `mirror`: reflected into the box (see {@link Bounds} and {@link mirrorIntoBounds}); the
+ *   update uses the unconstrained samples, i.e. the plain algorithm on f ∘ mirror.
+ * - `resample`: redrawn from the same distribution until inside the box, at most
+ *   `maxResamples` times, as CyberAgentAILab `cmaes` does (its `n_max_resampling`); a candidate
+ *   still outside after that is clipped into the box ({@link clipIntoBounds}) and enters the
+ *   update as an injected solution. The update then sees the normal distribution truncated to
+ *   the box. Coordinates with l_i = u_i are pinned to l_i, as when mirroring, and never cause a
+ *   redraw.
+ */
+export type BoundHandling = 'mirror' | 'resample';
+
+/**
+ * Whether `x` lies in the box on every coordinate with l_i < u_i (coordinates with l_i = u_i
+ * are ignored: {@link clipIntoBounds} pins them).
+ */
+export function insideFreeCoordinates(x: ArrayLike<number>, bounds: Bounds): boolean {
+  const { lower, upper } = bounds;
+  for (let i = 0; i < x.length; i++) {
+    const l = lower[i]!;
+    const u = upper[i]!;
+    if (l !== u && !(x[i]! >= l && x[i]! <= u)) return false;
+  }
+  return true;
+}
+
+/**
+ * Writes x clipped into the box, min(u_i, max(l_i, x_i)), to `out` (may be `x` itself) and
+ * returns `out`.
+ */
+export function clipIntoBounds(
+  x: ArrayLike<number>,
+  bounds: Bounds,
+  out: Float64Array,
+): Float64Array {
+  const { lower, upper } = bounds;
+  for (let i = 0; i < out.length; i++) out[i] = Math.min(upper[i]!, Math.max(lower[i]!, x[i]!));
   return out;
 }

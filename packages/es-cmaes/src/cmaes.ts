@@ -1,16 +1,19 @@
 import { LetheError, type RngState } from '@lethe/core';
-import { mirrorIntoBounds } from './bounds';
+import { clipIntoBounds, insideBounds, insideFreeCoordinates, mirrorIntoBounds } from './bounds';
 import type { CovarianceModel, CovarianceState } from './covariance';
+import { decodeCovariance } from './covariance-state';
 import { DiagonalCovariance } from './diagonal-covariance';
 import { FullCovariance } from './full-covariance';
 import {
-  decodeArray,
   decodeCount,
+  decodeFinite,
+  decodeFiniteArray,
   decodeNumber,
   decodeObject,
   encodeArray,
   encodeNumber,
   type JsonNumber,
+  MAGNITUDE_LIMIT,
 } from './json';
 import { NormalSampler } from './normal';
 import {
@@ -23,14 +26,23 @@ import {
 } from './options';
 import { type StrategyParameters, strategyParameters } from './parameters';
 import { rankFitness } from './ranking';
-import { type StopReason, type TerminationState, TerminationTracker } from './termination';
+import {
+  STOP_REASONS,
+  type StopReason,
+  type TerminationState,
+  TerminationTracker,
+} from './termination';
 
 /**
- * Identifies a {@link CMAESState}; bumped when the layout or the meaning of a field changes, and
- * any other version is refused (2: the normals are drawn by the ziggurat method, so a version-1
- * generator state would not continue its run's samples).
+ * Identifies a {@link CMAESState}; bumped when the layout or the meaning of a field changes.
+ * Version 3 adds `config.boundHandling` and `config.maxResamples`; a version-2 state (which
+ * always mirrored) is still read and continues bit-identically. Version 1 is refused: it drew
+ * its normals by Box–Muller, so its generator state would not continue the run's samples.
  */
-export const CMAES_STATE_FORMAT = 'lethe-es-cmaes/2';
+export const CMAES_STATE_FORMAT = 'lethe-es-cmaes/3';
+
+/** The previous format, still read (see {@link CMAES_STATE_FORMAT}). */
+export const CMAES_STATE_FORMAT_V2 = 'lethe-es-cmaes/2';
 
 /** The best solution a run has seen. */
 export interface BestSolution {
@@ -55,7 +67,7 @@ export function copyBest(best: BestSolution | undefined): BestSolution | undefin
  * samples and results. Non-finite numbers and −0 are stored as strings ({@link JsonNumber}).
  */
 export interface CMAESState {
-  readonly format: typeof CMAES_STATE_FORMAT;
+  readonly format: typeof CMAES_STATE_FORMAT | typeof CMAES_STATE_FORMAT_V2;
   readonly config: CMAESConfigState;
   /** The Philox generator's state: the next sample depends on nothing else. */
   readonly rng: RngState;
@@ -111,6 +123,8 @@ export class CMAES {
   private readonly y: Float64Array;
   /** The candidates of the pending population as ask returned them (our copy), λ × n. */
   private readonly x: Float64Array;
+  /** 1 for a pending candidate that was clipped into the box after `maxResamples` redraws. */
+  private readonly repaired: Uint8Array;
   /** tell's scratch: ⟨y⟩_w, ⟨z⟩_w and B⟨z⟩_w (n each), reused every generation. */
   private readonly yw: Float64Array;
   private readonly zw: Float64Array;
@@ -149,6 +163,7 @@ export class CMAES {
     this.z = new Float64Array(config.populationSize * n);
     this.y = new Float64Array(config.populationSize * n);
     this.x = new Float64Array(config.populationSize * n);
+    this.repaired = new Uint8Array(config.populationSize);
     this.yw = new Float64Array(n);
     this.zw = new Float64Array(n);
     this.whitened = new Float64Array(n);
@@ -158,26 +173,35 @@ export class CMAES {
 
   /**
    * Continues a run from {@link CMAES.state} (typically after `JSON.parse`): the samples and
-   * results that follow are bit-identical to those of the run that saved it.
+   * results that follow are bit-identical to those of the run that saved it. Reads the current
+   * format and version 2 ({@link CMAES_STATE_FORMAT}).
    *
-   * @throws LetheError `E_FORMAT` naming the field of `state` that is missing, malformed, of
-   * another format version or inconsistent with the dimension.
+   * Besides its layout, every value is checked against what a run keeps true, so that a
+   * corrupted state is refused here rather than failing later: σ and the mean finite and within
+   * ±10³² (σ > 0; the {@link MAGNITUDE_LIMIT}), the paths finite, C and its factors as
+   * `decodeCovariance` requires (finite, D > 0, …), evaluations = λ × generations, the best
+   * solution finite, inside the bounds and among the evaluations, the stopping criteria as the
+   * constructor checks them, the histories without a NaN best, the pending draws finite.
+   *
+   * @throws LetheError `E_FORMAT` naming the field of `state` (or the entry, e.g.
+   * `state.mean[2]`) that is missing, malformed, out of range, of another format version or
+   * inconsistent with the rest.
    */
   static fromState(state: CMAESState): CMAES {
     const s = decodeObject(state, 'state');
-    if (s.format !== CMAES_STATE_FORMAT) {
+    if (s.format !== CMAES_STATE_FORMAT && s.format !== CMAES_STATE_FORMAT_V2) {
       throw new LetheError(
         'E_FORMAT',
-        `expected ${CMAES_STATE_FORMAT}, got ${JSON.stringify(s.format)}`,
+        `expected ${CMAES_STATE_FORMAT} or ${CMAES_STATE_FORMAT_V2}, got ${JSON.stringify(s.format)}`,
         'state.format',
       );
     }
-    const config = decodeConfig(s.config, 'state.config');
+    const config = decodeConfig(s.config, 'state.config', s.format === CMAES_STATE_FORMAT_V2);
     const n = config.dimension;
     const lambda = config.populationSize;
-    const mean = decodeArray(s.mean, 'state.mean', n);
+    const mean = decodeFiniteArray(s.mean, 'state.mean', n, { magnitude: MAGNITUDE_LIMIT });
     const es = new CMAES({
-      x0: mean.map((v) => (Number.isFinite(v) ? v : 0)),
+      x0: mean,
       sigma0: config.sigma0,
       populationSize: lambda,
       diagonal: config.diagonal,
@@ -187,31 +211,35 @@ export class CMAES {
     });
     // The constructor checked x0 against no bounds; restore everything exactly.
     es.cfg = config;
-    es.m.set(mean);
     es.sampler = decodeSampler(s.rng, 'state.rng');
-    es.generationCount = decodeCount(s.generation, 'state.generation');
-    es.evaluationCount = decodeCount(s.evaluations, 'state.evaluations');
-    es.sigmaValue = decodeNumber(s.sigma, 'state.sigma');
-    es.ps.set(decodeArray(s.ps, 'state.ps', n));
-    es.pc.set(decodeArray(s.pc, 'state.pc', n));
-    es.model = decodeCovariance(s.covariance, config);
-    if (s.best !== null) {
-      const best = decodeObject(s.best, 'state.best');
-      es.bestSolution = {
-        x: decodeArray(best.x, 'state.best.x', n),
-        f: decodeNumber(best.f, 'state.best.f'),
-        evaluation: decodeCount(best.evaluation, 'state.best.evaluation', 1),
-      };
+    const generation = decodeCount(s.generation, 'state.generation');
+    const evaluations = decodeCount(s.evaluations, 'state.evaluations');
+    if (evaluations !== generation * lambda) {
+      throw new LetheError(
+        'E_FORMAT',
+        `${evaluations} evaluations in ${generation} generations of λ = ${lambda}`,
+        'state.evaluations',
+      );
     }
-    es.termination.restore(s.termination, 'state.termination');
+    es.generationCount = generation;
+    es.evaluationCount = evaluations;
+    es.sigmaValue = decodeFinite(s.sigma, 'state.sigma', {
+      positive: true,
+      magnitude: MAGNITUDE_LIMIT,
+    });
+    es.ps.set(decodeFiniteArray(s.ps, 'state.ps', n));
+    es.pc.set(decodeFiniteArray(s.pc, 'state.pc', n));
+    es.model = decodeCovariance(s.covariance, config, generation);
+    es.bestSolution = decodeBest(s.best, config, evaluations);
+    es.termination.restore(s.termination, 'state.termination', generation);
     const reasons = s.stopReasons;
-    if (!Array.isArray(reasons) || !reasons.every((r) => typeof r === 'string')) {
-      throw new LetheError('E_FORMAT', 'not an array of names', 'state.stopReasons');
+    if (!Array.isArray(reasons) || !reasons.every((r) => STOP_REASONS.has(r))) {
+      throw new LetheError('E_FORMAT', 'not an array of stop reasons', 'state.stopReasons');
     }
     es.reasons = reasons as StopReason[];
     if (s.pendingZ !== null) {
-      es.z.set(decodeArray(s.pendingZ, 'state.pendingZ', lambda * n));
-      es.materialize();
+      es.z.set(decodeFiniteArray(s.pendingZ, 'state.pendingZ', lambda * n));
+      es.materialize(false);
     }
     return es;
   }
@@ -297,17 +325,28 @@ export class CMAES {
   }
 
   /**
-   * Samples the next population: λ candidates x_k = m + σ·B·D·z_k, z_k ~ N(0, I), each mirrored
-   * into the bounds. Returns fresh arrays the caller may keep or modify.
+   * Samples the next population: λ candidates x_k = m + σ·B·D·z_k, z_k ~ N(0, I), each brought
+   * into the bounds as `boundHandling` says (mirrored, or redrawn and at last clipped). Returns
+   * fresh arrays the caller may keep or modify.
    *
-   * @throws LetheError `E_STATE` when the previous population has not been told yet.
+   * @throws LetheError `E_STATE` when the previous population has not been told yet, or when
+   * the run diverged: σ or a coordinate of the mean beyond ±10³² ({@link MAGNITUDE_LIMIT}).
    */
   ask(): Float64Array[] {
     if (this.pending) {
       throw new LetheError('E_STATE', 'ask() called again before tell() for the last population');
     }
+    const diverged =
+      !(this.sigmaValue <= MAGNITUDE_LIMIT) ||
+      this.m.some((v) => !(Math.abs(v) <= MAGNITUDE_LIMIT));
+    if (diverged) {
+      throw new LetheError(
+        'E_STATE',
+        `the run diverged (σ = ${this.sigmaValue}, or the mean beyond ±${MAGNITUDE_LIMIT}): start a new one`,
+      );
+    }
     this.sampler.fill(this.z);
-    this.materialize();
+    this.materialize(true);
     const n = this.dimension;
     const candidates: Float64Array[] = [];
     for (let k = 0; k < this.populationSize; k++) {
@@ -316,22 +355,42 @@ export class CMAES {
     return candidates;
   }
 
-  /** y_k = B·D·z_k and the candidates x_k from the current z; the population is pending. */
-  private materialize(): void {
+  /**
+   * y_k = B·D·z_k and the candidates x_k from the current z; the population is pending. With
+   * `resample`, `redraw` lets an out-of-box candidate's z_k be drawn again (in `ask`; a restored
+   * pending population keeps its draws, so that its candidates come out the same).
+   */
+  private materialize(redraw: boolean): void {
     const n = this.dimension;
-    const bounds = this.config.bounds;
-    const { m, x, y } = this;
-    const sigma = this.sigmaValue;
+    const { bounds, boundHandling, maxResamples } = this.config;
     for (let k = 0; k < this.populationSize; k++) {
       const offset = k * n;
-      this.model.sample(this.z, offset, y, offset);
-      for (let i = 0; i < n; i++) x[offset + i] = m[i]! + sigma * y[offset + i]!;
-      if (bounds !== undefined) {
-        const xk = x.subarray(offset, offset + n);
+      const xk = this.x.subarray(offset, offset + n);
+      this.candidate(offset);
+      this.repaired[k] = 0;
+      if (bounds === undefined) continue;
+      if (boundHandling === 'mirror') {
         mirrorIntoBounds(xk, bounds, xk);
+        continue;
       }
+      for (let draw = 0; redraw && draw < maxResamples; draw++) {
+        if (insideFreeCoordinates(xk, bounds)) break;
+        this.sampler.fill(this.z.subarray(offset, offset + n));
+        this.candidate(offset);
+      }
+      if (!insideFreeCoordinates(xk, bounds)) this.repaired[k] = 1;
+      clipIntoBounds(xk, bounds, xk);
     }
     this.pending = true;
+  }
+
+  /** y = B·D·z and x = m + σ·y at `offset` (one candidate, before the bounds). */
+  private candidate(offset: number): void {
+    const n = this.dimension;
+    const { m, x, y } = this;
+    const sigma = this.sigmaValue;
+    this.model.sample(this.z, offset, y, offset);
+    for (let i = 0; i < n; i++) x[offset + i] = m[i]! + sigma * y[offset + i]!;
   }
 
   /**
@@ -341,7 +400,7 @@ export class CMAES {
    * solution that differs from the asked candidate at its index is *injected* (Hansen 2011,
    * "Injecting external solutions into CMA-ES"): it enters the update as y = (x − m)/σ with
    * its Mahalanobis length clipped to √n + 2n/(n + 2). Injected solutions must lie inside the
-   * bounds.
+   * bounds. A candidate that `resample` clipped into the box enters the update the same way.
    *
    * NaN fitness values rank last; +Infinity is allowed. Nothing changes when it throws.
    *
@@ -413,6 +472,8 @@ export class CMAES {
             }
           }
         }
+        injected.push(k);
+      } else if (this.repaired[k] === 1) {
         injected.push(k);
       }
     }
@@ -563,25 +624,40 @@ export function decodeSampler(value: unknown, field: string): NormalSampler {
   }
 }
 
-function decodeCovariance(value: unknown, config: CMAESConfig): CovarianceModel {
-  const s = decodeObject(value, 'state.covariance');
-  const n = config.dimension;
-  const expected = config.diagonal ? 'diagonal' : 'full';
-  if (s.kind !== expected) {
+/**
+ * Decodes and checks the best solution of a run state with `evaluations` evaluations: null
+ * before the first tell and only then; x finite and inside the bounds, f not NaN, its
+ * evaluation among the run's.
+ *
+ * @throws LetheError `E_FORMAT` naming `state.best` or its field at fault.
+ */
+export function decodeBest(
+  value: unknown,
+  config: CMAESConfig,
+  evaluations: number,
+): BestSolution | undefined {
+  if ((value === null) !== (evaluations === 0)) {
     throw new LetheError(
       'E_FORMAT',
-      `expected ${expected} (config.diagonal is ${config.diagonal})`,
-      'state.covariance.kind',
+      value === null ? 'missing after a tell' : 'present before the first tell',
+      'state.best',
     );
   }
-  if (config.diagonal) {
-    return DiagonalCovariance.restore(n, decodeArray(s.c, 'state.covariance.c', n));
+  if (value === null) return undefined;
+  const best = decodeObject(value, 'state.best');
+  const x = decodeFiniteArray(best.x, 'state.best.x', config.dimension);
+  if (config.bounds !== undefined && !insideBounds(x, config.bounds)) {
+    throw new LetheError('E_FORMAT', 'outside [lower, upper]', 'state.best.x');
   }
-  return FullCovariance.restore(
-    n,
-    decodeArray(s.c, 'state.covariance.c', n * n),
-    decodeArray(s.eigenvectors, 'state.covariance.eigenvectors', n * n),
-    decodeArray(s.axisLengths, 'state.covariance.axisLengths', n),
-    decodeCount(s.eigenGeneration, 'state.covariance.eigenGeneration'),
-  );
+  const f = decodeNumber(best.f, 'state.best.f');
+  if (Number.isNaN(f)) throw new LetheError('E_FORMAT', 'a best f is never NaN', 'state.best.f');
+  const evaluation = decodeCount(best.evaluation, 'state.best.evaluation', 1);
+  if (evaluation > evaluations) {
+    throw new LetheError(
+      'E_FORMAT',
+      `evaluation ${evaluation} of only ${evaluations}`,
+      'state.best.evaluation',
+    );
+  }
+  return { x, f, evaluation };
 }

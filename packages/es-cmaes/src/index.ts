@@ -9,8 +9,10 @@
  * @packageDocumentation
  */
 export {
+  type BoundHandling,
   type Bounds,
   type BoundsInput,
+  clipIntoBounds,
   insideBounds,
   mirrorIntoBounds,
   resolveBounds,
@@ -19,6 +21,7 @@ export {
   type BestSolution,
   CMAES,
   CMAES_STATE_FORMAT,
+  CMAES_STATE_FORMAT_V2,
   type CMAESState,
 } from './cmaes';
 export type { CovarianceModel, CovarianceState } from './covariance';
@@ -26,7 +29,7 @@ export { DiagonalCovariance } from './diagonal-covariance';
 export { type SymmetricEigen, symmetricEigen } from './eigen';
 export { FullCovariance } from './full-covariance';
 export { ellipsoid, rastrigin, rosenbrock, sphere } from './functions';
-export type { JsonNumber } from './json';
+export { type JsonNumber, MAGNITUDE_LIMIT } from './json';
 export { NormalSampler } from './normal';
 export {
   type OptimizeOptions,
@@ -47,10 +50,13 @@ export {
 export { rankFitness } from './ranking';
 export {
   RESTART_STATE_FORMAT,
+  RESTART_STATE_FORMAT_V2,
+  type RestartState,
+} from './restart-state';
+export {
   RestartCMAES,
   type RestartOptions,
   type RestartPolicy,
-  type RestartState,
   type RestartStopReason,
   type RestartStrategy,
   type RunRegime,

@@ -80,3 +80,59 @@ export function decodeObject(value: unknown, field: string): Record<string, unkn
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * The largest magnitude of a coordinate (x₀, a finite bound, the mean) and of σ that a run
+ * accepts, 10³² (CyberAgentAILab `cmaes`' limit on the mean and σ): far beyond any sensible
+ * scaling, and far below the float64 range (≈ 1.8·10³⁰⁸), so m + σ·y stays finite.
+ */
+export const MAGNITUDE_LIMIT = 1e32;
+
+/** What {@link checkFinite} requires of a number besides being finite. */
+export interface FiniteRange {
+  /** Must be > 0. */
+  readonly positive?: boolean;
+  /** Must satisfy |x| ≤ this. */
+  readonly magnitude?: number;
+}
+
+/**
+ * Checks that `x` is finite and within `range`; returns it.
+ *
+ * @throws LetheError `E_FORMAT` naming `field` otherwise.
+ */
+function checkFinite(x: number, field: string, range: FiniteRange = {}): number {
+  if (!Number.isFinite(x)) throw new LetheError('E_FORMAT', `must be finite, got ${x}`, field);
+  if (range.positive === true && !(x > 0)) {
+    throw new LetheError('E_FORMAT', `must be > 0, got ${x}`, field);
+  }
+  if (range.magnitude !== undefined && Math.abs(x) > range.magnitude) {
+    throw new LetheError('E_FORMAT', `must lie within ±${range.magnitude}, got ${x}`, field);
+  }
+  return x;
+}
+
+/**
+ * Decodes a finite {@link JsonNumber} within `range`.
+ *
+ * @throws LetheError `E_FORMAT` naming `field` otherwise.
+ */
+export function decodeFinite(value: unknown, field: string, range: FiniteRange = {}): number {
+  return checkFinite(decodeNumber(value, field), field, range);
+}
+
+/**
+ * Decodes an array of finite {@link JsonNumber}s within `range` (see {@link decodeArray}).
+ *
+ * @throws LetheError `E_FORMAT` naming `field`, or `field[i]` for a bad entry.
+ */
+export function decodeFiniteArray(
+  value: unknown,
+  field: string,
+  length?: number,
+  range: FiniteRange = {},
+): Float64Array {
+  const out = decodeArray(value, field, length);
+  for (let i = 0; i < out.length; i++) checkFinite(out[i]!, `${field}[${i}]`, range);
+  return out;
+}

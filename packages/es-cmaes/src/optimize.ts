@@ -1,8 +1,8 @@
 import { LetheError } from '@lethe/core';
+import type { RestartState } from './restart-state';
 import {
   RestartCMAES,
   type RestartOptions,
-  type RestartState,
   type RestartStopReason,
   type RunRegime,
   type RunSummary,

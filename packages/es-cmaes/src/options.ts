@@ -1,12 +1,20 @@
 import { assertFiniteInRange, LetheError } from '@lethe/core';
-import { type Bounds, type BoundsInput, insideBounds, resolveBounds } from './bounds';
+import {
+  type BoundHandling,
+  type Bounds,
+  type BoundsInput,
+  insideBounds,
+  resolveBounds,
+} from './bounds';
 import {
   decodeArray,
+  decodeCount,
   decodeNumber,
   decodeObject,
   encodeArray,
   encodeNumber,
   type JsonNumber,
+  MAGNITUDE_LIMIT,
 } from './json';
 import { defaultPopulationSize } from './parameters';
 import {
@@ -19,11 +27,15 @@ import {
 
 /** Options of a {@link CMAES} run. Only `x0` and `sigma0` are required. */
 export interface CMAESOptions {
-  /** The initial mean m₀ (its length is the dimension n); inside the bounds when given. */
+  /**
+   * The initial mean m₀ (its length is the dimension n); inside the bounds when given; entries
+   * within ±10³² ({@link MAGNITUDE_LIMIT}).
+   */
   readonly x0: ArrayLike<number>;
   /**
-   * σ₀, the initial step size, > 0: about a quarter to a half of the width of the region where
-   * the optimum is expected (every coordinate is sampled with standard deviation σ₀ at first).
+   * σ₀, the initial step size, in (0, 10³²]: about a quarter to a half of the width of the
+   * region where the optimum is expected (every coordinate is sampled with standard deviation
+   * σ₀ at first).
    */
   readonly sigma0: number;
   /**
@@ -47,6 +59,16 @@ export interface CMAESOptions {
   readonly lower?: BoundsInput;
   /** Upper bounds: one number for all coordinates or one per coordinate (+Infinity: none). */
   readonly upper?: BoundsInput;
+  /**
+   * What happens to a candidate outside the bounds: `mirror` (reflected into the box) or
+   * `resample` (redrawn, then clipped); see {@link BoundHandling}. Default `mirror`.
+   */
+  readonly boundHandling?: BoundHandling;
+  /**
+   * With `boundHandling: 'resample'`, how many times an out-of-box candidate is redrawn before
+   * it is clipped: an integer ≥ 0. Default 100 (CyberAgentAILab `cmaes`' `n_max_resampling`).
+   */
+  readonly maxResamples?: number;
   /** Stopping criteria; see {@link StoppingOptions} for the defaults. */
   readonly stopping?: StoppingOptions;
 }
@@ -60,16 +82,22 @@ export interface CMAESConfig {
   readonly active: boolean;
   readonly cm: number;
   readonly bounds: Bounds | undefined;
+  readonly boundHandling: BoundHandling;
+  /** Redraws of an out-of-box candidate with `resample` (unused with `mirror`). */
+  readonly maxResamples: number;
   readonly stopping: ResolvedStopping;
 }
+
+/** The default of {@link CMAESOptions.maxResamples}. */
+const DEFAULT_MAX_RESAMPLES = 100;
 
 /**
  * Checks {@link CMAESOptions} and fills in the defaults; returns the config and x₀.
  *
- * @throws LetheError `E_ARG` naming `options` (not an object), `x0` (empty, a non-finite entry,
- * outside the bounds), `sigma0` (not finite and > 0), `populationSize`, `cm`, `diagonal`,
- * `active`, `lower`, `upper` or `stopping.<field>`; `E_SHAPE` naming `lower` / `upper` (wrong
- * length).
+ * @throws LetheError `E_ARG` naming `options` (not an object), `x0` (a non-finite entry, one
+ * beyond ±10³², outside the bounds), `sigma0` (not in (0, 10³²]), `populationSize`, `cm`,
+ * `diagonal`, `active`, `lower`, `upper`, `boundHandling`, `maxResamples` or
+ * `stopping.<field>`; `E_SHAPE` naming `x0` (empty) or `lower` / `upper` (wrong length).
  */
 export function resolveOptions(options: CMAESOptions): { config: CMAESConfig; x0: Float64Array } {
   if (typeof options !== 'object' || options === null) {
@@ -87,9 +115,21 @@ export function resolveOptions(options: CMAESOptions): { config: CMAESConfig; x0
     if (typeof v !== 'number' || !Number.isFinite(v)) {
       throw new LetheError('E_ARG', `entry ${i} is ${String(v)}, must be finite`, 'x0');
     }
+    if (Math.abs(v) > MAGNITUDE_LIMIT) {
+      throw new LetheError('E_ARG', `entry ${i} is ${v}, beyond ±${MAGNITUDE_LIMIT}`, 'x0');
+    }
     x0[i] = v;
   }
-  const sigma0 = assertFiniteInRange(options.sigma0, 'sigma0', 0);
+  const config = resolveConfig(options, dimension);
+  if (config.bounds !== undefined && !insideBounds(x0, config.bounds)) {
+    throw new LetheError('E_ARG', 'must lie inside [lower, upper]', 'x0');
+  }
+  return { config, x0 };
+}
+
+/** Every check of {@link resolveOptions} but those of x₀, for dimension n. */
+function resolveConfig(options: Omit<CMAESOptions, 'x0'>, dimension: number): CMAESConfig {
+  const sigma0 = assertFiniteInRange(options.sigma0, 'sigma0', 0, MAGNITUDE_LIMIT);
   if (sigma0 === 0) throw new LetheError('E_ARG', 'must be > 0', 'sigma0');
   const populationSize = options.populationSize ?? defaultPopulationSize(dimension);
   if (!Number.isInteger(populationSize) || populationSize < 2) {
@@ -104,13 +144,34 @@ export function resolveOptions(options: CMAESOptions): { config: CMAESConfig; x0
   const diagonal = flag(options.diagonal, false, 'diagonal');
   const active = flag(options.active, true, 'active');
   const bounds = resolveBounds(options.lower, options.upper, dimension);
-  if (bounds !== undefined && !insideBounds(x0, bounds)) {
-    throw new LetheError('E_ARG', 'must lie inside [lower, upper]', 'x0');
+  const boundHandling = options.boundHandling ?? 'mirror';
+  if (boundHandling !== 'mirror' && boundHandling !== 'resample') {
+    throw new LetheError(
+      'E_ARG',
+      `must be 'mirror' or 'resample', got ${String(boundHandling)}`,
+      'boundHandling',
+    );
+  }
+  const maxResamples = options.maxResamples ?? DEFAULT_MAX_RESAMPLES;
+  if (!Number.isSafeInteger(maxResamples) || maxResamples < 0) {
+    throw new LetheError(
+      'E_ARG',
+      `must be an integer ≥ 0, got ${String(maxResamples)}`,
+      'maxResamples',
+    );
   }
   const stopping = resolveStopping(options.stopping, dimension, populationSize, sigma0);
   return {
-    config: { dimension, populationSize, sigma0, diagonal, active, cm, bounds, stopping },
-    x0,
+    dimension,
+    populationSize,
+    sigma0,
+    diagonal,
+    active,
+    cm,
+    bounds,
+    boundHandling,
+    maxResamples,
+    stopping,
   };
 }
 
@@ -132,6 +193,9 @@ export interface CMAESConfigState {
   readonly cm: JsonNumber;
   readonly lower: JsonNumber[] | null;
   readonly upper: JsonNumber[] | null;
+  /** Absent in version-2 states, which always mirrored. */
+  readonly boundHandling: BoundHandling;
+  readonly maxResamples: number;
   readonly stopping: Record<string, JsonNumber | boolean>;
 }
 
@@ -146,58 +210,44 @@ export function encodeConfig(c: CMAESConfig): CMAESConfigState {
     cm: encodeNumber(c.cm),
     lower: c.bounds === undefined ? null : encodeArray(c.bounds.lower),
     upper: c.bounds === undefined ? null : encodeArray(c.bounds.upper),
+    boundHandling: c.boundHandling,
+    maxResamples: c.maxResamples,
     stopping: encodeStopping(c.stopping),
   };
 }
 
 /**
- * Decodes and re-checks a {@link CMAESConfigState}.
+ * Decodes and re-checks a {@link CMAESConfigState} with the checks of {@link resolveOptions}.
+ * `legacy`: a version-2 state, which has no `boundHandling` / `maxResamples` (it mirrored).
  *
  * @throws LetheError `E_FORMAT` naming the field at fault.
  */
-export function decodeConfig(value: unknown, field: string): CMAESConfig {
+export function decodeConfig(value: unknown, field: string, legacy = false): CMAESConfig {
   const s = decodeObject(value, field);
-  const dimension = s.dimension;
-  const populationSize = s.populationSize;
-  if (typeof dimension !== 'number' || !Number.isSafeInteger(dimension) || dimension < 1) {
-    throw new LetheError('E_FORMAT', 'not an integer ≥ 1', `${field}.dimension`);
-  }
-  if (
-    typeof populationSize !== 'number' ||
-    !Number.isSafeInteger(populationSize) ||
-    populationSize < 2
-  ) {
-    throw new LetheError('E_FORMAT', 'not an integer ≥ 2', `${field}.populationSize`);
-  }
-  const sigma0 = decodeNumber(s.sigma0, `${field}.sigma0`);
-  const cm = decodeNumber(s.cm, `${field}.cm`);
-  if (!(sigma0 > 0 && Number.isFinite(sigma0))) {
-    throw new LetheError('E_FORMAT', 'not a finite number > 0', `${field}.sigma0`);
-  }
-  if (!(cm > 0 && cm <= 1)) throw new LetheError('E_FORMAT', 'not in (0, 1]', `${field}.cm`);
-  for (const key of ['diagonal', 'active'] as const) {
-    if (typeof s[key] !== 'boolean') {
-      throw new LetheError('E_FORMAT', 'not a boolean', `${field}.${key}`);
+  const dimension = decodeCount(s.dimension, `${field}.dimension`, 1);
+  const populationSize = decodeCount(s.populationSize, `${field}.populationSize`, 2);
+  for (const key of ['boundHandling', 'maxResamples'] as const) {
+    if (!legacy && s[key] === undefined) {
+      throw new LetheError('E_FORMAT', 'missing', `${field}.${key}`);
     }
   }
-  let bounds: Bounds | undefined;
-  if (s.lower !== null || s.upper !== null) {
-    const lower = decodeArray(s.lower, `${field}.lower`, dimension);
-    const upper = decodeArray(s.upper, `${field}.upper`, dimension);
-    try {
-      bounds = resolveBounds(lower, upper, dimension);
-    } catch (error) {
-      throw new LetheError('E_FORMAT', (error as Error).message, `${field}.lower`);
-    }
-  }
-  return {
-    dimension,
+  const bounded = s.lower !== null || s.upper !== null;
+  const options = {
+    sigma0: decodeNumber(s.sigma0, `${field}.sigma0`),
     populationSize,
-    sigma0,
     diagonal: s.diagonal as boolean,
     active: s.active as boolean,
-    cm,
-    bounds,
+    cm: decodeNumber(s.cm, `${field}.cm`),
+    lower: bounded ? decodeArray(s.lower, `${field}.lower`, dimension) : undefined,
+    upper: bounded ? decodeArray(s.upper, `${field}.upper`, dimension) : undefined,
+    boundHandling: legacy ? 'mirror' : (s.boundHandling as BoundHandling),
+    maxResamples: legacy ? DEFAULT_MAX_RESAMPLES : (s.maxResamples as number),
     stopping: decodeStopping(s.stopping, `${field}.stopping`),
   };
+  try {
+    return resolveConfig(options, dimension);
+  } catch (error) {
+    const { message, argument } = error as LetheError;
+    throw new LetheError('E_FORMAT', message, `${field}.${argument}`);
+  }
 }

@@ -1,23 +1,15 @@
-import { assertInteger, LetheError, type RngState } from '@lethe/core';
+import { assertInteger, LetheError } from '@lethe/core';
 import { isFiniteBox } from './bounds';
-import { type BestSolution, CMAES, type CMAESState, copyBest, decodeSampler } from './cmaes';
-import {
-  decodeArray,
-  decodeCount,
-  decodeNumber,
-  decodeObject,
-  encodeArray,
-  encodeNumber,
-  type JsonNumber,
-} from './json';
+import { type BestSolution, CMAES, copyBest } from './cmaes';
+import { encodeArray, encodeNumber } from './json';
 import { NormalSampler } from './normal';
+import { type CMAESConfig, type CMAESOptions, encodeConfig, resolveOptions } from './options';
 import {
-  type CMAESConfig,
-  type CMAESOptions,
-  decodeConfig,
-  encodeConfig,
-  resolveOptions,
-} from './options';
+  decodeRestartState,
+  encodeUserStopping,
+  RESTART_STATE_FORMAT,
+  type RestartState,
+} from './restart-state';
 import type { StoppingOptions, StopReason } from './termination';
 
 /**
@@ -38,7 +30,11 @@ export type RestartStrategy = 'none' | 'ipop' | 'bipop';
 export interface RestartPolicy {
   /** Default `ipop` here, `none` when the whole `restarts` option is left out. */
   readonly strategy?: RestartStrategy;
-  /** Restarts after the first run (default 9, as in Hansen's BBOB runs; 0 for `none`). */
+  /**
+   * Restarts after the first run (default 9, as in Hansen's BBOB runs; 0 for `none`). With
+   * `bipop` only the large-population restarts count, as in pycma: the small-population runs
+   * between them are bounded by their budget instead.
+   */
   readonly maxRestarts?: number;
   /** IPOP / BIPOP large-regime factor on λ per restart, > 1. Default 2. */
   readonly populationFactor?: number;
@@ -82,50 +78,6 @@ export interface RunSummary {
   /** Best f of this run. */
   readonly bestF: number;
   readonly stopReasons: readonly StopReason[];
-}
-
-/** Identifies a {@link RestartState}; version 2 holds a `lethe-es-cmaes/2` run. */
-export const RESTART_STATE_FORMAT = 'lethe-es-cmaes/restarts/2';
-
-/** A {@link RestartCMAES} as plain JSON; see {@link CMAESState} for the guarantees. */
-export interface RestartState {
-  readonly format: typeof RESTART_STATE_FORMAT;
-  readonly strategy: RestartStrategy;
-  readonly maxRestarts: number;
-  readonly populationFactor: JsonNumber;
-  readonly restartFrom: 'x0' | 'uniform';
-  readonly maxEvaluations: JsonNumber;
-  readonly x0: JsonNumber[];
-  /** The first run's configuration (λ₀, σ₀, bounds, variant, …). */
-  readonly base: ReturnType<typeof encodeConfig>;
-  /** The stopping options as given (defaults are filled in per run). */
-  readonly stopping: Record<string, JsonNumber | boolean>;
-  /** The stream restart decisions are drawn from. */
-  readonly rng: RngState;
-  readonly largeRuns: number;
-  readonly budgetLarge: number;
-  readonly budgetSmall: number;
-  readonly lastLargeEvaluations: number;
-  /** Evaluations and generations of the finished runs. */
-  readonly evaluationsBefore: number;
-  readonly iterationsBefore: number;
-  readonly best: {
-    readonly x: JsonNumber[];
-    readonly f: JsonNumber;
-    readonly evaluation: number;
-  } | null;
-  readonly runs: {
-    readonly regime: RunRegime;
-    readonly populationSize: number;
-    readonly sigma0: JsonNumber;
-    readonly evaluations: number;
-    readonly generations: number;
-    readonly bestF: JsonNumber;
-    readonly stopReasons: StopReason[];
-  }[];
-  readonly currentRegime: RunRegime;
-  readonly current: CMAESState;
-  readonly stopReasons: RestartStopReason[];
 }
 
 /**
@@ -222,83 +174,42 @@ export class RestartCMAES {
   }
 
   /**
-   * Continues from {@link RestartCMAES.state}, bit-identically.
+   * Continues from {@link RestartCMAES.state}, bit-identically (reads the current format and
+   * version 2, see {@link RESTART_STATE_FORMAT}). Every value is checked as
+   * `decodeRestartState` describes.
    *
    * @throws LetheError `E_FORMAT` naming the field of `state` at fault.
    */
   static fromState(state: RestartState): RestartCMAES {
-    const s = decodeObject(state, 'state');
-    if (s.format !== RESTART_STATE_FORMAT) {
-      throw new LetheError(
-        'E_FORMAT',
-        `expected ${RESTART_STATE_FORMAT}, got ${JSON.stringify(s.format)}`,
-        'state.format',
-      );
-    }
-    const base = decodeConfig(s.base, 'state.base');
-    const x0 = decodeArray(s.x0, 'state.x0', base.dimension);
-    const stopping = decodeUserStopping(s.stopping);
-    const strategy = s.strategy;
-    if (strategy !== 'none' && strategy !== 'ipop' && strategy !== 'bipop') {
-      throw new LetheError('E_FORMAT', 'unknown strategy', 'state.strategy');
-    }
-    const restartFrom = s.restartFrom;
-    if (restartFrom !== 'x0' && restartFrom !== 'uniform') {
-      throw new LetheError('E_FORMAT', 'unknown restartFrom', 'state.restartFrom');
-    }
+    const d = decodeRestartState(state);
+    const base = d.base;
     const es = new RestartCMAES({
-      x0,
+      x0: d.x0,
       sigma0: base.sigma0,
       populationSize: base.populationSize,
       diagonal: base.diagonal,
       active: base.active,
       cm: base.cm,
     });
-    es.strategy = strategy;
-    es.maxRestarts = decodeCount(s.maxRestarts, 'state.maxRestarts');
-    es.populationFactor = decodeNumber(s.populationFactor, 'state.populationFactor');
-    es.restartFrom = restartFrom;
-    es.maxEvaluations = decodeNumber(s.maxEvaluations, 'state.maxEvaluations');
+    es.strategy = d.strategy;
+    es.maxRestarts = d.maxRestarts;
+    es.populationFactor = d.populationFactor;
+    es.restartFrom = d.restartFrom;
+    es.maxEvaluations = d.maxEvaluations;
     es.base = base;
-    es.stopping = stopping;
-    es.rng = decodeSampler(s.rng, 'state.rng');
-    es.largeRuns = decodeCount(s.largeRuns, 'state.largeRuns', 1);
-    es.budgetLarge = decodeCount(s.budgetLarge, 'state.budgetLarge');
-    es.budgetSmall = decodeCount(s.budgetSmall, 'state.budgetSmall');
-    es.lastLargeEvaluations = decodeCount(s.lastLargeEvaluations, 'state.lastLargeEvaluations');
-    es.evaluationsBefore = decodeCount(s.evaluationsBefore, 'state.evaluationsBefore');
-    es.iterationsBefore = decodeCount(s.iterationsBefore, 'state.iterationsBefore');
-    if (s.best !== null) {
-      const best = decodeObject(s.best, 'state.best');
-      es.bestSolution = {
-        x: decodeArray(best.x, 'state.best.x', base.dimension),
-        f: decodeNumber(best.f, 'state.best.f'),
-        evaluation: decodeCount(best.evaluation, 'state.best.evaluation', 1),
-      };
-    }
-    if (!Array.isArray(s.runs)) throw new LetheError('E_FORMAT', 'not an array', 'state.runs');
-    es.finished = s.runs.map((r: unknown, i: number) => {
-      const o = decodeObject(r, `state.runs[${i}]`);
-      return {
-        regime: o.regime as RunRegime,
-        populationSize: decodeCount(o.populationSize, `state.runs[${i}].populationSize`, 2),
-        sigma0: decodeNumber(o.sigma0, `state.runs[${i}].sigma0`),
-        evaluations: decodeCount(o.evaluations, `state.runs[${i}].evaluations`),
-        generations: decodeCount(o.generations, `state.runs[${i}].generations`),
-        bestF: decodeNumber(o.bestF, `state.runs[${i}].bestF`),
-        stopReasons: o.stopReasons as StopReason[],
-      };
-    });
-    const regime = s.currentRegime;
-    if (regime !== 'first' && regime !== 'large' && regime !== 'small') {
-      throw new LetheError('E_FORMAT', 'unknown regime', 'state.currentRegime');
-    }
-    es.regime = regime;
-    es.run = CMAES.fromState(s.current as CMAESState);
-    if (!Array.isArray(s.stopReasons)) {
-      throw new LetheError('E_FORMAT', 'not an array', 'state.stopReasons');
-    }
-    es.reasons = s.stopReasons as RestartStopReason[];
+    es.stopping = d.stopping;
+    es.rng = d.rng;
+    es.largeRuns = d.largeRuns;
+    es.budgetLarge = d.budgetLarge;
+    es.budgetSmall = d.budgetSmall;
+    es.lastLargeEvaluations = d.lastLargeEvaluations;
+    es.evaluationsBefore = d.evaluationsBefore;
+    es.iterationsBefore = d.iterationsBefore;
+    es.bestSolution = d.best;
+    es.finished = d.runs;
+    es.regime = d.currentRegime;
+    es.run = d.current;
+    es.reasons = d.stopReasons;
     return es;
   }
 
@@ -381,7 +292,7 @@ export class RestartCMAES {
     if (total >= this.maxEvaluations) reasons.push('maxfevals');
     if (!run.stopped && reasons.length === 0) return;
     this.finishRun();
-    if (reasons.length === 0 && this.finished.length > this.maxRestarts) {
+    if (reasons.length === 0 && this.countedRuns() > this.maxRestarts) {
       reasons.push(...(this.strategy === 'none' ? run.stopReasons : (['maxrestarts'] as const)));
     }
     if (reasons.length > 0) {
@@ -389,6 +300,14 @@ export class RestartCMAES {
       return;
     }
     this.startRun();
+  }
+
+  /**
+   * The finished runs that count against `maxRestarts` + 1: all but BIPOP's small-population
+   * runs, which (as in pycma's `fmin`, `irun - runs_with_small > restarts`) do not.
+   */
+  private countedRuns(): number {
+    return this.finished.filter((r) => r.regime !== 'small').length;
   }
 
   private finishRun(): void {
@@ -459,6 +378,8 @@ export class RestartCMAES {
       cm: base.cm,
       lower: base.bounds?.lower,
       upper: base.bounds?.upper,
+      boundHandling: base.boundHandling,
+      maxResamples: base.maxResamples,
       stopping: this.runStopping(runBudget),
     });
   }
@@ -506,39 +427,4 @@ export class RestartCMAES {
       stopReasons: this.reasons.slice(),
     };
   }
-}
-
-function encodeUserStopping(s: StoppingOptions): Record<string, JsonNumber | boolean> {
-  const out: Record<string, JsonNumber | boolean> = {};
-  for (const [key, value] of Object.entries(s)) {
-    if (value === undefined) continue;
-    out[key] = typeof value === 'boolean' ? value : encodeNumber(value as number);
-  }
-  return out;
-}
-
-const USER_STOPPING_KEYS = new Set([
-  'ftarget',
-  'maxEvaluations',
-  'maxIterations',
-  'tolFun',
-  'tolFunHist',
-  'tolX',
-  'tolUpSigma',
-  'conditionCov',
-  'noEffectAxis',
-  'noEffectCoord',
-  'stagnation',
-]);
-
-function decodeUserStopping(value: unknown): StoppingOptions {
-  const s = decodeObject(value, 'state.stopping');
-  const out: Record<string, number | boolean> = {};
-  for (const [key, v] of Object.entries(s)) {
-    if (!USER_STOPPING_KEYS.has(key)) {
-      throw new LetheError('E_FORMAT', `unknown criterion ${key}`, 'state.stopping');
-    }
-    out[key] = typeof v === 'boolean' ? v : decodeNumber(v, `state.stopping.${key}`);
-  }
-  return out as StoppingOptions;
 }

@@ -44,6 +44,21 @@ export type StopReason =
   | 'noeffectcoord'
   | 'stagnation';
 
+/** Every {@link StopReason} (to check a saved state's). */
+export const STOP_REASONS: ReadonlySet<string> = new Set<StopReason>([
+  'ftarget',
+  'maxfevals',
+  'maxiter',
+  'tolfun',
+  'tolfunhist',
+  'tolx',
+  'tolupsigma',
+  'conditioncov',
+  'noeffectaxis',
+  'noeffectcoord',
+  'stagnation',
+]);
+
 /** The stopping criteria of a run; each may be tuned, and each has a default. */
 export interface StoppingOptions {
   /** Stop when the best f is ≤ this. Default −Infinity (off). */
@@ -174,17 +189,41 @@ export class TerminationTracker {
     this.stagnationMin = Math.ceil(120 + (30 * dimension) / populationSize);
   }
 
-  /** Restores the histories from {@link TerminationTracker.toJSON}. */
-  restore(state: unknown, field: string): void {
+  /**
+   * Restores the histories from {@link TerminationTracker.toJSON}, saved after `generation`
+   * generations.
+   *
+   * @throws LetheError `E_FORMAT` naming `field.<history>` (malformed, longer than the run
+   * keeps it, or a NaN best value) or `field` (the two stagnation histories differ in length).
+   */
+  restore(state: unknown, field: string, generation: number): void {
     const s = decodeObject(state, field);
-    this.bestHistory = Array.from(decodeArray(s.bestHistory, `${field}.bestHistory`));
-    this.stagnationBest = Array.from(decodeArray(s.stagnationBest, `${field}.stagnationBest`));
-    this.stagnationMedian = Array.from(
-      decodeArray(s.stagnationMedian, `${field}.stagnationMedian`),
-    );
+    const history = (key: keyof TerminationState, longest: number, nan: boolean): number[] => {
+      const values = decodeArray(s[key], `${field}.${key}`);
+      if (values.length > longest) {
+        throw new LetheError(
+          'E_FORMAT',
+          `${values.length} entries, at most ${longest} after ${generation} generations`,
+          `${field}.${key}`,
+        );
+      }
+      const i = nan ? -1 : values.findIndex(Number.isNaN);
+      if (i >= 0)
+        throw new LetheError('E_FORMAT', 'a best f is never NaN', `${field}.${key}[${i}]`);
+      return Array.from(values);
+    };
+    const kept = Math.min(generation, this.stagnationLength(generation));
+    this.bestHistory = history('bestHistory', Math.min(generation, this.window), false);
+    this.stagnationBest = history('stagnationBest', kept, false);
+    this.stagnationMedian = history('stagnationMedian', kept, true);
     if (this.stagnationBest.length !== this.stagnationMedian.length) {
       throw new LetheError('E_FORMAT', 'histories of different lengths', field);
     }
+  }
+
+  /** How many generations of the stagnation histories are kept after `generation`. */
+  private stagnationLength(generation: number): number {
+    return Math.min(20000, Math.max(this.stagnationMin, Math.ceil(0.2 * generation)));
   }
 
   toJSON(): TerminationState {
@@ -205,7 +244,7 @@ export class TerminationTracker {
     if (this.bestHistory.length > this.window) this.bestHistory.shift();
     this.stagnationBest.push(best);
     this.stagnationMedian.push(median);
-    const keep = Math.min(20000, Math.max(this.stagnationMin, Math.ceil(0.2 * s.generation)));
+    const keep = this.stagnationLength(s.generation);
     if (this.stagnationBest.length > keep) {
       this.stagnationBest.splice(0, this.stagnationBest.length - keep);
       this.stagnationMedian.splice(0, this.stagnationMedian.length - keep);

@@ -103,6 +103,23 @@ describe('IPOP and BIPOP restarts', () => {
     expectLetheError(() => b.ask(), 'E_STATE');
   });
 
+  it('BIPOP counts only its large-population restarts against maxRestarts (as pycma)', () => {
+    const es = new RestartCMAES({
+      x0: [3, 3, 3],
+      sigma0: 2,
+      lower: -5,
+      upper: 5,
+      seed: 8,
+      restarts: { strategy: 'bipop', maxRestarts: 3 },
+    });
+    drive(es, rastrigin);
+    expect(es.stopReasons).toEqual(['maxrestarts']);
+    const regimes = es.runs.map((r) => r.regime);
+    expect(regimes.filter((r) => r !== 'small')).toEqual(['first', 'large', 'large', 'large']);
+    expect(regimes.at(-1)).toBe('large');
+    expect(regimes.filter((r) => r === 'small').length).toBeGreaterThan(0);
+  });
+
   it('restarts start uniformly in a finite box, else from x0', () => {
     const starts = (options: RestartOptions): Float64Array[] => {
       const es = new RestartCMAES(options);

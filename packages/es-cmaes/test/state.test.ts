@@ -70,6 +70,19 @@ describe('plain-JSON state: save after any tell, resume bit-identically', () => 
       },
     ],
     [
+      'bounded, resampling, λ = 9',
+      {
+        x0: [0, 0, 0, 0, 0],
+        sigma0: 2,
+        seed: 15,
+        lower: -3,
+        upper: [3, 3, 3, 3, 1],
+        populationSize: 9,
+        boundHandling: 'resample',
+        maxResamples: 2,
+      },
+    ],
+    [
       'n = 40 (lazy eigendecomposition)',
       { x0: new Float64Array(40).fill(1), sigma0: 0.5, seed: 14 },
     ],
@@ -145,7 +158,7 @@ describe('plain-JSON state: save after any tell, resume bit-identically', () => 
       'state.format',
     );
     // Version 1 drew its normals by Box–Muller: its generator state cannot continue the run.
-    expect(CMAES_STATE_FORMAT).toBe('lethe-es-cmaes/2');
+    expect(CMAES_STATE_FORMAT).toBe('lethe-es-cmaes/3');
     expectLetheError(
       () => CMAES.fromState(broken((s) => (s.format = 'lethe-es-cmaes/1'))),
       'E_FORMAT',

@@ -57,7 +57,7 @@ describe.skipIf(skipWebGpu)(
       });
       expect(mismatches).toEqual([]);
       expect(worst).toBeLessThanOrEqual(1);
-    }, 120_000);
+    }, 300_000); // ~60 s on SwiftShader here; CI runs it beside other packages on 2 cores
 
     it('names what the device cache cannot serve synchronously or at all', async () => {
       const options: KVCacheOptions = {

@@ -24,6 +24,11 @@ export {
   DEFAULT_PAGE_SIZE,
   type KVCacheOptions,
 } from './cache/options';
+export {
+  checkQueryWindow,
+  MAX_QUERY_WINDOW_FLOATS,
+  maxQueryWindow,
+} from './cache/query-window';
 export { CACHE_FORMAT_VERSION } from './cache/serialization';
 export type { Anchors, CacheGeometry } from './geometry';
 export type { AttentionGate } from './policy/attention-gate';

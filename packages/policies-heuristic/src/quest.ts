@@ -1,4 +1,4 @@
-import { assertInteger, assertLength, assertNoNaN, LetheError } from '@lethe/core';
+import { assertInteger, assertLength, assertNoNaN, assertRecord, LetheError } from '@lethe/core';
 import {
   type LayerObservation,
   NO_NEEDS,
@@ -61,6 +61,7 @@ export class QuestSelector implements ReadSelector {
 
   /** @throws LetheError `E_BUDGET` for a bad `tokenBudget`, `E_ARG` for any other bad option. */
   constructor(options: QuestOptions) {
+    assertRecord(options, 'options');
     if (!(Number.isInteger(options.tokenBudget) && options.tokenBudget > 0)) {
       throw new LetheError(
         'E_BUDGET',

@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/core';
+import { assertInteger, assertRecord, LetheError } from '@lethe/core';
 import {
   type Anchors,
   checkAnchorsFit,
@@ -44,8 +44,9 @@ export class SnapKVPolicy extends ScorerPolicy {
   readonly kernelSize: number;
 
   constructor(options: SnapKVOptions) {
+    assertRecord(options, 'options');
     const windowSize = assertInteger(options.windowSize ?? SNAPKV_DEFAULT_WINDOW, 'windowSize', 1);
-    const given: Anchors = options.anchors ?? { sinks: 0, window: 0 };
+    const given: Anchors = assertRecord(options.anchors ?? { sinks: 0, window: 0 }, 'anchors');
     const anchors = { sinks: given.sinks, window: Math.max(given.window, windowSize) };
     // The observation window is always kept: when it cannot fit, name the option that set it.
     if (typeof options.budget === 'object' && options.budget !== null) {

@@ -1,3 +1,4 @@
+import { assertRecord } from '@lethe/core';
 import {
   type Anchors,
   type LayerObservation,
@@ -23,7 +24,10 @@ export class StreamingLLMPolicy extends ScorerPolicy {
   readonly needs = NO_NEEDS;
 
   constructor(options: StreamingLLMOptions) {
-    super({ ...options, anchors: options.anchors ?? STREAMING_LLM_DEFAULT_ANCHORS });
+    super({
+      ...assertRecord(options, 'options'),
+      anchors: options.anchors ?? STREAMING_LLM_DEFAULT_ANCHORS,
+    });
   }
 
   /** Token position of each entry (newer is more important). */

@@ -1,3 +1,4 @@
+import { assertRecord } from '@lethe/core';
 import {
   type LayerObservation,
   NO_NEEDS,
@@ -24,7 +25,7 @@ export class TOVAPolicy extends ScorerPolicy {
   readonly needs = Object.freeze({ ...NO_NEEDS, attentionWindow: 1 });
 
   constructor(options: TOVAOptions) {
-    super({ ...options, granularity: options.granularity ?? 'layer' });
+    super({ ...assertRecord(options, 'options'), granularity: options.granularity ?? 'layer' });
   }
 
   /** Attention of the last observed query, averaged over each KV head's query-head group. */

@@ -10,6 +10,7 @@
  * @packageDocumentation
  */
 export * from './features/age-embedding';
+export * from './features/feature-bound';
 export * from './features/head-memory';
 export * from './features/layer-spectrogram';
 export * from './features/spectrogram-ema';
@@ -20,6 +21,7 @@ export * from './policy/namm-policy';
 export * from './policy/namm-provider';
 export * from './scorer/bam-scorer';
 export * from './scorer/genome-layout';
+export * from './scorer/magnitude-bound';
 export * from './scorer/mlp-scorer';
 export * from './scorer/scorer';
 export * from './scorer/scorer-spec';

@@ -1,7 +1,9 @@
 import { LetheError } from '@lethe/core';
 import {
+  checkQueryWindow,
   entriesAfterRound,
   isRateBudget,
+  MAX_QUERY_WINDOW_FLOATS,
   type PolicyProvider,
   requireCapacityBudget,
 } from '@lethe/kv-cache';
@@ -12,6 +14,18 @@ import { NGC_DEFAULT_BLOCK_SIZE, NGC_DEFAULT_WINDOW, NgcPolicy } from './ngc-pol
 
 const positiveInteger = v.pipe(v.number(), v.integer(), v.minValue(1));
 const temperature = v.pipe(v.number(), v.finite(), v.gtValue(0));
+/**
+ * A scoring window no cache can hold is refused here, whatever the model: a cache keeps at most
+ * `MAX_QUERY_WINDOW_FLOATS` floats of queries per layer, so never more queries than that.
+ * `build` checks the model's own bound (`maxQueryWindow`).
+ */
+const windowSize = v.pipe(
+  positiveInteger,
+  v.maxValue(
+    MAX_QUERY_WINDOW_FLOATS,
+    `must be ≤ ${MAX_QUERY_WINDOW_FLOATS}: no cache holds a longer query window`,
+  ),
+);
 
 const NGC_OPTIONS = v.strictObject({
   blockSize: v.pipe(
@@ -19,8 +33,10 @@ const NGC_OPTIONS = v.strictObject({
     v.description('block size b: entries are kept and evicted in blocks of b consecutive entries'),
   ),
   window: v.pipe(
-    v.optional(positiveInteger, NGC_DEFAULT_WINDOW),
-    v.description('scoring window w: the most recent queries whose attention scores the blocks'),
+    v.optional(windowSize, NGC_DEFAULT_WINDOW),
+    v.description(
+      'scoring window w: the most recent queries whose attention scores the blocks (at most what the cache holds, maxQueryWindow(queryHeads, headDim))',
+    ),
   ),
   logits: v.pipe(
     v.optional(
@@ -69,10 +85,16 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
       return undefined;
     },
   },
-  build({ budget, options }) {
+  /**
+   * @throws LetheError `E_ARG` naming `options.window` when the model's cache cannot hold that
+   *   many queries (`maxQueryWindow(queryHeads, headDim)`); `E_BUDGET` naming the option or
+   *   budget field that does not fit the budget's form.
+   */
+  build({ budget, options, context }) {
+    const { queryHeads, headDim } = context.model;
     const shape = {
       blockSize: options.blockSize,
-      window: options.window,
+      window: checkQueryWindow(options.window, queryHeads, headDim, 'options.window'),
       logits: options.logits,
       mode: options.mode,
     };

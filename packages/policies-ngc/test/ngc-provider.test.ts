@@ -1,4 +1,9 @@
-import { type PolicyDirectory, type PolicyManifest, PolicyRegistry } from '@lethe/kv-cache';
+import {
+  maxQueryWindow,
+  type PolicyDirectory,
+  type PolicyManifest,
+  PolicyRegistry,
+} from '@lethe/kv-cache';
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import { NgcPolicy, ngcProvider } from '../src/index';
@@ -122,5 +127,21 @@ describe('ngcProvider', () => {
     );
     const prepared = await registry.prepare('ngc', { directory: directory({ model: '.' }) });
     expectLetheError(() => prepared.build({ capacity: 31 }, CONTEXT), 'E_BUDGET', 'capacity');
+  });
+
+  it('refuses a scoring window past what the cache holds, naming options.window', async () => {
+    const prepare = (window: number) =>
+      registry.prepare('ngc', { options: { window }, directory: directory({ model: '.' }) });
+    // No cache holds 1e9 queries, whatever the model: the schema refuses it.
+    await expectLetheRejection(prepare(1e9), 'E_ARG', 'options.window');
+    // 4 query heads × 8 floats: the cache holds maxQueryWindow(4, 8) = 2^19 queries.
+    const most = maxQueryWindow(4, 8);
+    expect((await prepare(most)).build({ capacity: 64 }, CONTEXT).eviction).toBeInstanceOf(
+      NgcPolicy,
+    );
+    for (const window of [most + 1, 1e7]) {
+      const prepared = await prepare(window);
+      expectLetheError(() => prepared.build({ capacity: 64 }, CONTEXT), 'E_ARG', 'options.window');
+    }
   });
 });

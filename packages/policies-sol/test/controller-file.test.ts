@@ -17,6 +17,16 @@ const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOff
 const tensorsOf = (bytes: Uint8Array): Record<string, SafetensorsTensor> =>
   parseSafetensors(bytes, { copy: true }).tensors;
 
+/** Asserts `decode` fails with `code` naming the tensors file `file` and, in the message, `tensor`. */
+function expectTensorError(
+  decode: () => unknown,
+  code: string,
+  tensor: string,
+  file = 'tensors',
+): void {
+  expect(expectLetheError(decode, code, file).message).toContain(`tensor "${tensor}"`);
+}
+
 describe('controller files', () => {
   const parameters = randomParameters(SMALL, 31);
   const encoded = encodeController(parameters);
@@ -68,24 +78,29 @@ describe('controller files', () => {
     );
   });
 
-  it('refuses bytes that are not safetensors (E_FORMAT naming tensors)', () => {
+  it('refuses bytes that are not safetensors (E_FORMAT naming tensors, or the file given)', () => {
     expectLetheError(
       () => decodeController(encoded.config, encoded.tensors.subarray(0, 20)),
       'E_FORMAT',
       'tensors',
     );
+    expectLetheError(
+      () => decodeController(encoded.config, encoded.tensors.subarray(0, 20), 'dir/c.safetensors'),
+      'E_FORMAT',
+      'dir/c.safetensors',
+    );
   });
 
-  it('refuses missing, extra, mis-shaped and non-F32 tensors naming them (E_CHECKPOINT)', () => {
+  it('refuses missing, extra, mis-shaped and non-F32 tensors naming the file and them (E_CHECKPOINT)', () => {
     const tensors = tensorsOf(encoded.tensors);
     const { 'block.mlp.down.bias': _, ...missing } = tensors;
-    expectLetheError(
+    expectTensorError(
       () => decodeController(encoded.config, serializeSafetensors(missing)),
       'E_CHECKPOINT',
       'block.mlp.down.bias',
     );
     const extra = { ...tensors, 'block2.mlp.up.weight': tensors['block.mlp.up.weight']! };
-    expectLetheError(
+    expectTensorError(
       () => decodeController(encoded.config, serializeSafetensors(extra)),
       'E_CHECKPOINT',
       'block2.mlp.up.weight',
@@ -94,7 +109,7 @@ describe('controller files', () => {
       ...tensors,
       'policy_head.weight': { dtype: 'F32', shape: [16, 8], data: new Float32Array(128) },
     } as Record<string, SafetensorsTensor>;
-    expectLetheError(
+    expectTensorError(
       () => decodeController(encoded.config, serializeSafetensors(transposed)),
       'E_CHECKPOINT',
       'policy_head.weight',
@@ -103,7 +118,7 @@ describe('controller files', () => {
       ...tensors,
       'final_norm.weight': { dtype: 'F16', shape: [16], data: new Uint16Array(16) },
     } as Record<string, SafetensorsTensor>;
-    expectLetheError(
+    expectTensorError(
       () => decodeController(encoded.config, serializeSafetensors(half)),
       'E_CHECKPOINT',
       'final_norm.weight',
@@ -111,24 +126,24 @@ describe('controller files', () => {
   });
 
   it('refuses tensors that do not match the config (E_CHECKPOINT naming the first that differs)', () => {
-    expectLetheError(
+    expectTensorError(
       () => decodeController({ ...encoded.config, width: 32 }, encoded.tensors),
       'E_CHECKPOINT',
       'input.weight',
     );
-    expectLetheError(
+    expectTensorError(
       () => decodeController({ ...encoded.config, actions: 27 }, encoded.tensors),
       'E_CHECKPOINT',
       'action_embedding.weight',
     );
-    expectLetheError(
+    expectTensorError(
       () => decodeController({ ...encoded.config, maxHorizon: 64 }, encoded.tensors),
       'E_CHECKPOINT',
       'position_embedding.weight',
     );
   });
 
-  it('refuses a NaN or ±∞ naming the tensor (E_ARG)', () => {
+  it('refuses a NaN or ±∞ naming the file and the tensor (E_ARG)', () => {
     const tensors = tensorsOf(encoded.tensors);
     const poisoned = (tensors['block.attention.value.weight']!.data as Float32Array).slice();
     poisoned[3] = Number.NaN;
@@ -136,7 +151,7 @@ describe('controller files', () => {
       ...tensors,
       'block.attention.value.weight': { dtype: 'F32', shape: [16, 16], data: poisoned },
     });
-    expectLetheError(
+    expectTensorError(
       () => decodeController(encoded.config, bytes),
       'E_ARG',
       'block.attention.value.weight',

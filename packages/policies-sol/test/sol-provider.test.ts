@@ -1,3 +1,4 @@
+import { parseSafetensors, type SafetensorsTensor, serializeSafetensors } from '@lethe/core';
 import {
   type PolicyContext,
   type PolicyDirectory,
@@ -25,10 +26,14 @@ const context: PolicyContext = {
   sequences: 2,
 };
 
-/** An in-memory SOL policy directory; `edit` changes the manifest's parameters. */
+/**
+ * An in-memory SOL policy directory; `edit` changes the manifest's parameters, `tamper` the
+ * tensors file's tensors.
+ */
 function directory(
   edit: (parameters: Record<string, unknown>) => Record<string, unknown> = (p) => p,
   options: Record<string, unknown> = { horizon: 4 },
+  tamper?: (tensors: Record<string, SafetensorsTensor>) => Record<string, SafetensorsTensor>,
 ): PolicyDirectory {
   const encoded = encodeSolPolicy({ parameters: randomParameters(SMALL, 2), actions, baseModel });
   const manifest: PolicyManifest = {
@@ -45,7 +50,10 @@ function directory(
       readText: async () => '',
       readBytes: async (name) => {
         if (name !== SOL_TENSORS_FILE) throw new Error(`no file ${name}`);
-        return encoded.tensors;
+        if (tamper === undefined) return encoded.tensors;
+        return serializeSafetensors(
+          tamper(parseSafetensors(encoded.tensors, { copy: true }).tensors),
+        );
       },
     },
   };
@@ -106,6 +114,53 @@ describe('the SOL policy directory', () => {
 });
 
 describe('solProvider', () => {
+  it('names the tensors file, and the tensor, in every error about its tensors', async () => {
+    const file = `memory:sol/${SOL_TENSORS_FILE}`;
+    type Tensors = Record<string, SafetensorsTensor>;
+    const cases: [(tensors: Tensors) => Tensors, string, string][] = [
+      [({ 'final_norm.bias': _, ...rest }) => rest, 'E_CHECKPOINT', 'final_norm.bias'],
+      [(t) => ({ ...t, 'extra.weight': t['final_norm.bias']! }), 'E_CHECKPOINT', 'extra.weight'],
+      [
+        (t) => ({
+          ...t,
+          'final_norm.bias': { dtype: 'F32', shape: [3], data: new Float32Array(3) },
+        }),
+        'E_CHECKPOINT',
+        'final_norm.bias',
+      ],
+      [
+        (t) =>
+          ({
+            ...t,
+            'final_norm.bias': {
+              dtype: 'F16',
+              shape: t['final_norm.bias']!.shape,
+              data: new Uint16Array(16),
+            },
+          }) as Tensors,
+        'E_CHECKPOINT',
+        'final_norm.bias',
+      ],
+      [
+        (t) => {
+          const data = (t['input.weight']!.data as Float32Array).slice();
+          data[5] = Number.NaN;
+          return { ...t, 'input.weight': { dtype: 'F32', shape: t['input.weight']!.shape, data } };
+        },
+        'E_ARG',
+        'input.weight',
+      ],
+    ];
+    for (const [tamper, code, tensor] of cases) {
+      const error = await expectLetheRejection(
+        registry.prepare('sol', { directory: directory(undefined, undefined, tamper) }),
+        code,
+        file,
+      );
+      expect(error.message).toContain(`tensor "${tensor}"`);
+    }
+  });
+
   it('builds a SolPolicy for compute targets, with the directory’s options under the user’s', async () => {
     const prepared = await registry.prepare('sol', {
       directory: directory(),

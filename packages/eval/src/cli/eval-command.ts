@@ -1,3 +1,4 @@
+import { inFile, withArgument } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
@@ -9,8 +10,6 @@ import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
 import type { SweepResults } from '../harness/results';
 import { runSweep } from '../harness/sweep';
 import { type SweepConfig, seedsOf, validateSweepConfig } from '../harness/sweep-config';
-import { withArgument } from '../pretrain/error-message';
-import { inFile } from '../pretrain/file-errors';
 import { isTrainingSeed, TRAINING_SEED_OFFSET } from '../pretrain/training-seed';
 import { renderMarkdown } from '../report/markdown';
 import { createTask, TASK_NAMES } from '../tasks/registry';

@@ -1,5 +1,5 @@
+import { bareMessage } from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
-import { bareMessage } from '../pretrain/error-message';
 
 /**
  * Re-issues a `LetheError` about a configuration field (`budgets[0]`, `modelSize.hidden`) so

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { withArgument } from '@lethe/core';
 import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
 import {
   CharTokenizer,
@@ -10,6 +11,7 @@ import {
   type Tokenizer,
   validateSampling,
 } from '@lethe/model';
+import { readModelDirectory } from '@lethe/model/node';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
@@ -18,10 +20,8 @@ import { encodeText } from '../harness/generation-run';
 import { parseJsonFlag } from '../harness/json';
 import { nodePolicyStore } from '../harness/node-policy-store';
 import { parseIntegerFlag, parseNumberFlag } from '../harness/number-flag';
-import { withArgument } from '../pretrain/error-message';
 import { loadTaskModel, type TaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';
-import { readModelDirectory } from '../pretrain/model-directory';
 import type { Task } from '../tasks/task';
 import { renderCacheHoldings } from './cache-holdings';
 import { promptLines } from './prompt-lines';

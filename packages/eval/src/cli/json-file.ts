@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { unreadableFile } from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
-import { unreadableFile } from '../pretrain/file-errors';
 
 /**
  * Reads and parses the JSON file `path`.

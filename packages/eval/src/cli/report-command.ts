@@ -1,10 +1,10 @@
+import { inFile } from '@lethe/core';
 import { LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { isPlainObject } from '../harness/json';
 import { RESULTS_FORMAT, RESULTS_VERSION } from '../harness/results';
 import { checkResults } from '../harness/results-file';
 import { validateSweepConfig } from '../harness/sweep-config';
-import { inFile } from '../pretrain/file-errors';
 import { writeReport } from '../report/node';
 import { readJsonFile } from './json-file';
 

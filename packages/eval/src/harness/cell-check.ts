@@ -9,10 +9,27 @@ const METRICS: readonly string[] = [...REQUIRED_METRICS, ...OPTIONAL_METRICS, 'p
 const AGGREGATE = 'must be an aggregate { mean, stderr ≥ 0, n ≥ 1 } (stderr 0 when n = 1)';
 
 /**
+ * Where each aggregate metric's mean can lie (a mean of values that can): fractions in [0, 1], a
+ * perplexity ≥ 1 (the exponential of a mean negative log-likelihood ≥ 0), counts, factors and
+ * rates ≥ 0.
+ */
+const METRIC_RANGES: Readonly<Record<string, readonly [number, number]>> = {
+  accuracy: [0, 1],
+  netKeepRate: [0, 1],
+  perplexity: [1, Number.POSITIVE_INFINITY],
+  peakKvReduction: [0, Number.POSITIVE_INFINITY],
+  realisedBudget: [0, Number.POSITIVE_INFINITY],
+  meanLive: [0, Number.POSITIVE_INFINITY],
+  peakLive: [0, Number.POSITIVE_INFINITY],
+  tokensPerSecond: [0, Number.POSITIVE_INFINITY],
+};
+
+/**
  * Checks cell `index` of a results document read from `source` against the {@link CellResult}
  * format, all of it: the key `{ task, policy, budget, seed }`; the metrics — `meanLive`,
  * `peakLive` and `tokensPerSecond` present, every aggregate metric of `CellMetrics` an
- * aggregate (see `isAggregate`), `passAtK` probabilities keyed by positive integers, no other
+ * aggregate (see `isAggregate`) whose mean the metric can have (a perplexity ≥ 1, an accuracy in
+ * [0, 1], counts and rates ≥ 0), `passAtK` probabilities keyed by positive integers, no other
  * field; `sequences`, when present, one outcome per sequence of the sweep
  * (`examplesPerCell × samplesPerExample`, sequence `i · S + j` of example `i`); the command; a
  * finite `elapsedMs` ≥ 0. Whether the key is a cell of the sweep is the caller's check.
@@ -67,14 +84,14 @@ function checkMetrics(metrics: Record<string, unknown>, fail: Fail): void {
       fail(`metrics.${name}`, `is unknown; valid: ${METRICS.join(', ')}`);
     }
   }
-  for (const name of REQUIRED_METRICS) {
+  for (const name of [...REQUIRED_METRICS, ...OPTIONAL_METRICS]) {
     const value = metrics[name];
+    if (value === undefined && (OPTIONAL_METRICS as readonly string[]).includes(name)) continue;
     if (!isAggregate(value)) fail(`metrics.${name}`, `${AGGREGATE}, got ${shown(value)}`);
-  }
-  for (const name of OPTIONAL_METRICS) {
-    const value = metrics[name];
-    if (value !== undefined && !isAggregate(value)) {
-      fail(`metrics.${name}`, `${AGGREGATE}, got ${shown(value)}`);
+    const [min, max] = METRIC_RANGES[name]!;
+    if (!(value.mean >= min && value.mean <= max)) {
+      const upper = max === Number.POSITIVE_INFINITY ? '∞)' : `${max}]`;
+      fail(`metrics.${name}.mean`, `must be in [${min}, ${upper}, got ${shown(value.mean)}`);
     }
   }
   const passAtK = metrics.passAtK;

@@ -1,7 +1,9 @@
 // Node-only (reads checkpoint directories): exported by `@lethe/eval/node`.
+
 import { join } from 'node:path';
+import { TOKENIZER_FILE } from '@lethe/model';
+import { readModelDirectory } from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
-import { readModelDirectory, TOKENIZER_FILE } from '../pretrain/model-directory';
 import { checkTaskTokenizer } from '../pretrain/task-tokenizer-check';
 import { isTaskName, taskTokenizer } from '../tasks/index';
 import { requireObject } from './arguments';

@@ -1,9 +1,10 @@
 // Node-only (node:fs and the Node entry of @lethe/model): exported by `@lethe/eval/node`.
+
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { unreadableFile } from '@lethe/core';
 import { writeFileAtomic } from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
-import { unreadableFile } from '../pretrain/file-errors';
 import type { SweepResults } from './results';
 import { checkResults, serializeResults } from './results-file';
 import type { SweepConfig } from './sweep-config';

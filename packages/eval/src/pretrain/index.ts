@@ -6,8 +6,6 @@
  *
  * @packageDocumentation
  */
-export { bareMessage, withArgument } from './error-message';
-export { inFile, unreadableFile } from './file-errors';
 export {
   type GenerationBatchesOptions,
   generationBatches,
@@ -31,16 +29,6 @@ export {
   type TaskModelManifest,
   type TaskModelTraining,
 } from './manifest';
-export {
-  assertDirectory,
-  GENERATION_CONFIG_FILE,
-  type ModelDirectory,
-  type ModelDirectoryContents,
-  type ReadModelDirectoryOptions,
-  readModelDirectory,
-  TOKENIZER_FILE,
-  writeModelDirectory,
-} from './model-directory';
 export {
   DEFAULT_MODEL_SIZE,
   type ModelSize,

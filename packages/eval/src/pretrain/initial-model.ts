@@ -1,11 +1,16 @@
 import { join } from 'node:path';
-import { type CharTokenizer, CONFIG_FILE, DecoderModel, type ModelConfig } from '@lethe/model';
+import { bareMessage } from '@lethe/core';
+import {
+  type CharTokenizer,
+  CONFIG_FILE,
+  DecoderModel,
+  type ModelConfig,
+  TOKENIZER_FILE,
+} from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { canonicalJson, type JsonValue } from '../harness/json';
-import { bareMessage } from './error-message';
 import { loadTaskModel, type TaskModel } from './load-task-model';
 import type { TaskModelInit } from './manifest';
-import { TOKENIZER_FILE } from './model-directory';
 import type { PretrainSettings } from './pretrain-settings';
 
 /** The weights a run starts from. */

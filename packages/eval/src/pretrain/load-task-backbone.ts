@@ -1,6 +1,6 @@
+import { readModelDirectory } from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
 import { loadTaskModel, type TaskModel } from './load-task-model';
-import { readModelDirectory } from './model-directory';
 
 /** The config fields two directories must share for one's weights to stand in for the other's. */
 const SHAPE_FIELDS = [

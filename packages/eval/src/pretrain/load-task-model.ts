@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CharTokenizer, CONFIG_FILE, type DecoderModel } from '@lethe/model';
+import { inFile, unreadableFile } from '@lethe/core';
+import { type CharTokenizer, CONFIG_FILE, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
+import { assertDirectory, readModelDirectory } from '@lethe/model/node';
 import { LetheError } from '@lethe/tensor';
 import { createTask } from '../tasks/registry';
 import type { Task } from '../tasks/task';
-import { inFile, unreadableFile } from './file-errors';
 import { parseTaskModelManifest, TASK_MODEL_FILE, type TaskModelManifest } from './manifest';
-import { assertDirectory, readModelDirectory, TOKENIZER_FILE } from './model-directory';
 import { checkTaskTokenizer } from './task-tokenizer-check';
 
 /** A task model loaded from its directory. */

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
+import { withArgument } from '@lethe/core';
 import type { TrainProgress } from '@lethe/model';
 import { LetheError } from '@lethe/tensor';
 import { assertJson, isPlainObject, type JsonValue } from '../harness/json';
 import { DEFAULT_BATCH_SIZE } from '../harness/sweep-config';
 import { createTask } from '../tasks/registry';
 import type { Task } from '../tasks/task';
-import { withArgument } from './error-message';
 import { type ModelSize, resolveModelSize } from './model-size';
 import { TRAINING_SEED_OFFSET } from './training-seed';
 

@@ -7,7 +7,7 @@ import {
   SftTrainer,
   warmupCosineSchedule,
 } from '@lethe/model';
-import { directoryCheckpointStore } from '@lethe/model/node';
+import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
 import { activeBackend } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
 import { generationBatches } from './generation-batches';
@@ -20,7 +20,6 @@ import {
   type TaskModelEvaluation,
   type TaskModelManifest,
 } from './manifest';
-import { writeModelDirectory } from './model-directory';
 import { taskModelConfig } from './model-size';
 import { pretrainCommand } from './pretrain-flags';
 import {

@@ -386,6 +386,42 @@ describe('bad input', () => {
       /\[E_BUDGET\] bad-sweep\.json: budgets\[1\]: must be a number in \(0, 1\], got 0/,
     ],
     [
+      'policy directory not there',
+      ['eval', ...CELL.slice(0, 5), 'gsa', '--policy-dir', 'policy-typo', ...CELL.slice(6)],
+      /lethe: \[E_CHECKPOINT\] policy-typo\/policy\.json: cannot be read: no such file or directory \(ENOENT\)$/m,
+    ],
+    [
+      'policy directory without its tensors',
+      ['eval', ...CELL.slice(0, 5), 'gsa', '--policy-dir', 'policy-no-tensors', ...CELL.slice(6)],
+      /lethe: \[E_CHECKPOINT\] policy-no-tensors\/gates\.safetensors: cannot be read: no such file or directory \(ENOENT\)$/m,
+    ],
+    [
+      'policy directory whose tensors file is a directory',
+      ['eval', ...CELL.slice(0, 5), 'gsa', '--policy-dir', 'policy-dir-tensors', ...CELL.slice(6)],
+      /lethe: \[E_CHECKPOINT\] policy-dir-tensors\/gates\.safetensors: cannot be read: is a directory, expected a file \(EISDIR\)$/m,
+    ],
+    [
+      'a bad option in policy.json, named there',
+      ['eval', ...CELL.slice(0, 5), 'gsa', '--policy-dir', 'policy-bad-option', ...CELL.slice(6)],
+      /lethe: \[E_ARG\] policy-bad-option\/policy\.json: options\.window: .*-2/m,
+    ],
+    [
+      'the same option overridden by --policy-options, named there',
+      [
+        ...[
+          'eval',
+          ...CELL.slice(0, 5),
+          'gsa',
+          '--policy-dir',
+          'policy-bad-option',
+          ...CELL.slice(6),
+        ],
+        '--policy-options',
+        '{"window":-3}',
+      ],
+      /lethe: \[E_ARG\] --policy-options window \(policies\[0\]\.options\.window\): .*-3/m,
+    ],
+    [
       'generate: unknown policy',
       ['generate', '--model', MODEL, '--policy', 'nope', '--prompt', 'x'],
       /--policy: unknown policy "nope"; valid policies: full, streaming-llm, h2o, snapkv, .*, ngc/,
@@ -398,7 +434,7 @@ describe('bad input', () => {
     [
       'generate: missing weights',
       ['generate', '--model', 'broken', '--policy', 'h2o', '--budget', '0.5', '--prompt', 'x'],
-      /\[E_CHECKPOINT\] broken\/model\.safetensors: cannot be read: no such file or directory \(ENOENT\)/,
+      /\[E_CHECKPOINT\] broken\/model\.safetensors: is missing, and so is model\.safetensors\.index\.json/,
     ],
     [
       'pretrain: unknown task',
@@ -549,6 +585,26 @@ describe('bad input', () => {
         },
       ]),
     );
+    // policy directories of a GSA gate for the micro model: without the tensors file, with a
+    // directory in its place, with a bad option in the manifest
+    const gate = encodeGsaParameters(
+      initGateParameters({ layers: 2, hiddenSize: 16, kvHeads: 1 }, 'head', { seed: 3 }),
+    );
+    const manifest = (options: Record<string, unknown>) =>
+      formatPolicyManifest({
+        format: POLICY_FORMAT,
+        version: POLICY_FORMAT_VERSION,
+        provider: 'gsa',
+        options,
+        parameters: { ...gate.parameters },
+      });
+    for (const name of ['policy-no-tensors', 'policy-dir-tensors', 'policy-bad-option']) {
+      await mkdir(join(dir, name), { recursive: true });
+      const bad = name === 'policy-bad-option';
+      await writeFile(join(dir, name, POLICY_MANIFEST), manifest(bad ? { window: -2 } : {}));
+    }
+    await mkdir(join(dir, 'policy-dir-tensors', gate.parameters.tensors), { recursive: true });
+    await writeFile(join(dir, 'policy-bad-option', gate.parameters.tensors), gate.tensors);
     await mkdir(join(dir, 'broken'), { recursive: true });
     for (const file of ['config.json', 'tokenizer.json', TASK_MODEL_FILE]) {
       await writeFile(join(dir, 'broken', file), await readFile(join(dir, MODEL, file)));

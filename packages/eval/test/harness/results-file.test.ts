@@ -49,16 +49,17 @@ describe('checkResults', () => {
     samplesPerExample: 2,
   });
   const aggregate = { mean: 2, stderr: 0.5, n: 2 };
+  const fraction = { mean: 0.5, stderr: 0.5, n: 2 };
   const generationCell = {
     key: { task: 'toy', policy: 'h2o', budget: 0.5, seed: 0 },
     metrics: {
-      accuracy: aggregate,
+      accuracy: fraction,
       passAtK: { '1': 0.5, '2': 0.75 },
       peakKvReduction: aggregate,
       meanLive: aggregate,
       peakLive: aggregate,
-      netKeepRate: aggregate,
-      realisedBudget: aggregate,
+      netKeepRate: fraction,
+      realisedBudget: fraction,
       tokensPerSecond: { mean: 900, stderr: 0, n: 1 },
     },
     sequences: [0, 0, 1, 1].map((example) => ({
@@ -102,6 +103,21 @@ describe('checkResults', () => {
       [
         { ...lmCell, metrics: { ...lmCell.metrics, peakLive: { mean: 2, stderr: -1, n: 3 } } },
         'metrics.peakLive must be an aggregate',
+      ],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, perplexity: { mean: 0.5, stderr: 0, n: 1 } } },
+        'metrics.perplexity.mean must be in [1, ∞), got 0.5',
+      ],
+      [
+        {
+          ...generationCell,
+          metrics: { ...generationCell.metrics, accuracy: { mean: 1.25, stderr: 0, n: 1 } },
+        },
+        'metrics.accuracy.mean must be in [0, 1], got 1.25',
+      ],
+      [
+        { ...lmCell, metrics: { ...lmCell.metrics, meanLive: { mean: -3, stderr: 0, n: 1 } } },
+        'metrics.meanLive.mean must be in [0, ∞), got -3',
       ],
       [
         { ...lmCell, metrics: { ...lmCell.metrics, accurracy: aggregate } },

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheGeometry, KVCache } from '@lethe/kv-cache';
 import { CharTokenizer, type DecoderModel, HfTokenizer } from '@lethe/model';
+import { readModelDirectory } from '@lethe/model/node';
 import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTaskModel } from '../../src/pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../../src/pretrain/manifest';
-import { readModelDirectory } from '../../src/pretrain/model-directory';
 import { letheRejection } from '../lethe-error';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));

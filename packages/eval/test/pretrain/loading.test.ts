@@ -1,12 +1,12 @@
 import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readModelDirectory } from '@lethe/model/node';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointModels } from '../../src/harness/checkpoint-models';
 import { loadTaskModel } from '../../src/pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../../src/pretrain/manifest';
-import { readModelDirectory } from '../../src/pretrain/model-directory';
 import { resolvePretrainSettings } from '../../src/pretrain/pretrain-settings';
 import { pretrainTaskModel } from '../../src/pretrain/pretrain-task-model';
 import { formatTaskOptionFlag, parseTaskOptionFlag } from '../../src/pretrain/task-option-flag';
@@ -99,7 +99,7 @@ describe('loadTaskModel errors name the file and say why', () => {
       'E_CHECKPOINT',
       join(noTokenizer, 'tokenizer.json'),
     ]);
-    expect(tokenizer.message).toMatch(/cannot be read: no such file or directory \(ENOENT\)/);
+    expect(tokenizer.message).toMatch(/tokenizer\.json: is missing$/);
 
     const config = await damaged('config', async (d) => {
       const json = JSON.parse(await readFile(join(d, 'config.json'), 'utf8'));

@@ -54,7 +54,7 @@ export class KVCache implements KVCacheStore {
   readonly storeValues: boolean;
   /** Whether a gate per entry is stored. */
   readonly storeGates: boolean;
-  /** How many recent queries per layer are kept for observations. */
+  /** How many recent queries per layer are kept for observations (at most `maxQueryWindow`). */
   readonly queryWindow: number;
   /** Whether attention received per entry is accumulated. */
   readonly trackAttention: boolean;
@@ -66,6 +66,11 @@ export class KVCache implements KVCacheStore {
   private layers: LayerState[];
   private accounting: Accounting;
 
+  /**
+   * @throws LetheError `E_ARG` naming the first bad option, among them `queryWindow` when its
+   *   window would pass `MAX_QUERY_WINDOW_FLOATS` (`maxQueryWindow(queryHeads, headDim)`),
+   *   refused before anything is allocated.
+   */
   constructor(options: KVCacheOptions) {
     const resolved = resolveCacheOptions(options);
     this.options = resolved;

@@ -1,5 +1,6 @@
 import { assertInteger, LetheError } from '@lethe/core';
 import type { Anchors, CacheGeometry } from '../geometry';
+import { checkQueryWindow } from './query-window';
 
 /** Slots per page when a geometry omits `pageSize`. */
 export const DEFAULT_PAGE_SIZE = 16;
@@ -36,7 +37,11 @@ export interface KVCacheOptions {
   readonly storeValues?: boolean;
   /** Store one gate per entry and KV head (default false); then `append()` requires `gates`. */
   readonly storeGates?: boolean;
-  /** How many of the most recent recorded queries to keep per layer (default 0). */
+  /**
+   * How many of the most recent recorded queries to keep per layer (default 0): at most
+   * `maxQueryWindow(queryHeads, geometry.headDim)`, since every layer allocates its window up
+   * front (see `MAX_QUERY_WINDOW_FLOATS`).
+   */
   readonly queryWindow?: number;
   /** Accumulate the attention every recorded query pays to each live entry (default false). */
   readonly trackAttention?: boolean;
@@ -86,7 +91,11 @@ function booleanOption(value: boolean | undefined, fallback: boolean, argument: 
   return value;
 }
 
-/** Validates `options` and fills defaults. Throws `E_ARG` naming the first bad field. */
+/**
+ * Validates `options` and fills defaults. Throws `E_ARG` naming the first bad field (among them
+ * `queryWindow` past `maxQueryWindow(queryHeads, geometry.headDim)`, before anything is
+ * allocated).
+ */
 export function resolveCacheOptions(options: KVCacheOptions): ResolvedCacheOptions {
   if (typeof options !== 'object' || options === null) {
     throw new LetheError('E_ARG', 'must be an object', 'options');
@@ -120,7 +129,7 @@ export function resolveCacheOptions(options: KVCacheOptions): ResolvedCacheOptio
     storeKeys,
     storeValues: booleanOption(options.storeValues, true, 'storeValues'),
     storeGates: booleanOption(options.storeGates, false, 'storeGates'),
-    queryWindow: assertInteger(options.queryWindow ?? 0, 'queryWindow', 0),
+    queryWindow: checkQueryWindow(options.queryWindow ?? 0, queryHeads, geometry.headDim),
     trackAttention,
     trace: booleanOption(options.trace, true, 'trace'),
   });

@@ -1,7 +1,64 @@
+import { assertInteger, LetheError } from '@lethe/core';
+
+/**
+ * Most floats one layer's query window may hold: `queryWindow · queryHeads · headDim ≤ 2^24`
+ * (64 MiB of float32 per layer).
+ *
+ * A cache allocates every layer's window in full when it is created (one `Float32Array` of
+ * `queryWindow · queryHeads · headDim` floats per layer), whether or not that many queries ever
+ * come, so the bound is on the allocation, not on use. Two limits meet here. What one typed
+ * array can hold: 2^32 bytes (2^30 floats) on 64-bit Node (`buffer.constants.MAX_LENGTH`), about
+ * 2^30 bytes (2^28 floats) on 32-bit engines — 2^24 is 16× under the smaller, so a window within
+ * the bound never meets an engine's `Invalid typed array length`. And what a process should spend on recent queries,
+ * layers × 64 MiB at most: the window feeds policies that read the attention of the last few
+ * queries (SnapKV's 32–64, NGC's 5, NAMM's update interval of 64–512), and a 512-query window of
+ * 32 query heads × 128 is 2^21 floats, 8× under the bound, while a typo such as 1e7 is refused
+ * before it asks for gigabytes.
+ */
+export const MAX_QUERY_WINDOW_FLOATS = 2 ** 24;
+
+/**
+ * The longest query window a cache with `queryHeads · headDim` floats per query holds:
+ * `⌊MAX_QUERY_WINDOW_FLOATS / (queryHeads · headDim)⌋` queries (0 when one query is already
+ * more than {@link MAX_QUERY_WINDOW_FLOATS}).
+ */
+export function maxQueryWindow(queryHeads: number, headDim: number): number {
+  return Math.floor(MAX_QUERY_WINDOW_FLOATS / (queryHeads * headDim));
+}
+
+/**
+ * Checks that a query window of `queryWindow` queries fits a cache of `queryHeads` query heads
+ * of width `headDim` ({@link maxQueryWindow}); a policy provider checks its window option with
+ * it, naming the option, before any cache is made.
+ *
+ * @param argument What the error names (default `queryWindow`).
+ * @returns `queryWindow`, for chaining.
+ * @throws LetheError `E_ARG` naming `argument` unless `queryWindow` is a non-negative integer
+ *   of at most `maxQueryWindow(queryHeads, headDim)`.
+ */
+export function checkQueryWindow(
+  queryWindow: number,
+  queryHeads: number,
+  headDim: number,
+  argument = 'queryWindow',
+): number {
+  assertInteger(queryWindow, argument, 0);
+  const most = maxQueryWindow(queryHeads, headDim);
+  if (queryWindow > most) {
+    throw new LetheError(
+      'E_ARG',
+      `must be ≤ ${most}, got ${queryWindow}: a query window holds at most ${MAX_QUERY_WINDOW_FLOATS} floats per layer (queryWindow · queryHeads · headDim, ${queryHeads} · ${headDim} per query)`,
+      argument,
+    );
+  }
+  return queryWindow;
+}
+
 /**
  * The last `capacity` recorded queries of one layer (all query heads), in a ring buffer.
  * Policies that look at "the attention of the last w queries" (SnapKV, TOVA, NGC, NAMM) read it
- * through the observation.
+ * through the observation. The cache checks `capacity` ({@link checkQueryWindow}) before it
+ * makes one.
  */
 export class QueryWindow {
   private readonly data: Float32Array;

@@ -1,6 +1,6 @@
 import { LetheError } from '@lethe/core';
 import { budgetForm, validatePolicyBudget } from './policy-budget';
-import type { PolicyDirectory } from './policy-directory';
+import { POLICY_MANIFEST, type PolicyDirectory } from './policy-directory';
 import { parsePolicyOptions } from './policy-options';
 import {
   type AnyPolicyProvider,
@@ -158,7 +158,9 @@ export class PolicyRegistry {
    * defaults filled in) and loads its parameters, once, for any number of builds.
    *
    * @throws LetheError `E_ARG` naming `policy` for an unknown name; `policyDir` for a learned
-   *   policy without a directory or a heuristic with one; `options.<key>` for a bad option;
+   *   policy without a directory or a heuristic with one; `options.<key>` for a bad option —
+   *   the directory's `policy.json` (the message starting `options.<key>:`) when the bad value
+   *   is the manifest's, not overridden by the request;
    *   `E_FORMAT` naming the manifest when it belongs to another provider; the provider's loader
    *   errors.
    */
@@ -183,17 +185,24 @@ export class PolicyRegistry {
       throw new LetheError(
         'E_FORMAT',
         `holds a "${directory.manifest.provider}" policy, not "${name}"`,
-        `${directory.files.location}/policy.json`,
+        `${directory.files.location}/${POLICY_MANIFEST}`,
       );
     }
     const given = request.options ?? {};
     if (typeof given !== 'object' || given === null || Array.isArray(given)) {
       throw new LetheError('E_ARG', 'must be a JSON object', 'options');
     }
-    const options = parsePolicyOptions(provider.options, {
-      ...(directory?.manifest.options ?? {}),
-      ...given,
-    }) as Readonly<Record<string, unknown>>;
+    let options: Readonly<Record<string, unknown>>;
+    try {
+      options = parsePolicyOptions(provider.options, {
+        ...(directory?.manifest.options ?? {}),
+        ...given,
+      }) as Readonly<Record<string, unknown>>;
+    } catch (error) {
+      throw directory === undefined
+        ? error
+        : manifestOptionError(error, directory, given as object);
+    }
     const parameters =
       directory === undefined ? undefined : await provider.learned!.load(directory);
     let released = false;
@@ -230,4 +239,25 @@ export class PolicyRegistry {
       },
     });
   }
+}
+
+/**
+ * An option error re-issued about the directory's manifest when the bad option's value came from
+ * it (the request did not override it): `[E_ARG] <dir>/policy.json: options.window: …` rather
+ * than blaming the caller's options. Other errors are returned unchanged.
+ */
+function manifestOptionError(error: unknown, directory: PolicyDirectory, given: object): unknown {
+  if (!(error instanceof LetheError) || error.argument === undefined) return error;
+  const key = /^options\.([^.[]+)/.exec(error.argument)?.[1];
+  if (key === undefined || Object.hasOwn(given, key)) return error;
+  if (!Object.hasOwn(directory.manifest.options, key)) return error;
+  const prefix = `[${error.code}] ${error.argument}: `;
+  const message = error.message.startsWith(prefix)
+    ? error.message.slice(prefix.length)
+    : error.message;
+  return new LetheError(
+    error.code,
+    `${error.argument}: ${message}`,
+    `${directory.files.location}/${POLICY_MANIFEST}`,
+  );
 }

@@ -1,4 +1,4 @@
-import { assertInteger } from '@lethe/core';
+import { assertInteger, assertRecord } from '@lethe/core';
 import type { Anchors } from '../geometry';
 
 /** Anchors that protect nothing. */
@@ -6,6 +6,7 @@ export const NO_ANCHORS: Anchors = Object.freeze({ sinks: 0, window: 0 });
 
 /** Throws `E_ARG` unless `anchors.sinks` and `anchors.window` are non-negative integers. */
 export function validateAnchors(anchors: Anchors, argument = 'anchors'): Anchors {
+  assertRecord(anchors, argument);
   assertInteger(anchors.sinks, `${argument}.sinks`, 0);
   assertInteger(anchors.window, `${argument}.window`, 0);
   return anchors;

@@ -1,4 +1,4 @@
-import { assertFraction, assertInteger, LetheError } from '@lethe/core';
+import { assertFraction, assertInteger, assertRecord, LetheError } from '@lethe/core';
 
 /**
  * How many live entries an eviction round keeps, per KV head (or per layer at layer granularity).
@@ -10,6 +10,7 @@ export type Budget = { readonly keepRatio: number } | { readonly capacity: numbe
 
 /** Throws `E_BUDGET` unless `budget` is exactly one of the {@link Budget} forms with a valid value. */
 export function validateBudget(budget: Budget, argument = 'budget'): Budget {
+  assertRecord(budget, argument, 'E_BUDGET');
   const hasRatio = 'keepRatio' in budget;
   const hasCapacity = 'capacity' in budget;
   if (hasRatio === hasCapacity) {

@@ -1,4 +1,4 @@
-import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
+import { assertFiniteInRange, assertInteger, assertRecord, LetheError } from '@lethe/core';
 import type { Anchors } from '../geometry';
 import { roomyKeep } from '../policy/budget-ceiling';
 import type { EvictionPolicy, KeepDecision, TriggerContext } from '../policy/eviction-policy';
@@ -89,6 +89,7 @@ export abstract class ScorerPolicy implements EvictionPolicy {
    *   other bad option.
    */
   constructor(options: ScorerPolicyOptions) {
+    assertRecord(options, 'options');
     this.budget = validateBudget(options.budget);
     this.trigger = validateTrigger(options.trigger ?? defaultTrigger(options.budget));
     this.anchors = validateAnchors(options.anchors ?? NO_ANCHORS);

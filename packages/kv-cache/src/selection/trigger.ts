@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/core';
+import { assertInteger, assertRecord, LetheError } from '@lethe/core';
 import type { TriggerContext } from '../policy/eviction-policy';
 
 /**
@@ -16,6 +16,7 @@ export type Trigger =
 
 /** Throws `E_ARG` unless `trigger` is one {@link Trigger} form with positive integer values (slack ≥ 0). */
 export function validateTrigger(trigger: Trigger, argument = 'trigger'): Trigger {
+  assertRecord(trigger, argument);
   const hasEvery = 'every' in trigger;
   const hasCapacity = 'whenLiveExceeds' in trigger;
   if (hasEvery === hasCapacity) {

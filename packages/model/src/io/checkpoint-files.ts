@@ -1,10 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FloatStorageDtype } from '@lethe/core';
+import { LetheError } from '@lethe/core';
+import { decodeWeightFiles, readWeightFiles } from '../directory/weight-files';
 import { checkObject } from '../option-checks';
 import { type Checkpoint, CONFIG_FILE, encodeCheckpoint, WEIGHTS_FILE } from './checkpoint';
-import { checkDirectory, readFileBytes, writeFileAtomic } from './node-fs';
-import { decodeWeightFiles, readWeightFiles } from './weight-files';
+import { checkDirectory, writeFileAtomic } from './node-fs';
+import { nodeModelFiles } from './node-model-files';
 
 /** Options of {@link saveCheckpoint}. */
 export interface SaveCheckpointOptions {
@@ -37,14 +39,17 @@ export async function saveCheckpoint(
  * Reads and validates a checkpoint directory in either Hugging Face layout: `config.json` with
  * `model.safetensors` (ours, or a single-file HF one) or with `model.safetensors.index.json` and
  * its shards (see {@link readWeightFiles}), returning float32 tensors (see
- * {@link decodeWeightFiles}; its errors name the files by their paths). File-system errors
- * (e.g. `ENOENT`) propagate unchanged, except for a shard the index names that does not exist.
+ * {@link decodeWeightFiles}; its errors name the files by their paths).
  *
- * @throws LetheError `E_ARG` naming `dir` when it is not a string; {@link readWeightFiles}'s and
+ * @throws LetheError `E_ARG` naming `dir` when it is not a string; `E_CHECKPOINT` naming a file
+ *   that is missing or cannot be read (see {@link nodeModelFiles}); {@link readWeightFiles}'s and
  *   {@link decodeWeightFiles}'s errors.
  */
 export async function loadCheckpoint(dir: string): Promise<Checkpoint> {
-  checkDirectory(dir);
-  const config = new TextDecoder().decode(await readFileBytes(join(dir, CONFIG_FILE)));
-  return decodeWeightFiles(config, await readWeightFiles(dir));
+  const files = nodeModelFiles(dir);
+  const config = await files.read(CONFIG_FILE);
+  if (config === undefined) {
+    throw new LetheError('E_CHECKPOINT', 'is missing', files.pathOf(CONFIG_FILE));
+  }
+  return decodeWeightFiles(new TextDecoder().decode(config), await readWeightFiles(files));
 }

@@ -7,4 +7,9 @@ export {
   writeFileAtomic,
   writeSafetensorsFile,
 } from './node-fs';
-export { decodeWeightFiles, readWeightFiles, type WeightFiles } from './weight-files';
+export {
+  type ModelDirectoryContents,
+  readModelDirectory,
+  writeModelDirectory,
+} from './node-model-directory';
+export { assertDirectory, nodeModelFiles } from './node-model-files';

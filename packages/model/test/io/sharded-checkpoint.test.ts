@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Rng } from '@lethe/tensor';
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readWeightFiles } from '../../src/directory/weight-files';
 import {
   type Checkpoint,
   checkpointLayout,
@@ -20,7 +21,7 @@ import {
   type ShardedCheckpointFiles,
   serializeSafetensors,
 } from '../../src/io';
-import { loadCheckpoint, readWeightFiles } from '../../src/io/node';
+import { loadCheckpoint, nodeModelFiles } from '../../src/io/node';
 import { HF_FIXTURES } from '../support/hf-fixtures';
 import { bytesOf } from './helpers';
 
@@ -308,7 +309,7 @@ describe('loadCheckpoint / readWeightFiles on a sharded directory', () => {
   it('loads the shards as the single file loads', async () => {
     const files = bothLayouts(randomCheckpoint(9), 'BF16', 2);
     await writeSharded(files.sharded);
-    const weights = await readWeightFiles(dir);
+    const weights = await readWeightFiles(nodeModelFiles(dir));
     expect(weights.layout).toBe('sharded');
     expect(weights.path).toBe(join(dir, 'model.safetensors.index.json'));
     expectSameCheckpoint(
@@ -327,7 +328,7 @@ describe('loadCheckpoint / readWeightFiles on a sharded directory', () => {
     const files = bothLayouts(randomCheckpoint(10), 'F32', 2);
     await writeSharded(bothLayouts(randomCheckpoint(11), 'F32', 2).sharded);
     await writeFile(join(dir, 'model.safetensors'), files.weights);
-    expect((await readWeightFiles(dir)).layout).toBe('single');
+    expect((await readWeightFiles(nodeModelFiles(dir))).layout).toBe('single');
     expectSameCheckpoint(
       await loadCheckpoint(dir),
       decodeCheckpoint({ config: files.config, weights: files.weights }),
@@ -368,21 +369,23 @@ describe('loadCheckpoint / readWeightFiles on a sharded directory', () => {
       join(inner, 'model.safetensors.index.json'),
     );
     await expectLetheRejection(
-      readWeightFiles(inner),
+      readWeightFiles(nodeModelFiles(inner)),
       'E_FORMAT',
       join(inner, 'model.safetensors.index.json'),
     );
   });
 
-  it('without either layout, rejects with the ENOENT of model.safetensors', async () => {
+  it('without either layout, names model.safetensors as missing; a missing config.json too', async () => {
     await writeFile(join(dir, 'config.json'), encodeCheckpoint(randomCheckpoint(14)).config);
-    const error = await loadCheckpoint(dir).then(
-      () => undefined,
-      (e: NodeJS.ErrnoException) => e,
+    const error = await expectLetheRejection(
+      loadCheckpoint(dir),
+      'E_CHECKPOINT',
+      join(dir, 'model.safetensors'),
     );
-    expect(error?.code).toBe('ENOENT');
-    expect(error?.path).toBe(join(dir, 'model.safetensors'));
+    expect(error.message).toContain('is missing, and so is model.safetensors.index.json');
     expect(await readdir(dir)).toEqual(['config.json']);
-    await expectLetheRejection(readWeightFiles(3 as never), 'E_ARG', 'dir');
+    await rm(join(dir, 'config.json'));
+    await expectLetheRejection(loadCheckpoint(dir), 'E_CHECKPOINT', join(dir, 'config.json'));
+    expectLetheError(() => nodeModelFiles(3 as never), 'E_ARG', 'dir');
   });
 });

@@ -17,6 +17,7 @@ import {
   writeTokenFeatures,
 } from '../features/token-features';
 import type { Scorer } from '../scorer/scorer';
+import { checkFiniteScores } from './finite-scores';
 import { atLeast, topScoring } from './keep-sets';
 
 /**
@@ -165,7 +166,8 @@ export class NammPolicy implements EvictionPolicy<NammState> {
 
   /**
    * @throws LetheError `E_ARG` naming `state` when the runtime passes none (NAMM's memory is per
-   *   sequence: `createState`), or the observation's fields (see `LayerSpectrogram.update`).
+   *   sequence: `createState`), the observation's fields (see `LayerSpectrogram.update`), or
+   *   `scorer` when it scores an entry NaN or ±∞ (see `checkFiniteScores`).
    */
   select(observation: LayerObservation, _rng: unknown, state?: NammState): KeepDecision {
     if (state === undefined) {
@@ -184,9 +186,11 @@ export class NammPolicy implements EvictionPolicy<NammState> {
     const scores = spectrogram.heads.map((memory, h) => {
       const start = h * observation.maxLive;
       const ages = observation.ages.subarray(start, start + memory.size);
-      return this.scoreHead(memory.size, (features) =>
+      const headScores = this.scoreHead(memory.size, (features) =>
         writeTokenFeatures(memory, ages, this.features, this.normalization, features),
       );
+      checkFiniteScores(headScores, memory.positions, observation.layer, h);
+      return headScores;
     });
     return { granularity: 'head', keep: this.keepSets(scores, observation.incoming) };
   }

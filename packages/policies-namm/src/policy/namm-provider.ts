@@ -1,7 +1,9 @@
 import { LetheError } from '@lethe/core';
 import {
+  checkQueryWindow,
   entriesAfterRound,
   isRateBudget,
+  MAX_QUERY_WINDOW_FLOATS,
   type PolicyProvider,
   requireCapacityBudget,
 } from '@lethe/kv-cache';
@@ -15,11 +17,27 @@ import { NammPolicy } from './namm-policy';
 /** The update interval `n_up` NAMM uses unless told otherwise (the paper's 512 is for 32k-token prompts). */
 export const NAMM_DEFAULT_UPDATE_INTERVAL = 64;
 
+/**
+ * NAMM reads the attention of every query since its last round, so the cache keeps
+ * `updateInterval` queries per layer: an interval no cache can hold (more queries than
+ * `MAX_QUERY_WINDOW_FLOATS`) is refused here, whatever the model; `build` checks the model's own
+ * bound (`maxQueryWindow`).
+ */
+const UPDATE_INTERVAL = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(1),
+  v.maxValue(
+    MAX_QUERY_WINDOW_FLOATS,
+    `must be ≤ ${MAX_QUERY_WINDOW_FLOATS}: no cache holds a longer query window`,
+  ),
+);
+
 const NAMM_OPTIONS = v.strictObject({
   updateInterval: v.pipe(
-    v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    v.optional(UPDATE_INTERVAL),
     v.description(
-      `n_up: tokens between rounds, prefill chunked to match (default ${NAMM_DEFAULT_UPDATE_INTERVAL}; under a rate schedule its \`every\`, which a given value must equal)`,
+      `n_up: tokens between rounds, prefill chunked to match (default ${NAMM_DEFAULT_UPDATE_INTERVAL}; under a rate schedule its \`every\`, which a given value must equal; at most what the cache holds, maxQueryWindow(queryHeads, headDim))`,
     ),
   ),
   threshold: v.pipe(
@@ -71,7 +89,14 @@ const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
       );
     },
   },
-  build({ budget, options, parameters }) {
+  /**
+   * @throws LetheError `E_ARG` naming `options.updateInterval` (or the rate schedule's
+   *   `budget.every`) when the model's cache cannot hold that many queries
+   *   (`maxQueryWindow(queryHeads, headDim)`); `E_BUDGET` naming the option that does not fit the
+   *   budget's form.
+   */
+  build({ budget, options, parameters, context }) {
+    const { queryHeads, headDim } = context.model;
     const shared = {
       scorer: createScorer(parameters.scorer, parameters.genome),
       features: parameters.features,
@@ -96,7 +121,7 @@ const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
       return {
         eviction: new NammPolicy({
           ...shared,
-          updateInterval: budget.every,
+          updateInterval: checkQueryWindow(budget.every, queryHeads, headDim, 'budget.every'),
           budget: { kind: 'rate', keepRatio: budget.keepRatio },
         }),
       };
@@ -104,7 +129,12 @@ const provider: PolicyProvider<typeof NAMM_OPTIONS, NammParameters> = {
     return {
       eviction: new NammPolicy({
         ...shared,
-        updateInterval: options.updateInterval ?? NAMM_DEFAULT_UPDATE_INTERVAL,
+        updateInterval: checkQueryWindow(
+          options.updateInterval ?? NAMM_DEFAULT_UPDATE_INTERVAL,
+          queryHeads,
+          headDim,
+          'options.updateInterval',
+        ),
         equalHeads: options.equalHeads,
         budget: {
           kind: 'capacity',

@@ -190,4 +190,29 @@ describe('NammPolicy', () => {
       expect.objectContaining({ code: 'E_ARG', argument: 'state' }),
     );
   });
+
+  it('refuses a NaN or ±∞ score, naming the scorer that produced it, under every budget', () => {
+    const budgets: NammPolicyOptions['budget'][] = [
+      undefined,
+      { kind: 'capacity', kept: 5 },
+      { kind: 'rate', keepRatio: 0.5 },
+    ];
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      // Head 1's entry 3 scores `bad`; NaN would otherwise be "below the threshold": evicted.
+      const scores = (head: number, n: number) =>
+        range(n).map((i) => (head === 1 && i === 3 ? bad : 1));
+      for (const budget of budgets) {
+        const p = policy({ scorer: fixedScorer(scores), budget });
+        expect(() => p.select(observation(32), undefined, p.createState())).toThrowError(
+          expect.objectContaining({
+            code: 'E_ARG',
+            argument: 'scorer',
+            message: expect.stringContaining(
+              `entry 3 (token position 3) of layer 0, KV head 1 ${bad}`,
+            ),
+          }),
+        );
+      }
+    }
+  });
 });

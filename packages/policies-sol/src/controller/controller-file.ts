@@ -10,6 +10,7 @@ import {
   type ControllerTensorName,
   checkControllerParameters,
   controllerTensorShapes,
+  firstNonFinite,
   type SolControllerParameters,
 } from './controller-parameters';
 
@@ -73,13 +74,20 @@ export function encodeController(parameters: SolControllerParameters): EncodedCo
  * exactly the tensors those sizes give, each F32 of its shape, every value finite. The arrays
  * are copies, independent of `tensors`.
  *
+ * @param source How errors about the tensors name their file, e.g. its path (default `tensors`,
+ *   the argument).
  * @throws LetheError `E_FORMAT` naming `config` for text that is not JSON, a value that is not an
  *   object, or another format or version; `E_ARG` naming a config field with a bad size (as
- *   `checkControllerConfig`); `E_FORMAT` naming `tensors` for bytes that are not safetensors;
- *   `E_CHECKPOINT` naming the tensor that is missing, extra, not F32 or of another shape than the
- *   config gives; `E_ARG` naming the tensor holding a NaN or ±∞.
+ *   `checkControllerConfig`); naming `source`, the message saying which tensor: `E_FORMAT` for
+ *   bytes that are not safetensors, `E_CHECKPOINT` for a tensor that is missing, extra, not F32
+ *   or of another shape than the config gives, `E_ARG` for a tensor holding a NaN or ±∞ (with
+ *   its first bad index).
  */
-export function decodeController(config: unknown, tensors: Uint8Array): SolControllerParameters {
+export function decodeController(
+  config: unknown,
+  tensors: Uint8Array,
+  source = 'tensors',
+): SolControllerParameters {
   const sizes = readConfig(config);
   let file: Record<string, SafetensorsTensor>;
   try {
@@ -88,7 +96,7 @@ export function decodeController(config: unknown, tensors: Uint8Array): SolContr
     throw new LetheError(
       'E_FORMAT',
       `is not a safetensors file: ${(error as Error).message}`,
-      'tensors',
+      source,
     );
   }
   const shapes = controllerTensorShapes(sizes);
@@ -97,7 +105,7 @@ export function decodeController(config: unknown, tensors: Uint8Array): SolContr
     const tensor = file[name];
     const shape = shapes[name];
     if (tensor === undefined) {
-      throw new LetheError('E_CHECKPOINT', 'is missing from the tensors file', name);
+      throw new LetheError('E_CHECKPOINT', `tensor "${name}" is missing`, source);
     }
     if (
       tensor.dtype !== 'F32' ||
@@ -106,15 +114,27 @@ export function decodeController(config: unknown, tensors: Uint8Array): SolContr
     ) {
       throw new LetheError(
         'E_CHECKPOINT',
-        `must be F32 [${shape.join(', ')}] for the config's sizes, got ${tensor.dtype} [${tensor.shape.join(', ')}]`,
-        name,
+        `tensor "${name}" must be F32 [${shape.join(', ')}] for the config's sizes, got ${tensor.dtype} [${tensor.shape.join(', ')}]`,
+        source,
+      );
+    }
+    const bad = firstNonFinite(tensor.data);
+    if (bad >= 0) {
+      throw new LetheError(
+        'E_ARG',
+        `tensor "${name}": value ${bad} is ${tensor.data[bad]}`,
+        source,
       );
     }
     read[name] = tensor.data;
   }
   const extra = Object.keys(file).find((name) => !Object.hasOwn(read, name));
   if (extra !== undefined) {
-    throw new LetheError('E_CHECKPOINT', 'is not a tensor of a SOL controller', extra);
+    throw new LetheError(
+      'E_CHECKPOINT',
+      `tensor "${extra}" is not a tensor of a SOL controller`,
+      source,
+    );
   }
   return checkControllerParameters({ config: sizes, tensors: read });
 }

@@ -205,7 +205,7 @@ export function initControllerParameters(
 }
 
 /** Index of the first NaN or ±∞ of `values`, or -1 when every one is finite. */
-function firstNonFinite(values: Float32Array): number {
+export function firstNonFinite(values: Float32Array): number {
   for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i]!)) return i;
   return -1;
 }

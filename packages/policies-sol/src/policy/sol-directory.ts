@@ -75,15 +75,19 @@ export function encodeSolPolicy(trained: SolTrained): {
  * file.
  *
  * @param location where the manifest is, for messages.
+ * @param tensorsLocation where the tensors file is, for messages (default `tensors`, the
+ *   argument).
  * @throws LetheError `E_FORMAT` naming `location` when `parameters` is not an object with
  *   `controller`, `actions`, `baseModel` and `tensors`; the action set's errors (naming
- *   `levels.<axis>`); as `decodeController`; `E_ARG` as {@link encodeSolPolicy} for an action set
- *   or base model that does not fit the controller.
+ *   `levels.<axis>`); as `decodeController`, its errors about the tensors naming
+ *   `tensorsLocation`; `E_ARG` as {@link encodeSolPolicy} for an action set or base model that
+ *   does not fit the controller.
  */
 export function decodeSolPolicy(
   parameters: unknown,
   tensors: Uint8Array,
   location: string,
+  tensorsLocation = 'tensors',
 ): SolTrained {
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
     throw new LetheError(
@@ -99,7 +103,7 @@ export function decodeSolPolicy(
       throw new LetheError('E_FORMAT', `"parameters.${field}" must be an object`, location);
     }
   }
-  const controller = decodeController(record.controller, tensors);
+  const controller = decodeController(record.controller, tensors, tensorsLocation);
   const actions = new ActionSet(record.actions as ActionLevels);
   const baseModel = record.baseModel as SolBaseModel;
   checkTrained(controller.config, actions, baseModel, 'parameters');

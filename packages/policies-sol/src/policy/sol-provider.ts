@@ -94,7 +94,8 @@ const provider: PolicyProvider<typeof SOL_OPTIONS, SolLoaded> = {
   learned: {
     /**
      * @throws LetheError as `decodeSolPolicy` (`E_FORMAT` naming the manifest for malformed
-     *   `parameters`, the controller file's errors, `E_ARG` for an action set or base model that
+     *   `parameters`, the controller file's errors — those about its tensors naming the tensors
+     *   file, `<directory>/<parameters.tensors>` — `E_ARG` for an action set or base model that
      *   does not fit the controller).
      */
     async load(directory) {
@@ -109,7 +110,12 @@ const provider: PolicyProvider<typeof SOL_OPTIONS, SolLoaded> = {
         );
       }
       const bytes = await directory.files.readBytes(tensors);
-      const trained = decodeSolPolicy(parameters, bytes, location);
+      const trained = decodeSolPolicy(
+        parameters,
+        bytes,
+        location,
+        `${directory.files.location}/${tensors}`,
+      );
       return {
         controller: new SolController(trained.parameters),
         actions: trained.actions,

@@ -1,6 +1,7 @@
-import { LetheError, type LetheErrorCode } from '@lethe/tensor';
-import { bareMessage } from './error-message';
+import { bareMessage } from './error-context';
+import { LetheError, type LetheErrorCode } from './errors';
 
+/** Words for the file-system error codes a read meets most (Node's `errno` codes). */
 const REASONS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file or directory',
   EACCES: 'permission denied',
@@ -11,10 +12,11 @@ const REASONS: Readonly<Record<string, string>> = {
 };
 
 /**
- * A file-system error while reading `path` as a `LetheError` that names the file and says why:
- * argument `path`, a message such as `cannot be read: no such file or directory (ENOENT)`, and
- * code `code` (default `E_CHECKPOINT`, for the files of a model directory; `E_ARG` suits a file
- * named on the command line). A `LetheError` is returned unchanged.
+ * An error while reading `path` as a `LetheError` that names the file and says why: argument
+ * `path`, a message such as `cannot be read: no such file or directory (ENOENT)` (from the
+ * error's `code` when it has one, else its message), and code `code` (default `E_CHECKPOINT`,
+ * for the files of a model or policy directory; `E_ARG` suits a file named on a command line).
+ * A `LetheError` is returned unchanged.
  */
 export function unreadableFile(
   path: string,
@@ -22,9 +24,9 @@ export function unreadableFile(
   code: LetheErrorCode = 'E_CHECKPOINT',
 ): LetheError {
   if (error instanceof LetheError) return error;
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const errno = (error as { code?: unknown } | undefined)?.code;
   const reason =
-    errno !== undefined && REASONS[errno] !== undefined
+    typeof errno === 'string' && REASONS[errno] !== undefined
       ? `${REASONS[errno]} (${errno})`
       : error instanceof Error
         ? error.message
@@ -35,7 +37,7 @@ export function unreadableFile(
 /**
  * An error about the contents of the file `path`: a `LetheError` keeps its code and its message
  * (which names the field or tensor) and is re-issued with `path` as its argument, e.g.
- * `[E_FORMAT] run/config.json: [E_ARG] hidden_size: must be …` becomes
+ * `[E_ARG] hidden_size: must be …` read from `run/config.json` becomes
  * `[E_ARG] run/config.json: hidden_size: must be …`. Other errors become `E_FORMAT`.
  */
 export function inFile(path: string, error: unknown): LetheError {

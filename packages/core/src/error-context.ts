@@ -1,16 +1,17 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from './errors';
 
 /**
- * The message of a `LetheError` without the `[CODE] argument: ` prefix its constructor adds,
- * so it can be re-issued about another argument.
+ * The message of a `LetheError` without the `[CODE] argument: ` prefix its constructor adds, so
+ * that it can be re-issued about another argument.
  */
 export function bareMessage(error: LetheError): string {
   let message = error.message;
   const code = `[${error.code}] `;
   if (message.startsWith(code)) message = message.slice(code.length);
   const argument = error.argument === undefined ? undefined : `${error.argument}: `;
-  if (argument !== undefined && message.startsWith(argument))
+  if (argument !== undefined && message.startsWith(argument)) {
     message = message.slice(argument.length);
+  }
   return message;
 }
 
