@@ -144,7 +144,7 @@ describe('examples/ngc-countdown: npm run evaluate', () => {
     assert.equal(unweighted.status, 2, unweighted.stderr);
     assert.match(
       codedLine(unweighted).join('\n'),
-      /^error: \[E_CHECKPOINT\] --run ngc \(results\/runs\/ngc\/config\.json\): cannot be read/,
+      /^error: \[E_CHECKPOINT\] --run ngc \(results\/runs\/ngc\/config\.json\): is missing$/,
     );
     assert.equal(codedLine(unweighted).length, 1);
     assert.ok(!existsSync(out));

@@ -4,7 +4,8 @@
 //   npm run needle-ranks -- --model ../../models/retrieval --policy ../../models/gsa-retrieval
 
 import { encodeText, type GenerationTask } from '@lethe/eval';
-import { loadTaskModel, nodePolicyStore, runMain } from '@lethe/eval/node';
+import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { gsaProvider } from '@lethe/policies-gsa';
 import { initBackend, LetheError, tf } from '@lethe/tensor';
 import { Command } from 'commander';

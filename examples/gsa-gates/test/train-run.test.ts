@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDefaultRegistry } from '@lethe/eval';
-import { nodePolicyStore } from '@lethe/eval/node';
+import { createDefaultRegistry } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,14 +7,10 @@
 //
 //   npx tsx bench/realised-budget.ts            (from examples/serve)
 import { fileURLToPath } from 'node:url';
-import {
-  createDefaultRegistry,
-  createTask,
-  type PerplexityTask,
-  sequenceBudget,
-} from '@lethe/eval';
+import { createTask, type PerplexityTask, sequenceBudget } from '@lethe/eval';
 import { generate, policyContextOf } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
+import { createDefaultRegistry } from '@lethe/policies';
 import { initBackend } from '@lethe/tensor';
 import { spawnServer } from '../test/spawn-server';
 

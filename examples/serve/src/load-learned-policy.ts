@@ -1,7 +1,7 @@
 import { sequenceBudget } from '@lethe/eval';
-import { nodePolicyStore } from '@lethe/eval/node';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { policyContextOf } from '@lethe/model';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { LetheError } from '@lethe/tensor';
 import { plainMessage } from './api-error';
 import type { LearnedPolicy } from './request-policy';

@@ -4,8 +4,9 @@
 //   npm run serve -- --model lm=../../models/lm --policy sol-lm=../../models/sol-lm
 // Models come only from the directories given here; requests name them by id.
 
-import { createDefaultRegistry, parseIntegerFlag } from '@lethe/eval';
+import { parseIntegerFlag } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
+import { createDefaultRegistry } from '@lethe/policies';
 import { activeBackend, initBackend, LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { loadLearnedPolicy } from './load-learned-policy';

@@ -1,4 +1,4 @@
-import { createDefaultRegistry } from '@lethe/eval';
+import { createDefaultRegistry } from '@lethe/policies';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../src/server';
 

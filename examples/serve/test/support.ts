@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { createDefaultRegistry } from '@lethe/eval';
+import { createDefaultRegistry } from '@lethe/policies';
 import { initBackend } from '@lethe/tensor';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';

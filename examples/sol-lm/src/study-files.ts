@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nodePolicyStore } from '@lethe/eval/node';
 import type { PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import { writeFileAtomic } from '@lethe/model/node';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { type ActionSet, type SolLoaded, solProvider } from '@lethe/policies-sol';
 
 /**

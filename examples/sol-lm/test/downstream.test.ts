@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDefaultRegistry, encodeText, planGeneration } from '@lethe/eval';
-import { loadTaskBackbone, nodePolicyStore, trainingSeed } from '@lethe/eval/node';
+import { encodeText, planGeneration } from '@lethe/eval';
+import { loadTaskBackbone, trainingSeed } from '@lethe/eval/node';
 import { generate, policyContextOf } from '@lethe/model';
+import { createDefaultRegistry } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { type SolLoaded, solProvider } from '@lethe/policies-sol';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDefaultRegistry } from '@lethe/eval';
-import { loadTaskModel, nodePolicyStore } from '@lethe/eval/node';
+import { loadTaskModel } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
+import { createDefaultRegistry } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { type SolLoaded, solProvider } from '@lethe/policies-sol';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';

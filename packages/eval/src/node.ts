@@ -7,6 +7,5 @@
  */
 export { runMain } from './cli/run-main';
 export * from './harness/node';
-export { nodePolicyStore } from './harness/node-policy-store';
 export * from './pretrain/index';
 export * from './report/node';

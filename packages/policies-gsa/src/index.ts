@@ -4,9 +4,11 @@
  * utility `g ∈ (0, 1)` per KV head when it is written; the model adds `log g` to the attention
  * logits, and the cache keeps the sinks, a recent window and the entries of the highest `g`.
  *
- * The gate runs on tfjs ({@link GsaGate}, the `AttentionGate` a runtime calls) and as plain typed
- * arrays ({@link gateValues}, for runtimes without a tensor library); {@link GsaPolicy} ranks the
- * stored gates and {@link gsaProvider} loads a trained gate from a policy directory.
+ * The gate runs on tfjs (`GsaGate` of `@lethe/policies-gsa/train`, the `AttentionGate` a runtime
+ * calls) and as plain typed arrays ({@link gateValues}, for runtimes without a tensor library);
+ * {@link GsaPolicy} ranks the stored gates and {@link gsaProvider} loads a trained gate from a
+ * policy directory (and the tfjs gate with it, by a dynamic import: this entry itself loads no
+ * tensor library; `@lethe/tensor` and `@lethe/model` are optional peers).
  *
  * @packageDocumentation
  */
@@ -34,7 +36,7 @@ export {
   gateModuleOf,
   gateOutputs,
 } from './gate/granularity';
-export { GsaGate } from './gate/gsa-gate';
+export type { GsaGate } from './gate/gsa-gate';
 export { type GateInitOptions, initGateParameters } from './gate/init-gate-parameters';
 export { logSigmoid } from './gate/log-sigmoid';
 export { GsaPolicy, type GsaPolicyOptions } from './policy/gsa-policy';

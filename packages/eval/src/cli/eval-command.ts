@@ -1,11 +1,11 @@
 import { inFile, withArgument } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
+import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { sweepCells } from '../harness/cells';
-import { createDefaultRegistry, knownPolicies } from '../harness/default-registry';
-import { nodePolicyStore } from '../harness/node-policy-store';
-import type { PolicyStore } from '../harness/policy-store';
+import { knownPolicies } from '../harness/known-policies';
 import { EVAL_FLAGS, parseEvalFlags } from '../harness/reproduce';
 import type { SweepResults } from '../harness/results';
 import { runSweep } from '../harness/sweep';

@@ -12,13 +12,13 @@ import {
   validateSampling,
 } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
+import { createDefaultRegistry } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
 import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
-import { createDefaultRegistry } from '../harness/default-registry';
 import { encodeText } from '../harness/generation-run';
 import { parseJsonFlag } from '../harness/json';
-import { nodePolicyStore } from '../harness/node-policy-store';
 import { parseIntegerFlag, parseNumberFlag } from '../harness/number-flag';
 import { loadTaskModel, type TaskModel } from '../pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../pretrain/manifest';

@@ -1,5 +1,5 @@
+import { createDefaultRegistry } from '@lethe/policies';
 import type { Command } from 'commander';
-import { createDefaultRegistry } from '../harness/default-registry';
 import { listPolicies, type PolicyListing } from '../harness/policy-listing';
 
 /** The listing as text: a paragraph per provider, an indented line per option. */

@@ -1,9 +1,9 @@
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
+import type { PolicyStore } from '@lethe/policies';
 import type { Task } from '../tasks/task';
 import type { Clock } from './clock';
 import type { FullCacheReferences } from './full-reference';
-import type { PolicyStore } from './policy-store';
 import type { SweepConfig } from './sweep-config';
 
 /** Everything a cell needs besides its key. */

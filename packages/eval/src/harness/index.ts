@@ -25,7 +25,6 @@ export {
 export { runCell } from './cell-runner';
 export { cellId, sweepCells, validateCellKey } from './cells';
 export { type Clock, systemClock } from './clock';
-export { createDefaultRegistry, DEFAULT_PROVIDERS, knownPolicies } from './default-registry';
 export { FullCacheReferences } from './full-reference';
 export { runGenerationCell } from './generation-cell';
 export {
@@ -36,12 +35,12 @@ export {
   runGeneration,
 } from './generation-run';
 export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json';
+export { knownPolicies } from './known-policies';
 export type { ModelProvider } from './model-provider';
 export { parseIntegerFlag, parseNumberFlag } from './number-flag';
 export { runPerplexityCell } from './perplexity-cell';
 export { listPolicies, type PolicyListing } from './policy-listing';
 export { type PolicySpec, policySpec } from './policy-spec';
-export type { PolicyModel, PolicyStore } from './policy-store';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';
 export { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 export {

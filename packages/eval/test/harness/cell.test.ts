@@ -7,6 +7,7 @@ import {
 } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { generate } from '@lethe/model';
+import { createDefaultRegistry } from '@lethe/policies';
 import { H2OPolicy } from '@lethe/policies-heuristic';
 import { initBackend, type LetheError, tf } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
@@ -14,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CellEnvironment,
   capacityFor,
-  createDefaultRegistry,
   FullCacheReferences,
   fullCacheLength,
   logProbability,

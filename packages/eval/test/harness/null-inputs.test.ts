@@ -1,3 +1,4 @@
+import { createDefaultRegistry } from '@lethe/policies';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,6 @@ import {
   capacityFor,
   cellConfig,
   cellId,
-  createDefaultRegistry,
   emptyResults,
   encodeText,
   estimateRemainingMs,

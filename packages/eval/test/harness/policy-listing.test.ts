@@ -1,6 +1,7 @@
+import { createDefaultRegistry } from '@lethe/policies';
 import { describe, expect, it } from 'vitest';
 import { formatPolicies } from '../../src/cli/policies-command';
-import { createDefaultRegistry, listPolicies } from '../../src/index';
+import { listPolicies } from '../../src/index';
 
 describe('listPolicies', () => {
   const listings = listPolicies(createDefaultRegistry());

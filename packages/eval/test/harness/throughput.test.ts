@@ -1,10 +1,10 @@
 import type { DecoderModel } from '@lethe/model';
+import { createDefaultRegistry } from '@lethe/policies';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CellEnvironment,
   type Clock,
-  createDefaultRegistry,
   FullCacheReferences,
   rollout,
   runCell,

@@ -16,6 +16,7 @@ import {
   type RateBudget,
   shareRoundedUp,
 } from '@lethe/kv-cache';
+import { DEFAULT_PROVIDERS } from '@lethe/policies';
 import { encodeGsaParameters, initGateParameters } from '@lethe/policies-gsa';
 import {
   encodeNammParameters,
@@ -30,7 +31,6 @@ import {
   initControllerParameters,
 } from '@lethe/policies-sol';
 import { Rng } from '@lethe/tensor';
-import { DEFAULT_PROVIDERS } from '../../src/harness/default-registry';
 
 /**
  * A mode of the matrix: options every provider whose schema has all their keys is run with

@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import type { GsaGateParameters } from '../gate/gate-parameters';
 import { decodeGsaParameters } from '../gate/gate-safetensors';
 import { GATE_GRANULARITIES } from '../gate/granularity';
-import { GsaGate } from '../gate/gsa-gate';
+import type { GsaGate } from '../gate/gsa-gate';
 import { GsaPolicy } from './gsa-policy';
 
 /** Sinks GSA keeps unless told otherwise (the paper's evaluation default). */
@@ -101,6 +101,9 @@ const provider: PolicyProvider<typeof GSA_OPTIONS, GsaLoaded> = {
         bytes,
         `${directory.files.location}/${tensors}`,
       );
+      // the gate runs on tfjs: loaded here, when a policy needs it, so that importing the
+      // package loads no tensor library
+      const { GsaGate } = await import('../gate/gsa-gate');
       return { parameters, gate: new GsaGate(parameters) };
     },
     release(loaded) {

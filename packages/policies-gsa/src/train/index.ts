@@ -8,6 +8,7 @@
  *
  * @packageDocumentation
  */
+export { GsaGate } from '../gate/gsa-gate';
 export { distillationLoss } from './distillation-loss';
 export { type EvictionLayout, evictionBoundaries } from './eviction-boundaries';
 export {

@@ -4,7 +4,7 @@ import type { DecoderModel, Tokenizer } from '@lethe/model';
 /**
  * Where the cells of learned policies get their files: policy directories and the model
  * checkpoints their manifests name (NGC's policy is its RL-trained model). In Node,
- * `nodePolicyStore()` of `@lethe/eval/node` reads them from disk; a browser passes one over
+ * `nodePolicyStore()` of `@lethe/policies/node` reads them from disk; a browser passes one over
  * `fetch`.
  */
 export interface PolicyStore {

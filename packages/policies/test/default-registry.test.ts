@@ -7,37 +7,21 @@ import {
   type PolicyContext,
   requireCapacityBudget,
 } from '@lethe/kv-cache';
-import { type DecoderModel, policyContextOf } from '@lethe/model';
 import {
   HEURISTIC_NAMES,
   HEURISTIC_PROVIDERS,
   SnapKVPolicy,
   StreamingLLMPolicy,
 } from '@lethe/policies-heuristic';
-import { initBackend } from '@lethe/tensor';
 import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createDefaultRegistry,
-  DEFAULT_PROVIDERS,
-  knownPolicies,
-  policySpec,
-  validateSweepConfig,
-} from '../../src/harness/index';
-import { tinyModel } from './toy';
+import { describe, expect, it } from 'vitest';
+import { createDefaultRegistry, DEFAULT_PROVIDERS } from '../src/index';
 
-let model: DecoderModel;
-let context: PolicyContext;
-
-beforeAll(async () => {
-  await initBackend('wasm');
-  model = tinyModel();
-  context = policyContextOf(model, 2);
-});
-
-afterAll(() => {
-  model.dispose();
-});
+/** The context of a two-layer model with one KV head of two query heads (no model needed). */
+const context: PolicyContext = {
+  model: { layers: 2, kvHeads: 1, queryHeads: 2, headDim: 8, hiddenSize: 16, vocabSize: 40 },
+  sequences: 2,
+};
 
 /** A user policy that never evicts. */
 const keepAll: EvictionPolicy = {
@@ -201,11 +185,6 @@ describe('the default registry', () => {
       budgetForms: ['compute'],
       build: () => ({}),
     };
-    // A sweep's "*" expands to the memory heuristics: compute policies are listed by name.
-    const known = knownPolicies(createDefaultRegistry([computeOnly]));
-    expect(known.policies).toContain('compute-only');
-    expect(known.untrained).not.toContain('compute-only');
-    expect(known.untrained).toEqual([FULL_CACHE, ...HEURISTIC_NAMES]);
     const prepared = await createDefaultRegistry([computeOnly]).prepare('compute-only');
     expect(prepared.build({ targets }, context)).toEqual({});
     expectLetheError(() => prepared.build({ capacity: 8 }, context), 'E_BUDGET', 'budget');
@@ -290,109 +269,5 @@ describe('the default registry', () => {
       'E_ARG',
       `providers[${n}]`,
     );
-  });
-});
-
-describe('policySpec', () => {
-  it('reads a name as the spec with default label, no options and no directory', () => {
-    expect(policySpec('h2o', 'policies[0]')).toEqual({
-      label: 'h2o',
-      name: 'h2o',
-      options: {},
-      dir: null,
-      tasks: null,
-    });
-  });
-
-  it('reads the object form', () => {
-    expect(
-      policySpec({ name: 'snapkv', label: 'snapkv-w8', options: { windowSize: 8 } }, 'policies[1]'),
-    ).toEqual({
-      label: 'snapkv-w8',
-      name: 'snapkv',
-      options: { windowSize: 8 },
-      dir: null,
-      tasks: null,
-    });
-    expect(policySpec({ name: 'ngc', dir: 'runs/ngc' }, 'p')).toEqual({
-      label: 'ngc',
-      name: 'ngc',
-      options: {},
-      dir: 'runs/ngc',
-      tasks: null,
-    });
-  });
-
-  it('refuses unknown fields, unknown names, bad labels, options and directories', () => {
-    expectLetheError(() => policySpec({ name: 'h2o', opts: {} }, 'p'), 'E_ARG', 'p.opts');
-    expectLetheError(() => policySpec(3, 'p'), 'E_ARG', 'p');
-    expectLetheError(() => policySpec({ label: 'x' }, 'p'), 'E_ARG', 'p.name');
-    const unknown = expectLetheError(() => policySpec('h2x', 'p', ['full', 'h2o']), 'E_ARG', 'p');
-    expect(unknown.message).toContain('full, h2o');
-    expectLetheError(() => policySpec({ name: 'h2x' }, 'p', ['full', 'h2o']), 'E_ARG', 'p.name');
-    expectLetheError(() => policySpec({ name: 'h2o', label: 'H2O fast' }, 'p'), 'E_ARG', 'p.label');
-    expectLetheError(() => policySpec({ name: 'h2o', label: '' }, 'p'), 'E_ARG', 'p.label');
-    expectLetheError(() => policySpec({ name: 'h2o', options: [1] }, 'p'), 'E_ARG', 'p.options');
-    expectLetheError(() => policySpec({ name: 'ngc', dir: '' }, 'p'), 'E_ARG', 'p.dir');
-  });
-
-  it('keeps the label full for the full cache alone', () => {
-    expectLetheError(
-      () => policySpec({ name: 'full', label: 'baseline' }, 'p'),
-      'E_ARG',
-      'p.label',
-    );
-    expectLetheError(() => policySpec({ name: 'h2o', label: 'full' }, 'p'), 'E_ARG', 'p.label');
-  });
-
-  it('makes validateSweepConfig refuse duplicate labels', () => {
-    const sweep = (policies: unknown[]) => ({
-      tasks: ['toy'],
-      policies,
-      budgets: [0.5],
-      seeds: [0],
-      examplesPerCell: 2,
-    });
-    const config = validateSweepConfig(
-      sweep(['h2o', { name: 'h2o', label: 'h2o-slack', options: { slackFraction: 0.1 } }]),
-    );
-    expect(config.policies.map((p) => p.label)).toEqual(['h2o', 'h2o-slack']);
-    expectLetheError(
-      () => validateSweepConfig(sweep(['h2o', { name: 'h2o', options: { slackFraction: 0.1 } }])),
-      'E_ARG',
-      'policies[1].label',
-    );
-    expectLetheError(
-      () => validateSweepConfig(sweep(['snapkv', { name: 'h2o', label: 'snapkv' }])),
-      'E_ARG',
-      'policies[1].label',
-    );
-  });
-
-  it('lets a label repeat only for policies on disjoint tasks', () => {
-    const sweep = (policies: unknown[]) => ({
-      tasks: ['toy', 'toy-lm'],
-      policies,
-      budgets: [0.5],
-      seeds: [0],
-      examplesPerCell: 2,
-    });
-    const onToy = { name: 'h2o', label: 'h', tasks: ['toy'] };
-    const onLm = { name: 'h2o', label: 'h', options: { slackFraction: 0.1 }, tasks: ['toy-lm'] };
-    const config = validateSweepConfig(sweep([onToy, onLm]));
-    expect(config.policies.map((p) => [p.label, p.tasks])).toEqual([
-      ['h', ['toy']],
-      ['h', ['toy-lm']],
-    ]);
-    for (const second of [
-      { ...onLm, tasks: ['toy-lm', 'toy'] },
-      { ...onLm, tasks: undefined },
-    ]) {
-      expectLetheError(
-        () => validateSweepConfig(sweep([onToy, second])),
-        'E_ARG',
-        'policies[1].label',
-      );
-    }
   });
 });
