@@ -102,6 +102,11 @@ export type { RandomSource } from './policy/random-source';
 export type { ReadSelector } from './policy/read-selector';
 export {
   type LayerRows,
+  type LayerStep,
+  type RoundQuery,
+  type RoundRows,
+  type RowRound,
+  type RowSelector,
   type RowSelectorShape,
   type RowsToKeep,
   rowSelector,

@@ -1,16 +1,20 @@
 import { LetheError } from '@lethe/core';
 import {
+  type AttentionGate,
   type LayerObservation,
   NO_NEEDS,
   ScorerPolicy,
   type ScorerPolicyOptions,
 } from '@lethe/kv-cache';
-import type { GsaGate } from '../gate/gsa-gate';
 
 /** Options of {@link GsaPolicy}: a scorer policy's, and the gate whose stored values it ranks by. */
 export interface GsaPolicyOptions extends ScorerPolicyOptions {
-  /** The gate network the model runs on every token it writes. */
-  readonly gate: GsaGate;
+  /**
+   * The gate network the model runs on every token it writes: the tfjs `GsaGate` (of
+   * `@lethe/policies-gsa/train`, what `gsaProvider` loads) for Lethe's model, or a runtime's own
+   * (e.g. over `gateValues`).
+   */
+  readonly gate: AttentionGate;
 }
 
 /**
@@ -18,7 +22,7 @@ export interface GsaPolicyOptions extends ScorerPolicyOptions {
  * sinks and the recent window, which the cache protects — and fills the rest of the budget with
  * the entries of the highest stored gate `g` (ties to the older entry).
  *
- * The policy carries its {@link GsaGate} as `gate`: a runtime given it creates caches that store
+ * The policy carries its gate network as `gate`: a runtime given it creates caches that store
  * gates (`storeGates`), runs the gate in every layer of prefill and decode, stores `g = exp(log g)`
  * with each entry, adds `log g` to the attention logits, and hands the stored gates to the policy
  * as `observation.gates`. No other observation field is read (`needs` is `NO_NEEDS`).
@@ -27,7 +31,7 @@ export class GsaPolicy extends ScorerPolicy {
   readonly name: string = 'gsa';
   readonly needs = NO_NEEDS;
   /** The gate network the runtime runs. */
-  readonly gate: GsaGate;
+  readonly gate: AttentionGate;
 
   /** @throws LetheError as `ScorerPolicy`'s constructor (e.g. `E_BUDGET` for anchors above the capacity). */
   constructor(options: GsaPolicyOptions) {
