@@ -3,11 +3,12 @@
 // budgeted GSA cache keeps the highest gates, so a digit ranked below the budget is evicted.
 //   npm run needle-ranks -- --model ../../models/retrieval --policy ../../models/gsa-retrieval
 
+import { LetheError } from '@lethe/core';
 import { encodeText, type GenerationTask } from '@lethe/eval';
 import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { gsaProvider } from '@lethe/policies-gsa';
-import { initBackend, LetheError, tf } from '@lethe/tensor';
+import { initBackend, tf } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, number } from './cli-values';
 

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { createTask, type GenerationTask } from '@lethe/eval';
 import { loadTaskModel } from '@lethe/eval/node';
 import {
@@ -20,7 +21,6 @@ import {
   writeNammCheckpoint,
   writeNammPolicyDirectory,
 } from '@lethe/policies-namm/train/node';
-import { LetheError } from '@lethe/tensor';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
 
 /** A variant of the model's task that a run evolves on too: its options over the model's. */

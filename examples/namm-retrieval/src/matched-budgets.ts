@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { Aggregate, CellResult, SweepResults } from '@lethe/eval';
-import { LetheError } from '@lethe/tensor';
 
 /** The baselines NAMM is compared with at its own cache size (the paper's Fig. 5). */
 export const MATCHED_BASELINES = ['h2o', 'l2norm'] as const;

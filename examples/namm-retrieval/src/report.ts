@@ -2,10 +2,10 @@
 //   npm run report -- --run ../../models/namm-retrieval --out out/report
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { runMain } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
 import { readNammCheckpoint } from '@lethe/policies-namm/train/node';
-import { LetheError } from '@lethe/tensor';
 import { Command } from 'commander';
 import { evolutionReport } from './evolution-report';
 import { CHECKPOINT_FILE } from './evolve-run';

@@ -4,12 +4,13 @@
 // Rerunning resumes from the results files in <out>.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import type { GenerationTask, SweepProgress } from '@lethe/eval';
 import { loadTaskModel, runMain, runSweep } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command, InvalidArgumentError } from 'commander';
 import { integer } from './cli-values';
 import { layerProfiles } from './layer-profile';

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { checkResults, type SweepResults, validateSweepConfig } from '@lethe/eval';
-import { LetheError } from '@lethe/tensor';
 import { SNAPKV_WINDOW } from './eval-sweeps';
 
 /** What one method did on one held-out problem. */

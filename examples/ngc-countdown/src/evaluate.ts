@@ -6,11 +6,11 @@
 // directory of the same task, every --run a finished training run of this evaluation's cadence
 // with its weights; bad input is one coded line (`error: [E_…] --flag (…): …`) and exit 2.
 import { join } from 'node:path';
-import { withArgument } from '@lethe/core';
+import { LetheError, withArgument } from '@lethe/core';
 import type { GenerationTask, JsonValue } from '@lethe/eval';
 import { checkpointModels, loadTaskModel, runMain, runSweep } from '@lethe/eval/node';
 import { readModelDirectory } from '@lethe/model/node';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';
 import { evaluationSweeps } from './eval-sweeps';

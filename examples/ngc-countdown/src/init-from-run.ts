@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import type { TaskModel } from '@lethe/eval/node';
 import { CharTokenizer, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { recordedTagTokens, runTokenizer, type TagTokens } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
 import type { TrainSettings } from './train-settings';

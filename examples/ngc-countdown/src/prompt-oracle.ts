@@ -1,10 +1,10 @@
+import { LetheError } from '@lethe/core';
 import {
   type LayerObservation,
   NO_NEEDS,
   type ObservationNeeds,
   ScorerPolicy,
 } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 
 /**
  * Which prompt tokens state the problem: the characters of the numbers list (digits and the

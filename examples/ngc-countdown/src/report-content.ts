@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
-import { LetheError } from '@lethe/tensor';
 import type { EvalCell, EvalCells } from './eval-cells';
 import { recordedTagTokens } from './interoception-tokenizer';
 import { type MethodSummary, summarize } from './summarize';

@@ -1,5 +1,6 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import {
   formatPolicyManifest,
   POLICY_FORMAT,
@@ -8,7 +9,6 @@ import {
   type PolicyManifest,
 } from '@lethe/kv-cache';
 import { writeFileAtomic } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { recordedTagTokens } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
 import type { TrainSettings } from './train-settings';

@@ -1,3 +1,4 @@
+import { assertInteger } from '@lethe/core';
 import type { GenerationTask } from '@lethe/eval';
 import {
   generationBatches,
@@ -15,7 +16,6 @@ import {
   type Tokenizer,
 } from '@lethe/model';
 import { withEvictionRateTag } from '@lethe/policies-ngc';
-import { assertInteger } from '@lethe/tensor';
 
 /** Learning rate of the warm-up (constant; the SFT model ended its cosine schedule at 1.5e-4). */
 export const SFT_WARMUP_LR = 3e-4;

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { ExampleOutcome } from './eval-cells';
 
 /** A method's result on the held-out set. */

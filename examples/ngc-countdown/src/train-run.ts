@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { TaskExample } from '@lethe/eval';
 import { loadTaskModel, type TaskModel } from '@lethe/eval/node';
 import { POLICY_MANIFEST } from '@lethe/kv-cache';
@@ -7,7 +8,6 @@ import { resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
 import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
 import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { countdownNgcTask } from './countdown-ngc-task';
 import { loadRunStart, type RunStart } from './init-from-run';
 import { interoceptionTokenizer } from './interoception-tokenizer';

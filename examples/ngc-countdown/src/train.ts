@@ -1,9 +1,11 @@
 // Trains the Countdown model with NGC or one of the paper's ablations, e.g.
 //   pnpm --filter @lethe/example-ngc-countdown train --variant ngc --out runs/ngc
 // Rerunning the same command resumes from runs/ngc.state/.
+
+import { LetheError } from '@lethe/core';
 import type { NgcLogits } from '@lethe/policies-ngc';
 import type { NgcVariant } from '@lethe/policies-ngc/train';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command, Option } from 'commander';
 import { integer, number, numbers } from './cli-args';
 import { trainingBar } from './progress-bar';

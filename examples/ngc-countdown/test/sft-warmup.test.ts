@@ -1,9 +1,10 @@
 import { fileURLToPath } from 'node:url';
+import { LetheError } from '@lethe/core';
 import type { GenerationTask } from '@lethe/eval';
 import { loadTaskModel, REPLACEMENT_STRIDE } from '@lethe/eval/node';
 import { type CharTokenizer, type DecoderModel, resizeVocabulary } from '@lethe/model';
 import { evictionRateTag } from '@lethe/policies-ngc';
-import { initBackend, LetheError, tf } from '@lethe/tensor';
+import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { interoceptionTokenizer } from '../src/interoception-tokenizer';
 import { SFT_WARMUP_INDEX_OFFSET, sftWarmup, warmupTask } from '../src/sft-warmup';

@@ -1,6 +1,8 @@
 // The quickstart: load the embedded tiny model (or the model directory given by --checkpoint)
 // and generate under each chosen KV-cache eviction policy, printing tokens/s and live/peak KV
 // entries per layer. Training is its own command: `npm run train` (src/train.ts).
+
+import { LetheError } from '@lethe/core';
 import { type EvictionPolicy, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
 import {
   type CharTokenizer,
@@ -10,7 +12,7 @@ import {
   policyContextOf,
 } from '@lethe/model';
 import { HEURISTIC_PROVIDERS } from '@lethe/policies-heuristic';
-import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
+import { type BackendName, initBackend } from '@lethe/tensor';
 import { Command, Option } from 'commander';
 import { DEFAULT_CHECKPOINT, loadQuickstartFrom } from './checkpoint-dir';
 import { formatCacheLine, formatSummaryRow } from './report';

@@ -1,7 +1,9 @@
 // Trains the quickstart model; with the defaults it regenerates the committed checkpoint/:
 //   npm run train                                   (in examples/quickstart; seed 7, 400 steps, wasm)
 //   npm run train -- --steps 200 --out my-model     (then: npm start -- --checkpoint my-model)
-import { initBackend, LetheError } from '@lethe/tensor';
+
+import { LetheError } from '@lethe/core';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { DEFAULT_CHECKPOINT, saveQuickstart } from './checkpoint-dir';
 import { trainingBar } from './progress-bar';

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { CapacityError } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 
 /** The `type` of an OpenAI error body. */
 export type ApiErrorType =

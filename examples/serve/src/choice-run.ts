@@ -4,10 +4,10 @@ import {
   type PromptTokenEvent,
   type SamplingOptions,
   type SequenceCacheReport,
+  StopMatcher,
 } from '@lethe/model';
 import type { FinishReason } from './openai-shapes';
 import type { ServedModel } from './served-model';
-import { StopMatcher } from './stop-matcher';
 import { LogprobEntries, type LogprobEntry } from './token-logprobs';
 
 /** One sequence to generate: a choice of a request. */

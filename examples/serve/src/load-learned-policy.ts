@@ -1,8 +1,8 @@
+import { LetheError } from '@lethe/core';
 import { sequenceBudget } from '@lethe/eval';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { policyContextOf } from '@lethe/model';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { LetheError } from '@lethe/tensor';
 import { plainMessage } from './api-error';
 import type { LearnedPolicy } from './request-policy';
 import type { ServedModel } from './served-model';

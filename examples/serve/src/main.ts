@@ -4,10 +4,11 @@
 //   npm run serve -- --model lm=../../models/lm --policy sol-lm=../../models/sol-lm
 // Models come only from the directories given here; requests name them by id.
 
+import { LetheError } from '@lethe/core';
 import { parseIntegerFlag } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
 import { createDefaultRegistry } from '@lethe/policies';
-import { activeBackend, initBackend, LetheError } from '@lethe/tensor';
+import { activeBackend, initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { loadLearnedPolicy } from './load-learned-policy';
 import { loadServedModel } from './load-served-model';

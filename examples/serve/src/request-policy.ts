@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import { listPolicies, sequenceBudget } from '@lethe/eval';
 import {
   FULL_CACHE,
@@ -6,7 +7,6 @@ import {
   type PreparedPolicy,
 } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import { invalidRequest, plainMessage } from './api-error';
 import type { LetheExtension } from './request-schemas';
 

@@ -1,10 +1,10 @@
+import { LetheError } from '@lethe/core';
 import {
   ACTION_PRESETS,
   type ActionLevels,
   type ActionPreset,
   ActionSet,
 } from '@lethe/policies-sol';
-import { LetheError } from '@lethe/tensor';
 
 /** Token sparsity alone (SOL-C): κ ∈ {0.1, 0.2, …, 1}, dense MLP, 16 bits. */
 const TOKEN_ONLY: ActionLevels = {

@@ -1,8 +1,8 @@
+import { LetheError } from '@lethe/core';
 import { encodeText, type GenerationTask, planGeneration } from '@lethe/eval';
 import { heldOutPrompts, type TaskModel, trainingSeed } from '@lethe/eval/node';
 import { generate } from '@lethe/model';
 import type { PrefixedDocument } from '@lethe/policies-sol/train';
-import { LetheError } from '@lethe/tensor';
 
 /** Held-out prompts never trained on: the first this many of evaluation seed 0. */
 export const HELD_OUT_EXAMPLES = 512;

@@ -1,11 +1,16 @@
-import { type GenerationTask, planGeneration, wilsonInterval } from '@lethe/eval';
+import {
+  type GenerationTask,
+  type PairedAccuracy,
+  pairedAccuracy,
+  planGeneration,
+  wilsonInterval,
+} from '@lethe/eval';
 import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import type { ActionSet } from '@lethe/policies-sol';
 import { evaluateGeneration, type GenerationEvaluation } from './generation-evaluation';
 import { baselineOptions, controlledAxes, matchedBudget } from './matched-budget';
 import { operatingPoint } from './operating-points';
-import { type PairedAccuracy, pairedAccuracy } from './paired-accuracy';
 
 /** One method at one operating point. */
 export interface DownstreamMethod extends Omit<GenerationEvaluation, 'correct'> {

@@ -3,11 +3,12 @@
 //   npm run downstream -- --model ../../models/countdown --weights ../../models/countdown-rl --policy runs/cd-c10/policy --out runs/downstream-cd-c10
 // Writes <out>/downstream.json and <out>/downstream.md.
 
+import { LetheError } from '@lethe/core';
 import { parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
 import { loadTaskBackbone, runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { downstreamMarkdown, runDownstream } from './downstream-run';
 import { openSolPolicy, writeStudy } from './study-files';

@@ -1,10 +1,10 @@
+import { type PairedComparison, pairedComparison } from '@lethe/eval';
 import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import type { ActionSet } from '@lethe/policies-sol';
 import { type ComputeEvaluation, evaluateCompute } from './compute-evaluation';
 import { baselineOptions, controlledAxes, matchedBudget } from './matched-budget';
 import { operatingPoint } from './operating-points';
-import { type PairedComparison, pairedComparison } from './paired-comparison';
 
 /** The baselines a frontier compares SOL with, by registry name. */
 export const FRONTIER_BASELINES = ['sol-fixed', 'sol-emc', 'sol-dac'] as const;

@@ -4,11 +4,12 @@
 // Every method runs the paper's protocol: a dense prefill, then teacher-forced decode episodes
 // of the policy's horizon with the KV refresh; writes <out>/frontier.json and <out>/frontier.md.
 
+import { LetheError } from '@lethe/core';
 import { encodeText, parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
 import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { frontierMarkdown, runFrontier } from './frontier-run';
 import { openSolPolicy, writeStudy } from './study-files';

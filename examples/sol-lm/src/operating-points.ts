@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { ComputeTargets } from '@lethe/kv-cache';
 import { type ActionSet, FULL_PRECISION_BITS } from '@lethe/policies-sol';
-import { LetheError } from '@lethe/tensor';
 
 /**
  * The compute targets of operating point `s` ∈ [0, 1] of an action set: every enabled axis is

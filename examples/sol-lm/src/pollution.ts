@@ -4,10 +4,11 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { encodeText, parseIntegerFlag } from '@lethe/eval';
 import { loadTaskModel, runMain } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { measurePollution, type PollutionKnob, pollutionMarkdown } from './pollution-run';
 

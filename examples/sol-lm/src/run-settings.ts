@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { ActionPreset } from '@lethe/policies-sol';
 import type { PrefixRange } from '@lethe/policies-sol/train';
-import { LetheError } from '@lethe/tensor';
 
 /** Everything that determines a trained controller: a run directory is tied to one of these. */
 export interface SolRunSettings {

@@ -4,10 +4,11 @@
 // Rerunning the same command resumes from <out>/checkpoint; the policy directory lands in
 // <out>/policy.
 
+import { LetheError } from '@lethe/core';
 import { parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
 import { DEFAULT_PENALTY_WEIGHTS } from '@lethe/policies-sol';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { ACTION_SET_NAMES } from './action-sets';
 import { DEFAULT_ANSWERS, DEFAULT_PREFIX, type SolRunSettings } from './run-settings';

@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { encodeText } from '@lethe/eval';
 import { type TaskModel, trainingSeed } from '@lethe/eval/node';
-import { LetheError } from '@lethe/tensor';
 
 /**
  * The controller's training documents: the language-modelling task's training text for `seed`

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { expect } from 'vitest';
 
 /** The rejection of `run` as a `LetheError` (fails the test when it resolves or throws another error). */

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * Throws `E_ARG` naming `argument` unless `value` is a non-null object (an options bag, a

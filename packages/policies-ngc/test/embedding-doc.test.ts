@@ -1,33 +1,16 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runDocExample } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 
 // docs/embedding.md's NGC example, run as written by a bare `node` from this package's directory
 // (the built packages, as an embedding runtime loads them).
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
-const doc = readFileSync(join(pkg, '../../docs/embedding.md'), 'utf8');
-
-/** What the first ```js block after `heading` prints. */
-function runExampleAfter(heading: string): string {
-  const at = doc.indexOf(heading);
-  const match = /```js\n([\s\S]*?)```/.exec(doc.slice(at));
-  if (at < 0 || match === null) throw new Error(`no example under ${heading}`);
-  const { NODE_OPTIONS: _, ...env } = process.env;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', match[1]!], {
-    cwd: pkg,
-    env,
-    encoding: 'utf8',
-  });
-  expect(child.stderr).toBe('');
-  expect(child.status).toBe(0);
-  return child.stdout;
-}
+const doc = join(pkg, '../../docs/embedding.md');
 
 describe('docs/embedding.md', () => {
   it('the NGC example keeps whole blocks, the same in both heads, round after round', () => {
-    const match = /^(\d+) rounds; kept (.*)$/.exec(runExampleAfter('### NGC').trim());
+    const match = /^(\d+) rounds; kept (.*)$/.exec(runDocExample(doc, '### NGC', pkg).trim());
     expect(match).not.toBeNull();
     // 32 tokens, a round every 8.
     expect(Number(match![1])).toBe(4);

@@ -1,33 +1,16 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runDocExample } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 
 // docs/embedding.md's SOL example, run as written by a bare `node` from this package's directory
 // (the built packages, as an embedding runtime loads them).
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
-const doc = readFileSync(join(pkg, '../../docs/embedding.md'), 'utf8');
-
-/** What the first ```js block after `heading` prints. */
-function runExampleAfter(heading: string): string {
-  const at = doc.indexOf(heading);
-  const match = /```js\n([\s\S]*?)```/.exec(doc.slice(at));
-  if (at < 0 || match === null) throw new Error(`no example under ${heading}`);
-  const { NODE_OPTIONS: _, ...env } = process.env;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', match[1]!], {
-    cwd: pkg,
-    env,
-    encoding: 'utf8',
-  });
-  expect(child.stderr).toBe('');
-  expect(child.status).toBe(0);
-  return child.stdout;
-}
+const doc = join(pkg, '../../docs/embedding.md');
 
 describe('docs/embedding.md', () => {
   it('the SOL example prints each step’s controls, the rows κ reads, and the refresh', () => {
-    const lines = runExampleAfter('### SOL').trim().split('\n');
+    const lines = runDocExample(doc, '### SOL', pkg).trim().split('\n');
     expect(lines).toHaveLength(7);
     expect(lines[4]).toBe("refresh the last 4 tokens' KV rows");
     const steps = [...lines.slice(0, 4), ...lines.slice(5)];

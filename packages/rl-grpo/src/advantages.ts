@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 
 /**
  * How outcome advantages are normalised within a group:

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { initBackend, LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { initBackend, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   InProcessRollouts,

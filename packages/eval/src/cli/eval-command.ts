@@ -1,8 +1,8 @@
-import { inFile, withArgument } from '@lethe/core';
+import { inFile, LetheError, withArgument } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
+import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { sweepCells } from '../harness/cells';
 import { knownPolicies } from '../harness/known-policies';

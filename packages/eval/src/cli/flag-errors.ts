@@ -1,5 +1,4 @@
-import { bareMessage } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
+import { bareMessage, LetheError } from '@lethe/core';
 
 /**
  * Re-issues a `LetheError` about a configuration field (`budgets[0]`, `modelSize.hidden`) so

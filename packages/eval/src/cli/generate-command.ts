@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { withArgument } from '@lethe/core';
+import { LetheError, withArgument } from '@lethe/core';
 import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
 import {
   CharTokenizer,
@@ -14,7 +14,7 @@ import {
 import { readModelDirectory } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { type BackendName, initBackend, LetheError } from '@lethe/tensor';
+import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { capacityFor, fullCacheLength, validateBudgetFraction } from '../harness/budget';
 import { encodeText } from '../harness/generation-run';

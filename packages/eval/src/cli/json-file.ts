@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { unreadableFile } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
+import { LetheError, unreadableFile } from '@lethe/core';
 
 /**
  * Reads and parses the JSON file `path`.

@@ -1,5 +1,4 @@
-import { inFile } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
+import { inFile, LetheError } from '@lethe/core';
 import type { Command } from 'commander';
 import { isPlainObject } from '../harness/json';
 import { RESULTS_FORMAT, RESULTS_VERSION } from '../harness/results';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** `null`, `undefined`, `an array` or the `typeof` of a value: what an argument was instead. */
 function kindOf(value: unknown): string {

@@ -1,4 +1,4 @@
-import { assertInteger } from '@lethe/tensor';
+import { assertInteger } from '@lethe/core';
 import { requireArray } from './arguments';
 
 /**

@@ -1,5 +1,5 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import { type BudgetForm, type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
 
 /**
  * Checks a budget fraction: a number in (0, 1].

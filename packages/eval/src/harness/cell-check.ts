@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { isAggregate } from '../metrics/aggregate';
 import { isPlainObject } from './json';
 import { type CellResult, OPTIONAL_METRICS, REQUIRED_METRICS } from './results';

@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { PolicyBudget, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf, type Tokenizer } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import type { CellEnvironment } from './cell-environment';
 import { policyOfCell } from './policy-spec';
 import type { CellKey } from './results';

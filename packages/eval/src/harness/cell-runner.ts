@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { requireFunction, requireObject } from './arguments';
 import type { CellEnvironment } from './cell-environment';
 import { validateCellKey } from './cells';

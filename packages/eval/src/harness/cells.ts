@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { FULL_CACHE } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { runsOnTask } from './policy-spec';

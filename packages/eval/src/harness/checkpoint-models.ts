@@ -1,9 +1,9 @@
 // Node-only (reads checkpoint directories): exported by `@lethe/eval/node`.
 
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { TOKENIZER_FILE } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { checkTaskTokenizer } from '../pretrain/task-tokenizer-check';
 import { isTaskName, taskTokenizer } from '../tasks/index';
 import { requireObject } from './arguments';

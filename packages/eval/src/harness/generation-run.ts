@@ -1,6 +1,6 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import type { PolicyBudget, PolicySet } from '@lethe/kv-cache';
 import type { StopConditions, Tokenizer } from '@lethe/model';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import type { GenerationTask, TaskExample } from '../tasks/task';
 import { requireObject } from './arguments';
 import { planBatches } from './batching';

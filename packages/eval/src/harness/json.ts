@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** A JSON value: what survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue =

@@ -2,9 +2,8 @@
 
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { unreadableFile } from '@lethe/core';
+import { LetheError, unreadableFile } from '@lethe/core';
 import { writeFileAtomic } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import type { SweepResults } from './results';
 import { checkResults, serializeResults } from './results-file';
 import type { SweepConfig } from './sweep-config';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * A number as written in decimal: an optional minus, digits with an optional fraction (or a

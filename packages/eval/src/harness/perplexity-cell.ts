@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { type ControlledAxes, FULL_CACHE } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
 import { planBatches } from './batching';

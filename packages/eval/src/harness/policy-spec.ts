@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { FULL_CACHE, POLICY_NAME_PATTERN } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { assertJson, isPlainObject, type JsonValue } from './json';
 
 /**

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { validateCellKey } from './cells';
 import { parseJsonFlag } from './json';
 import { parseNumberFlag } from './number-flag';

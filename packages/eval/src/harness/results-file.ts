@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkCell } from './cell-check';
 import { cellId, sweepCells } from './cells';
 import { canonicalJson, isPlainObject, type JsonValue } from './json';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { writeFileAtomic } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 
 /** The file a run directory records its settings in. */
 export const RUN_SETTINGS_FILE = 'settings.json';

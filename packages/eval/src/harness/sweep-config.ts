@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { validateSampling } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';

@@ -1,8 +1,8 @@
+import { LetheError } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { LetheError } from '@lethe/tensor';
 import { createTask as createRegisteredTask, TASK_NAMES } from '../tasks/index';
 import type { Task } from '../tasks/task';
 import { requireObject } from './arguments';

@@ -1,6 +1,6 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import type { PolicySet } from '@lethe/kv-cache';
 import { type ComputeUsage, type DecoderModel, GenerationSession } from '@lethe/model';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { requireArray, requireFunction, requireObject } from './arguments';
 import type { Clock } from './clock';
 import { ReadRecorder, type ReadTrace } from './read-trace';

@@ -12,6 +12,8 @@ export {
   normalisedPrecision,
   realisedKeepRate,
 } from './net-keep-rate';
+export { type PairedAccuracy, pairedAccuracy } from './paired-accuracy';
+export { type PairedComparison, pairedComparison } from './paired-comparison';
 export { meanPassAtK, type PassAtKCounts, passAtK } from './pass-at-k';
 export { peakKvReduction } from './peak-kv-reduction';
 export { perplexity } from './perplexity';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { requireInteger, requireNonEmpty } from './validate';
 
 /** Sample counts of one problem: `n` samples drawn, `c` of them correct. */

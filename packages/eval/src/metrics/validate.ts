@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** Throws `E_ARG` unless `value` is a finite number (not NaN, not ±Infinity). */
 export function requireFinite(value: number, argument: string): number {

@@ -1,10 +1,10 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type BatchProvider,
   type NextTokenBatch,
   nextTokenBatch,
   type SftExample,
 } from '@lethe/model';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { SeededRandom } from '../tasks/seeded';
 import type { GenerationTask, TaskExample } from '../tasks/task';
 import { taskSequence } from './task-sequence';

@@ -1,6 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { FULL_CACHE } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
 import { runSweep } from '../harness/sweep';
 import type { GenerationTask } from '../tasks/task';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { bareMessage } from '@lethe/core';
+import { bareMessage, LetheError } from '@lethe/core';
 import {
   type CharTokenizer,
   CONFIG_FILE,
@@ -7,7 +7,6 @@ import {
   type ModelConfig,
   TOKENIZER_FILE,
 } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import { canonicalJson, type JsonValue } from '../harness/json';
 import { loadTaskModel, type TaskModel } from './load-task-model';
 import type { TaskModelInit } from './manifest';

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { readModelDirectory } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { loadTaskModel, type TaskModel } from './load-task-model';
 
 /** The config fields two directories must share for one's weights to stand in for the other's. */

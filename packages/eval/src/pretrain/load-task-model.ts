@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inFile, unreadableFile } from '@lethe/core';
+import { inFile, LetheError, unreadableFile } from '@lethe/core';
 import { type CharTokenizer, CONFIG_FILE, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
 import { assertDirectory, readModelDirectory } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { createTask } from '../tasks/registry';
 import type { Task } from '../tasks/task';
 import { parseTaskModelManifest, TASK_MODEL_FILE, type TaskModelManifest } from './manifest';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { isPlainObject, type JsonValue } from '../harness/json';
 import type { ModelSize } from './model-size';
 

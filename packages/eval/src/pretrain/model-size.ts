@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { defaultConfig, type ModelConfig } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 
 /** The shape of a task model (a Llama-style decoder with tied embeddings). */
 export interface ModelSize {

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { BackendName } from '@lethe/tensor';
-import { LetheError } from '@lethe/tensor';
 import type { JsonValue } from '../harness/json';
 import { parseNumberFlag } from '../harness/number-flag';
 import { DEFAULT_MODEL_SIZE, type ModelSize } from './model-size';

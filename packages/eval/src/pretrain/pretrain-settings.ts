@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
-import { withArgument } from '@lethe/core';
+import { LetheError, withArgument } from '@lethe/core';
 import type { TrainProgress } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import { assertJson, isPlainObject, type JsonValue } from '../harness/json';
 import { DEFAULT_BATCH_SIZE } from '../harness/sweep-config';
 import { createTask } from '../tasks/registry';

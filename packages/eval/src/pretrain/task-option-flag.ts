@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { assertJson, type JsonValue } from '../harness/json';
 
 /**

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { CharTokenizer, type Tokenizer } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 import type { Task } from '../tasks/task';
 
 /**

@@ -1,10 +1,10 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type BatchProvider,
   type NextTokenBatch,
   nextTokenBatch,
   type SftExample,
 } from '@lethe/model';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { encodeText } from '../harness/generation-run';
 import type { PerplexityTask } from '../tasks/task';
 

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * Offset between a pretraining seed and the task seed its training examples are drawn from.

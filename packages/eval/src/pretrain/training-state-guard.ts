@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LetheError } from '@lethe/core';
 import { writeFileAtomic } from '@lethe/model/node';
-import { LetheError } from '@lethe/tensor';
 import { canonicalJson, type JsonValue } from '../harness/json';
 import type { PretrainSettings } from './pretrain-settings';
 

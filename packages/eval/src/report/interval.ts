@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { Aggregate } from '../harness/results';
 import { requireFinite, requireInteger, requireNonNegative } from '../metrics/validate';
 

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { FULL_CACHE } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import {
   type Aggregate,
   type CellMetrics,

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
 import { intOption, optionFields } from './options';
 import { SeededRandom } from './seeded';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { CountdownOp } from './countdown-expression';
 
 /** Options of {@link solveCountdown}. */

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
 import { checkCountdownExpression } from './countdown-expression';
 import { solveCountdown } from './countdown-solver';

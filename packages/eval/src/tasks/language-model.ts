@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { intOption, optionFields } from './options';
 import { SeededRandom } from './seeded';
 import { storyDocument } from './story-grammar';

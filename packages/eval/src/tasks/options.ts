@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * The fields of a task's options object, checked against the fields the task knows. `undefined`

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { type ArithmeticOptions, type ArithmeticOptionsInput, arithmeticTask } from './arithmetic';
 import { type CountdownOptions, type CountdownOptionsInput, countdownTask } from './countdown';
 import {

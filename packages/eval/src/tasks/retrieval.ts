@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
 import { mqarContextLength, mqarInstance } from './mqar';
 import { kvNeedleCount, type NiahSpec, needleLength, niahInstance } from './niah';

@@ -1,4 +1,5 @@
-import { LetheError, Rng } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { Rng } from '@lethe/tensor';
 
 const TWO_POW_32 = 4294967296;
 

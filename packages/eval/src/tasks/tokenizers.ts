@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { CharTokenizer } from '@lethe/model';
-import { LetheError } from '@lethe/tensor';
 
 /**
  * The fixed alphabet of each task family. Ids follow the string order (after CharTokenizer's

@@ -1,3 +1,4 @@
+import type { LetheError } from '@lethe/core';
 import {
   type AnyPolicyProvider,
   type ComputePolicy,
@@ -9,7 +10,7 @@ import type { DecoderModel } from '@lethe/model';
 import { generate } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
 import { H2OPolicy } from '@lethe/policies-heuristic';
-import { initBackend, type LetheError, tf } from '@lethe/tensor';
+import { initBackend, tf } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LetheError } from '@lethe/core';
 import { DecoderModel, defaultConfig } from '@lethe/model';
 import { saveCheckpoint } from '@lethe/model/node';
-import { initBackend, type LetheError, tf } from '@lethe/tensor';
+import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   emptyResults,

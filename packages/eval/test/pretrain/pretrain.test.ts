@@ -1,7 +1,8 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initBackend, type LetheError } from '@lethe/tensor';
+import type { LetheError } from '@lethe/core';
+import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTaskModel } from '../../src/pretrain/load-task-model';
 import { TASK_MODEL_FILE } from '../../src/pretrain/manifest';

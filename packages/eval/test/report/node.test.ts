@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SweepResults } from '../../src/harness/results';
 import { renderHtml, renderMarkdown } from '../../src/report/index';

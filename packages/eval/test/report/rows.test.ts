@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { describe, expect, it } from 'vitest';
 import type { SweepResults } from '../../src/harness/results';
 import { aggregate } from '../../src/metrics/index';

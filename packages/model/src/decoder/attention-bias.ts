@@ -1,4 +1,4 @@
-import { assertNoNaN, LetheError } from '@lethe/tensor';
+import { assertNoNaN, LetheError } from '@lethe/core';
 
 /** Checks one sequence's `attentionBias` control of a layer: a finite `[kvHeads, maxLive]` Float32Array. */
 export function checkAttentionBias(

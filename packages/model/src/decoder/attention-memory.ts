@@ -1,4 +1,5 @@
-import { isRecordingGradients, LetheError, tensorMemoryHeadroom } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { isRecordingGradients, tensorMemoryHeadroom } from '@lethe/tensor';
 
 /**
  * Score-sized tensors one layer's attention holds at once while it runs (raw, scaled and biased

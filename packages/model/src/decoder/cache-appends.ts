@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { KVCacheStore } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import type { PackedRows } from './packed-rows';
 

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { KVCacheStore } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 
 /** Names of the function-valued members of `T`. */
 type MethodNames<T> = {

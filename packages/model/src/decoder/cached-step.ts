@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { KVCacheStore, ReadAnchors, ReadSelector } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { cachedStepProgram, type StepProgram } from './step-program';
 import type { BatchControls, KeyBiasHook, StepResult } from './types';

@@ -1,4 +1,5 @@
-import { assertFraction, LetheError, tf } from '@lethe/tensor';
+import { assertFraction, LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { withoutGradient } from './gradient-rules';
 
 /**

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { type KVCacheStore, resolveReadAnchors } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import { checkFiniteWeights } from '../io/finite-weights';
 import { type Float32Tensor, type ModelConfig, parseModelConfig } from '../io/index';
 import { withoutTiedHead } from '../io/tied-head';

@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import {
   type DeviceAttentionPart,
   type DeviceAttentionRequest,
@@ -7,7 +8,7 @@ import {
   destroyGpuBuffer,
 } from '@lethe/kernels-webgpu';
 import type { KVCacheStore } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkAttentionBias } from './attention-bias';
 import { tensorOfBuffer } from './device-tensor';

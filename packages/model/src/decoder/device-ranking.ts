@@ -1,10 +1,11 @@
+import { LetheError } from '@lethe/core';
 import {
   createGpuBuffer,
   type DeviceKVCache,
   type DeviceRows,
   destroyGpuBuffer,
 } from '@lethe/kernels-webgpu';
-import { LetheError, type tf } from '@lethe/tensor';
+import type { tf } from '@lethe/tensor';
 import type { CachedStepRequest } from './cached-step';
 import { TENSOR_USAGE, tensorOfBuffer } from './device-tensor';
 import type { PackedRows } from './packed-rows';

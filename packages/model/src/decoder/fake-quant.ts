@@ -1,4 +1,5 @@
-import { assertInteger, LetheError, tf } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { straightThrough } from './gradient-rules';
 
 /** Smallest and largest activation bit widths accepted by {@link fakeQuantizeRows}. */

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { LayerControls } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkObject } from '../option-checks';
 import { checkAttentionMemory } from './attention-memory';

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { LayerControls } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import { channelKeepMask } from './channel-keep';
 import { ACTIVATION_BITS_RANGE, fakeQuantizeRows, quantizationLevels } from './fake-quant';
 import { linear } from './linear';

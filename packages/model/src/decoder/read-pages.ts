@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * Checks one sequence's page lists for a layer: one `Int32Array` per KV head, every page inside

@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import {
   intersectRanges,
   type KVCacheStore,
@@ -11,7 +12,6 @@ import {
   tokenKeepRanking,
   tokenKeepRead,
 } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { checkReadPages } from './read-pages';
 
 /** What one sequence's new token reads of one layer's cache, per KV head. */

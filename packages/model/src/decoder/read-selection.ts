@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { KVCacheStore, ReadSelector } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 
 /**
  * Asks each sequence's read selector which pages its new token reads at one layer: for sequence

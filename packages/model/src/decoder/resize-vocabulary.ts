@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import { DecoderModel } from './decoder-model';
 
 const EMBEDDING = 'model.embed_tokens.weight';

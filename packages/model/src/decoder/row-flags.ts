@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { type DeviceRows, NON_FINITE } from '@lethe/kernels-webgpu';
-import { LetheError } from '@lethe/tensor';
 import type { PackedRows } from './packed-rows';
 
 /**

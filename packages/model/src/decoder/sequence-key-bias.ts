@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { checkKeyBias } from './forward-checks';
 import type { KeyBiasHook } from './types';
 

@@ -1,5 +1,5 @@
+import { assertFraction, LetheError } from '@lethe/core';
 import type { KVCacheStore, LayerControls, ReadSelector } from '@lethe/kv-cache';
-import { assertFraction, LetheError } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { checkCacheStore } from './cache-store-check';
 import { checkPerLayer, checkTokenIds } from './forward-checks';

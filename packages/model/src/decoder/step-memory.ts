@@ -1,4 +1,5 @@
-import { LetheError, tensorMemoryHeadroom } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tensorMemoryHeadroom } from '@lethe/tensor';
 
 /**
  * `[N, D]`-sized float32 tensors one layer of a cached step holds at once (its own `tf.tidy`

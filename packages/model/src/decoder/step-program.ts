@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { DEFAULT_READ_ANCHORS, type LayerControls } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { type AppendRows, applyAppends, checkAppendsFinite, planAppends } from './cache-appends';
 import type { CachedStepRequest } from './cached-step';

@@ -2,13 +2,13 @@ import {
   elementCount,
   type FloatStorageDtype,
   fromFloat32,
+  LetheError,
   parseSafetensors,
   type SafetensorsMetadata,
   type SafetensorsTensor,
   serializeSafetensors,
   toFloat32,
 } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
 import { checkObject } from '../option-checks';
 import { checkFiniteWeights } from './finite-weights';
 import { configToJson, type ModelConfig, parseModelConfig } from './model-config';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** A config object being validated: field name to raw JSON value. */
 export type RawConfig = Record<string, unknown>;

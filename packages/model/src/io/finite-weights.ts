@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** How many tensors a non-finite-weights error describes before it summarises the rest. */
 const LISTED = 5;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
+  LetheError,
   type ParseSafetensorsOptions,
   parseSafetensors,
   type SafetensorsFile,
@@ -9,7 +10,6 @@ import {
   type SafetensorsTensor,
   serializeSafetensors,
 } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
 import { checkObject, kindOf } from '../option-checks';
 
 /**

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** File name of the index of a sharded checkpoint (as HF `save_pretrained` writes it). */
 export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json';

@@ -1,5 +1,9 @@
-import { parseSafetensors, type SafetensorsFile, type SafetensorsTensor } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
+import {
+  LetheError,
+  parseSafetensors,
+  type SafetensorsFile,
+  type SafetensorsTensor,
+} from '@lethe/core';
 import { checkObject, kindOf } from '../option-checks';
 import {
   type Checkpoint,

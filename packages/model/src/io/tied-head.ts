@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { ModelConfig } from './model-config';
 
 const EMBEDDING = 'model.embed_tokens.weight';

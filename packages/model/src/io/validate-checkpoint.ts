@@ -1,5 +1,5 @@
 import type { SafetensorsDtype, SafetensorsFile } from '@lethe/core';
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkObject, kindOf } from '../option-checks';
 import { checkpointLayout } from './checkpoint-layout';
 import type { ModelConfig } from './model-config';

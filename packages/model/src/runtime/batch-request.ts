@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import type { PolicySet } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { checkReadSelector } from '../decoder/step-checks';
 import type { ModelConfig } from '../io/index';
 import { checkObject, checkOptionalFunction } from '../option-checks';

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { LayerControls, ReadAnchors } from '@lethe/kv-cache';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { DecoderModel, KeyBiasHook, StepResult } from '../decoder/index';
 import type { EvictionRound } from './eviction-rounds';
 import type { SequenceState } from './sequence-state';

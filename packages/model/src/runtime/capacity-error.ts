@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /**
  * A request refused because the service is full: every sequence slot is taken and the waiting

@@ -1,10 +1,10 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type KVCacheOptions,
   type KVCacheStore,
   type ReadAnchors,
   resolveReadAnchors,
 } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkMethods, checkObject, checkOptionalFunction } from '../option-checks';
 import {

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { ModelConfig } from '../io/index';
 import { checkObject, checkOptionalFunction } from '../option-checks';
 import type { GenerateOptions } from './generate';

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { KVCacheStore } from '@lethe/kv-cache';
-import { LetheError, Rng } from '@lethe/tensor';
+import { Rng } from '@lethe/tensor';
 import { checkContextFits, checkGenerateOptions } from './generate-checks';
 import { collectStats, type GenerationStats } from './generation-stats';
 import { type Prompt, promptIds } from './prompts';

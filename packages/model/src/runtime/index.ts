@@ -48,4 +48,5 @@ export {
   stopReason,
   validateStop,
 } from './stop-conditions';
+export { StopMatcher, type StopScan } from './stop-matcher';
 export { type PositionLogProbs, type TokenLogProb, tokenLogProbs } from './token-log-probs';

@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import { checkMethods, checkObject } from '../option-checks';
 import type { SequencePolicies } from './sequence-state';
 

@@ -1,4 +1,5 @@
-import { LetheError, type Rng } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import type { Rng } from '@lethe/tensor';
 
 /** How the next token is drawn from the logits. */
 export interface SamplingOptions {

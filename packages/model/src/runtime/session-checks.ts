@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkMethods, checkObject, checkOptionalFunction } from '../option-checks';
 import { checkPolicies } from './policy-checks';
 import type { SessionOptions } from './session';

@@ -1,3 +1,4 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import {
   type ComputePolicy,
   type EvictionPolicy,
@@ -7,7 +8,6 @@ import {
   type ReadSelector,
   resolveReadAnchors,
 } from '@lethe/kv-cache';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import type { DecoderModel } from '../decoder/index';
 import { checkReadSelector } from '../decoder/step-checks';
 import { decodeStates, prefillStates, type StepRow } from './batch-steps';

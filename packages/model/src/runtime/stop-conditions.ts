@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkTokenIds } from '../decoder/forward-checks';
 import { checkObject } from '../option-checks';
 

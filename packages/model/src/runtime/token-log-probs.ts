@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { topKIndices } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 
 /** A token and its log-probability. */
 export interface TokenLogProb {

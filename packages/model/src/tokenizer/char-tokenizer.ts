@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer';
 
 /** Special tokens of {@link CharTokenizer}, with ids 0…3 in this order. */

@@ -1,5 +1,5 @@
 import { Template } from '@huggingface/jinja';
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkObject, kindOf } from '../option-checks';
 import { specialTokensMap, TOKENIZER_CONFIG_FILE } from './special-tokens';
 

@@ -1,5 +1,5 @@
 import { Tokenizer as TokenizerEngine } from '@huggingface/tokenizers';
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { checkObject, kindOf } from '../option-checks';
 import { specialTokenText, TOKENIZER_CONFIG_FILE } from './special-tokens';
 import type { DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer';

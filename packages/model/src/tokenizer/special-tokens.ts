@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** File name of a Hugging Face tokenizer's settings, beside `tokenizer.json`. */
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import { kindOf } from '../option-checks';
 import { CharTokenizer } from './char-tokenizer';
 import { HfTokenizer, type HfTokenizerOptions, TOKENIZER_FILE } from './hf-tokenizer';

@@ -1,4 +1,5 @@
-import { assertInteger, LetheError, type Rng } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
+import type { Rng } from '@lethe/tensor';
 import {
   type NextTokenBatch,
   type NextTokenBatchOptions,

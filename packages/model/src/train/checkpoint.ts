@@ -1,4 +1,5 @@
-import { type AdamWState, LetheError, type RngState } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import type { AdamWState, RngState } from '@lethe/tensor';
 import {
   type Float32Tensor,
   parseSafetensors,

@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 
 /** Largest flat index a gather over int32 indices can address. */
 const MAX_FLAT_INDEX = 2 ** 31 - 1;

@@ -1,4 +1,5 @@
-import { assertInteger, LetheError, tf } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 
 /** One training sequence for supervised fine-tuning. */
 export interface SftExample {

@@ -1,4 +1,4 @@
-import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/tensor';
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 
 /**
  * A learning-rate schedule: a pure function from the 0-based index of an optimizer update to

@@ -1,12 +1,10 @@
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 import {
   AdamW,
   type AdamWOptions,
-  assertFiniteInRange,
-  assertInteger,
   type ClippedGradients,
   clipByGlobalNorm,
   globalNorm,
-  LetheError,
   Rng,
   tf,
 } from '@lethe/tensor';

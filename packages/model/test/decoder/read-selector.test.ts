@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import {
   type LayerControls,
   type LayerObservation,
@@ -6,7 +7,7 @@ import {
   type ReadSelector,
 } from '@lethe/kv-cache';
 import { QuestSelector } from '@lethe/policies-heuristic';
-import { initBackend, LetheError } from '@lethe/tensor';
+import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cacheFor, lively, maxAbsDiff, randomTokens, takeLogits, tinyConfig } from './helpers';
 import { questPagesByDefinition } from './quest-reference';

@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import {
   type Anchors,
   type CacheGeometry,
@@ -12,7 +13,6 @@ import {
   type ObservationNeeds,
   type PageKeyBounds,
 } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { causalAttention } from './causal-attention';
 
 /** One live entry of one (layer, KV head): its own copies, no pages. */

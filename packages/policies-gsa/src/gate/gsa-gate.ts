@@ -1,5 +1,6 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import type { AttentionGate } from '@lethe/kv-cache';
-import { assertInteger, LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import { type GateModuleTensors, gateLogitsGraph, logGatesOfLogits } from './gate-graph';
 import { checkGateParameters, type GsaGateParameters } from './gate-parameters';
 import { type GateGranularity, gateModuleOf } from './granularity';

@@ -1,4 +1,5 @@
-import { assertFiniteInRange, LetheError, tf } from '@lethe/tensor';
+import { assertFiniteInRange, LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { logSigmoidGraph } from '../gate/gate-graph';
 
 /**

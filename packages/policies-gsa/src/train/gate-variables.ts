@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { type GateModuleTensors, gateLogitsGraph, logGatesOfLogits } from '../gate/gate-graph';
 import {
   checkGateParameters,

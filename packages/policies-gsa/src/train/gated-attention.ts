@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 
 /** Logit a key without teacher attention gets (exp of it is 0 in float32). */
 const HIDDEN = -1e30;

@@ -1,3 +1,4 @@
+import { LetheError } from '@lethe/core';
 import {
   type DecoderModel,
   type NextTokenBatch,
@@ -6,7 +7,7 @@ import {
   type TrainProgress,
   type TrainResult,
 } from '@lethe/model';
-import { LetheError, tf } from '@lethe/tensor';
+import { tf } from '@lethe/tensor';
 import type { GateStatistics } from './gate-statistics';
 import type { GsaGateVariables } from './gate-variables';
 import { type GsaLossWeights, resolveLossWeights } from './loss-weights';

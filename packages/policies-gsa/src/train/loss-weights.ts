@@ -1,4 +1,4 @@
-import { assertFiniteInRange } from '@lethe/tensor';
+import { assertFiniteInRange } from '@lethe/core';
 import { type GatePenaltyOptions, type ResolvedGatePenalty, resolvePenalty } from './gate-penalty';
 import {
   type ResolvedRetention,

@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { evictionBoundaries } from './eviction-boundaries';
 import type { ResolvedRetention } from './retention-options';
 

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { crossEntropyLoss, type DecoderModel, type NextTokenBatch } from '@lethe/model';
-import { LetheError, type tf } from '@lethe/tensor';
+import type { tf } from '@lethe/tensor';
 import { logGatesOfLogits } from '../gate/gate-graph';
 import { distillationLoss } from './distillation-loss';
 import { type GatePenaltyOptions, gatePenalty } from './gate-penalty';

@@ -1,5 +1,5 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import { type DecoderModel, generate, type StopConditions } from '@lethe/model';
-import { assertInteger, LetheError } from '@lethe/tensor';
 import { metaTokenHook } from '../meta-token';
 import { isNgcDecision, NgcPolicy, type NgcSettings } from '../ngc-policy';
 import type { EvictionRoundRecord, NgcRollout } from './rollout';

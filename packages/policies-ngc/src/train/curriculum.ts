@@ -1,4 +1,4 @@
-import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/tensor';
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 
 /** NGC's staircase retention curriculum (§4.6, eq. 6). */
 export interface StaircaseCurriculum {

@@ -1,4 +1,5 @@
-import { assertInteger, LetheError, tf } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { assertOrder } from '../gumbel-top-k';
 
 /** One recorded eviction round for {@link gumbelTopKLogProbTensor}: its block count and σ. */

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import type { DecoderModel } from '@lethe/model';
-import { type AdamW, clipByGlobalNorm, LetheError, tf } from '@lethe/tensor';
+import { type AdamW, clipByGlobalNorm, tf } from '@lethe/tensor';
 import { ngcLoss } from './ngc-loss';
 import { replayBatch } from './replay-batch';
 import { type ReplayScoring, replayLogProbs } from './replay-forward';

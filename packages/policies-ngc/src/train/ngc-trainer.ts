@@ -1,3 +1,4 @@
+import { assertFiniteInRange, assertInteger, LetheError } from '@lethe/core';
 import {
   type CheckpointStore,
   type DecoderModel,
@@ -5,7 +6,7 @@ import {
   encodeTrainingCheckpoint,
 } from '@lethe/model';
 import { groupAdvantages } from '@lethe/rl-grpo';
-import { AdamW, assertFiniteInRange, assertInteger, LetheError, tf } from '@lethe/tensor';
+import { AdamW, tf } from '@lethe/tensor';
 import { NgcPolicy, type NgcSettings } from '../ngc-policy';
 import { checkMetaToken, collectRollouts, type RolloutRequest } from './collect-rollouts';
 import { evictionRateAt, type StaircaseCurriculum, validateCurriculum } from './curriculum';

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { blockCount } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import { evictedAtFromRounds, writeReplayMask } from './replay-visibility';
 import { type EvictionRoundRecord, type NgcRollout, replayLength } from './rollout';
 

@@ -1,5 +1,5 @@
+import { LetheError } from '@lethe/core';
 import { expandBlocks } from '@lethe/kv-cache';
-import { LetheError } from '@lethe/tensor';
 import type { EvictionRoundRecord } from './rollout';
 
 /** `evictedAt` of a token no round dropped: visible to every later query. */

@@ -1,4 +1,4 @@
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 
 /**
  * NGC's min-length reward penalty (App. A.1): a rollout whose total length (prompt + completion)

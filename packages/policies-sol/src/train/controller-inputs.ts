@@ -1,4 +1,5 @@
-import { LetheError, tf } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { tf } from '@lethe/tensor';
 import { BUDGET_FEATURES } from '../budget/episode-budget';
 import type { SolControllerConfig } from '../controller/controller-config';
 import { NO_PREVIOUS_ACTION } from '../controller/controller-constants';

@@ -1,5 +1,6 @@
+import { LetheError } from '@lethe/core';
 import { policyLoss } from '@lethe/rl-grpo';
-import { type AdamW, clipByGlobalNorm, LetheError, tf } from '@lethe/tensor';
+import { type AdamW, clipByGlobalNorm, tf } from '@lethe/tensor';
 import { BUDGET_FEATURES } from '../budget/episode-budget';
 import type { ControllerTensorName } from '../controller/controller-parameters';
 import type { ControllerGraph } from './controller-graph';

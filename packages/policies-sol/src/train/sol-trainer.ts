@@ -1,11 +1,11 @@
-import { Rng } from '@lethe/core';
+import { LetheError, Rng } from '@lethe/core';
 import {
   decodeTrainingCheckpoint,
   encodeTrainingCheckpoint,
   type Float32Tensor,
 } from '@lethe/model';
 import { processAdvantages } from '@lethe/rl-grpo';
-import { AdamW, LetheError, tf } from '@lethe/tensor';
+import { AdamW, tf } from '@lethe/tensor';
 import type { AxisUsage } from '../actions/action-set';
 import { budgetPenalty } from '../budget/budget-penalty';
 import { checkControllerInputSize } from '../controller/controller-file';

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 import type { PolicySnapshot } from './policy-snapshot';
 import { RolloutError } from './rollout-error';
 import type { RolloutFunction, RolloutRunner } from './rollout-runner';

@@ -1,4 +1,5 @@
-import { assertInteger, LetheError, type tf } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
+import type { tf } from '@lethe/tensor';
 
 /** Where one parameter lies in a {@link PolicySnapshot}'s buffer. */
 export interface SnapshotEntry {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { assertInteger, LetheError } from '@lethe/tensor';
+import { assertInteger, LetheError } from '@lethe/core';
 import { Tinypool } from 'tinypool';
 import { chunkStarts } from './chunk-starts';
 import { type ChunkOutcome, type ChunkTask, chunkWorkerUrl } from './chunk-worker';

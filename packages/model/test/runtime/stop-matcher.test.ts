@@ -1,6 +1,7 @@
+import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StopMatcher } from '../src/stop-matcher';
+import { StopMatcher } from '../../src/runtime/stop-matcher';
 
 /**
  * The reference, one character at a time: the first position where a stop sequence ends; the
@@ -77,5 +78,11 @@ describe('StopMatcher', () => {
     expect(matcher.push('\n')).toEqual({ text: '', stopped: false });
     expect(matcher.push('\nrest')).toEqual({ text: '', stopped: true });
     expect(matcher.push('after')).toEqual({ text: '', stopped: true });
+  });
+
+  it('refuses stop sequences that are not non-empty strings, naming them', () => {
+    expectLetheError(() => new StopMatcher('\n' as never), 'E_ARG', 'sequences');
+    expectLetheError(() => new StopMatcher(['a', '']), 'E_ARG', 'sequences[1]');
+    expectLetheError(() => new StopMatcher([3 as never]), 'E_ARG', 'sequences[0]');
   });
 });

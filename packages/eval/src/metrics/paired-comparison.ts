@@ -1,6 +1,7 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
+import { requireFinite } from './validate';
 
-/** Table 1's paired statistics of two methods on the same documents. */
+/** Paired statistics of two methods on the same documents (SOL's Table 1). */
 export interface PairedComparison {
   /** Mean of `a − b` over documents (negative: `a` has the lower perplexity). */
   readonly meanDifference: number;
@@ -15,9 +16,16 @@ export interface PairedComparison {
 }
 
 /**
- * Paired comparison of per-document perplexities `a` and `b` (same documents, same order).
+ * Paired comparison of per-document values `a` and `b` (e.g. perplexities; same documents, same
+ * order): the mean and standard deviation of `a − b`, the paired t statistic and the share of
+ * documents where `a` is lower.
  *
- * @throws LetheError `E_SHAPE` naming `b` when the lengths differ, `E_ARG` naming `a` when empty.
+ * @example
+ * ```ts
+ * pairedComparison([1, 2, 3, 5], [2, 2, 4, 4]); // mean −0.25, win rate 0.5
+ * ```
+ * @throws LetheError `E_SHAPE` naming `b` when the lengths differ, `E_ARG` naming `a` when empty,
+ *   `a[i]` or `b[i]` for a value that is not finite.
  */
 export function pairedComparison(a: readonly number[], b: readonly number[]): PairedComparison {
   if (a.length === 0) throw new LetheError('E_ARG', 'must not be empty', 'a');
@@ -25,6 +33,10 @@ export function pairedComparison(a: readonly number[], b: readonly number[]): Pa
     throw new LetheError('E_SHAPE', `has ${b.length} values, a has ${a.length}`, 'b');
   }
   const n = a.length;
+  a.forEach((x, i) => {
+    requireFinite(x, `a[${i}]`);
+    requireFinite(b[i]!, `b[${i}]`);
+  });
   const differences = a.map((x, i) => x - b[i]!);
   const mean = differences.reduce((s, d) => s + d, 0) / n;
   const variance = n < 2 ? 0 : differences.reduce((s, d) => s + (d - mean) ** 2, 0) / (n - 1);

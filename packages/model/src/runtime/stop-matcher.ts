@@ -1,3 +1,5 @@
+import { LetheError } from '@lethe/core';
+
 /** What {@link StopMatcher.push} decided for a piece of text. */
 export interface StopScan {
   /** Text that can be sent now: it cannot be part of a stop sequence. */
@@ -14,12 +16,31 @@ export interface StopScan {
  * was split into pieces. Text that might
  * be the start of a stop sequence (a suffix equal to a prefix of one) is held back until the
  * next piece tells, so a streamed response never sends text it later has to take back.
+ *
+ * @example
+ * ```ts
+ * const stops = new StopMatcher(['\n\n']);
+ * stops.push('Hello\n'); // { text: 'Hello', stopped: false }: '\n' may begin a stop
+ * stops.push('\nmore'); // { text: '', stopped: true }
+ * ```
  */
 export class StopMatcher {
   private held = '';
   private done = false;
+  private readonly sequences: readonly string[];
 
-  constructor(private readonly sequences: readonly string[]) {}
+  /** @throws LetheError `E_ARG` naming `sequences` (not an array) or `sequences[i]` (not a non-empty string). */
+  constructor(sequences: readonly string[]) {
+    if (!Array.isArray(sequences)) {
+      throw new LetheError('E_ARG', 'must be an array of stop strings', 'sequences');
+    }
+    sequences.forEach((sequence, i) => {
+      if (typeof sequence !== 'string' || sequence.length === 0) {
+        throw new LetheError('E_ARG', 'must be a non-empty string', `sequences[${i}]`);
+      }
+    });
+    this.sequences = [...sequences];
+  }
 
   /** Scans the next piece of generated text. */
   push(piece: string): StopScan {

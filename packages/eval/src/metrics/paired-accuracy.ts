@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/tensor';
+import { LetheError } from '@lethe/core';
 
 /** Two methods' correctness on the same examples, compared pairwise (McNemar). */
 export interface PairedAccuracy {
@@ -19,9 +19,16 @@ export interface PairedAccuracy {
 }
 
 /**
- * Paired comparison of per-example correctness `a` and `b` (same examples, same order).
+ * Paired comparison of per-example correctness `a` and `b` (same examples, same order): both
+ * accuracies, the discordant pairs and the exact McNemar p-value — what tells two policies apart
+ * on the same examples where their accuracies' intervals overlap.
  *
- * @throws LetheError `E_ARG` naming `a` when empty, `E_SHAPE` naming `b` when the lengths differ.
+ * @example
+ * ```ts
+ * pairedAccuracy(Array(6).fill(true), Array(6).fill(false)).pValue; // 2 / 64
+ * ```
+ * @throws LetheError `E_ARG` naming `a` when empty, `a[i]` or `b[i]` for a value that is not a
+ *   boolean; `E_SHAPE` naming `b` when the lengths differ.
  */
 export function pairedAccuracy(a: readonly boolean[], b: readonly boolean[]): PairedAccuracy {
   if (a.length === 0) throw new LetheError('E_ARG', 'must not be empty', 'a');
@@ -34,6 +41,8 @@ export function pairedAccuracy(a: readonly boolean[], b: readonly boolean[]): Pa
   let correctB = 0;
   a.forEach((solvedA, i) => {
     const solvedB = b[i]!;
+    if (typeof solvedA !== 'boolean') throw new LetheError('E_ARG', 'must be a boolean', `a[${i}]`);
+    if (typeof solvedB !== 'boolean') throw new LetheError('E_ARG', 'must be a boolean', `b[${i}]`);
     if (solvedA) correctA += 1;
     if (solvedB) correctB += 1;
     if (solvedA && !solvedB) onlyA += 1;
