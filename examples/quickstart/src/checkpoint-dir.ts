@@ -1,7 +1,14 @@
+import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bareMessage, LetheError } from '@lethe/core';
-import { CharTokenizer, type DecoderModel } from '@lethe/model';
+import {
+  CharTokenizer,
+  CONFIG_FILE,
+  type DecoderModel,
+  TOKENIZER_FILE,
+  WEIGHTS_FILE,
+} from '@lethe/model';
 import { readModelDirectory, writeModelDirectory } from '@lethe/model/node';
 
 /** Where the committed quickstart checkpoint lives. */
@@ -39,25 +46,33 @@ export async function loadQuickstart(
 
 /**
  * Loads model + tokenizer from the model directory `dir` given by the flag `flag`: the
- * quickstart never trains a model in its place (`npm run train` does), so an error says how
- * to make one.
+ * quickstart never trains a model in its place (`npm run train` does), so an error says what a
+ * model directory holds and how to make one.
  *
  * @throws LetheError `E_CHECKPOINT` (or the reader's code for malformed files) naming `flag`, its
- *   message naming the file at fault and the command that trains a model.
+ *   message naming the directory or the file at fault and the command that trains a model.
  */
 export async function loadQuickstartFrom(
   dir: string,
   flag: string,
 ): Promise<{ model: DecoderModel; tokenizer: CharTokenizer }> {
+  const hint = `train one with \`npm run train -- --out ${dir}\` in examples/quickstart`;
+  const kind = await stat(dir).then(
+    (found) => (found.isDirectory() ? 'directory' : 'file'),
+    () => 'missing',
+  );
+  if (kind !== 'directory') {
+    throw new LetheError(
+      'E_CHECKPOINT',
+      `${dir} is ${kind === 'missing' ? 'missing' : 'not a directory'}; a model directory holds ${CONFIG_FILE}, ${WEIGHTS_FILE} and ${TOKENIZER_FILE} (${hint})`,
+      flag,
+    );
+  }
   try {
     return await loadQuickstart(dir);
   } catch (error) {
     if (!(error instanceof LetheError)) throw error;
     const about = error.argument === undefined ? '' : `${error.argument} `;
-    throw new LetheError(
-      error.code,
-      `${about}${bareMessage(error)}; train one with \`npm run train -- --out ${dir}\` in examples/quickstart`,
-      flag,
-    );
+    throw new LetheError(error.code, `${about}${bareMessage(error)} (${hint})`, flag);
   }
 }
