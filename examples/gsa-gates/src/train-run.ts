@@ -9,16 +9,20 @@ import {
   textWindowBatches,
   trainingSeed,
 } from '@lethe/eval/node';
-import { type BatchProvider, type NextTokenBatch, warmupCosineSchedule } from '@lethe/model';
-import { directoryCheckpointStore, writeFileAtomic } from '@lethe/model/node';
-import { initGateParameters } from '@lethe/policies-gsa';
+import {
+  type BatchProvider,
+  modelIdentity,
+  type NextTokenBatch,
+  warmupCosineSchedule,
+} from '@lethe/model';
+import { directoryCheckpointStore, writeFileAtomic, writePolicyDirectory } from '@lethe/model/node';
+import { gsaPolicyContents, initGateParameters } from '@lethe/policies-gsa';
 import {
   GsaGateVariables,
   type GsaProgress,
   type GsaStage,
   GsaTrainer,
 } from '@lethe/policies-gsa/train';
-import { writeGsaPolicyDirectory } from '@lethe/policies-gsa/train/node';
 import type { GateRunSettings } from './run-settings';
 
 /** The held-out prompts never trained on: the first this many of evaluation seed 0. */
@@ -79,6 +83,7 @@ export async function trainGates(
   await guardRunSettings(out, { ...settings });
   const taskModel = await loadTaskBackbone(settings.model, settings.weights ?? undefined);
   const { model } = taskModel;
+  const baseModel = await modelIdentity(model);
   const gate = new GsaGateVariables(
     initGateParameters(
       {
@@ -140,7 +145,7 @@ export async function trainGates(
       }
     }
     const policyDir = join(out, 'policy');
-    await writeGsaPolicyDirectory(policyDir, gate.snapshot());
+    await writePolicyDirectory(policyDir, gsaPolicyContents(gate.snapshot(), { baseModel }));
     await writeFileAtomic(
       join(out, 'training.json'),
       `${JSON.stringify({ settings, last }, null, 2)}\n`,

@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { createTask, type GenerationTask } from '@lethe/eval';
 import { loadTaskModel } from '@lethe/eval/node';
+import { modelIdentity } from '@lethe/model';
+import { writePolicyDirectory } from '@lethe/model/node';
 import {
   DEFAULT_BAM_HIDDEN,
   DEFAULT_MLP_DEPTH,
   type FeatureSet,
   featureWidth,
+  nammPolicyContents,
   type ScorerSpec,
 } from '@lethe/policies-namm';
 import {
@@ -19,7 +22,6 @@ import {
   readNammCheckpoint,
   workerPoolEvaluator,
   writeNammCheckpoint,
-  writeNammPolicyDirectory,
 } from '@lethe/policies-namm/train/node';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
 
@@ -81,6 +83,7 @@ export async function evolveRun(
   onProgress?: (progress: NammProgress) => void,
 ): Promise<NammGenerationRecord[]> {
   const { model, task } = await loadTaskModel(settings.model);
+  const baseModel = await modelIdentity(model);
   if (task.kind !== 'generation') {
     throw new LetheError(
       'E_ARG',
@@ -141,9 +144,13 @@ export async function evolveRun(
       resumeFrom,
       onCheckpoint: async (checkpoint) => {
         await writeNammCheckpoint(checkpointPath, checkpoint);
-        await writeNammPolicyDirectory(settings.out, evolution.parameters(), {
-          updateInterval: settings.updateInterval,
-        });
+        await writePolicyDirectory(
+          settings.out,
+          nammPolicyContents(evolution.parameters(), {
+            options: { updateInterval: settings.updateInterval },
+            baseModel,
+          }),
+        );
       },
       onProgress,
     });

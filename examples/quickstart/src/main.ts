@@ -32,7 +32,7 @@ const program = new Command()
   )
   .option(
     '--capacity <n>',
-    'KV entries per head an evicting policy keeps (a round runs when a head holds ⌈n/4⌉ more)',
+    'KV entries per head, the newest token included (rounds leave n − 1; a round runs once a head holds ⌈n/4⌉ more than n)',
     (v) => Number(v),
     64,
   )
@@ -90,7 +90,7 @@ function checkFlags(): void {
 /** The policy `name` at the capacity, from the registry (its errors name `--policies`). */
 async function policyFor(name: string, model: DecoderModel): Promise<EvictionPolicy | undefined> {
   registry.provider(name, '--policies');
-  // Evict back to the capacity once a head holds 1/4 more: amortised rounds.
+  // Evict back to capacity − 1 once a head holds a quarter more than the capacity: amortised rounds.
   const prepared = await registry.prepare(name, {
     options: name === 'full' ? {} : { slackFraction: 0.25 },
   });

@@ -1,7 +1,7 @@
 import { LetheError } from '@lethe/core';
 import { sequenceBudget } from '@lethe/eval';
 import type { PolicyRegistry } from '@lethe/kv-cache';
-import { policyContextOf } from '@lethe/model';
+import { checkPolicyBaseModel, policyContextOf } from '@lethe/model';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { plainMessage } from './api-error';
 import type { LearnedPolicy } from './request-policy';
@@ -11,7 +11,8 @@ import type { ServedModel } from './served-model';
  * Loads a trained policy directory the server was given at start-up (`--policy name=dir`: a SOL
  * controller, GSA gates, a NAMM scorer — `policy.json` names its provider) and finds the served
  * models it cannot run on: it is built once for each, and a model whose shape it does not fit
- * (a controller trained for another hidden size or vocabulary, say) is recorded with the reason,
+ * (a controller trained for another hidden size or vocabulary, say), or that is not the model its
+ * directory says it was trained on (another `modelIdentity`), is recorded with the reason,
  * so that a request pairing them gets a 400 saying why.
  *
  * @throws LetheError `E_ARG` naming `--policy` for a directory whose policy carries its own
@@ -37,6 +38,7 @@ export async function loadLearnedPolicy(
   const unfit = new Map<string, string>();
   for (const [id, served] of models) {
     try {
+      await checkPolicyBaseModel(directory, served.model, `the served model "${id}"`);
       prepared.build(
         sequenceBudget(0.5, 64, null, prepared.budgetForms),
         policyContextOf(served.model, 1),

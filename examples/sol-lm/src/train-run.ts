@@ -1,15 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { guardRunSettings, loadTaskBackbone, type TaskModel } from '@lethe/eval/node';
-import { directoryCheckpointStore, writeFileAtomic } from '@lethe/model/node';
-import { controllerConfig, initControllerParameters } from '@lethe/policies-sol';
+import { modelIdentity } from '@lethe/model';
+import { directoryCheckpointStore, writeFileAtomic, writePolicyDirectory } from '@lethe/model/node';
+import { controllerConfig, initControllerParameters, solPolicyContents } from '@lethe/policies-sol';
 import {
   longestPrefix,
   type SolProgress,
   SolTrainer,
   type TrainingDocument,
 } from '@lethe/policies-sol/train';
-import { writeSolPolicyDirectory } from '@lethe/policies-sol/train/node';
 import { actionSetNamed } from './action-sets';
 import { answerDocuments } from './answer-documents';
 import { DEFAULT_PREFIX, resolveRunSettings, type SolRunSettings } from './run-settings';
@@ -95,14 +95,16 @@ export async function trainSol(
       const result = await trainer.train();
       if (result.stopped) return { stopped: true, ...(last === undefined ? {} : { last }) };
       const policyDir = join(out, 'policy');
-      await writeSolPolicyDirectory(
+      await writePolicyDirectory(
         policyDir,
-        {
-          parameters: trainer.exportParameters(),
-          actions,
-          baseModel: { hiddenSize: model.config.hidden_size, vocabSize: model.config.vocab_size },
-        },
-        { horizon: settings.horizon },
+        solPolicyContents(
+          {
+            parameters: trainer.exportParameters(),
+            actions,
+            baseModel: { hiddenSize: model.config.hidden_size, vocabSize: model.config.vocab_size },
+          },
+          { options: { horizon: settings.horizon }, baseModel: await modelIdentity(model) },
+        ),
       );
       await writeFileAtomic(
         join(out, 'training.json'),

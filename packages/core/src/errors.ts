@@ -29,7 +29,8 @@ export class LetheError extends Error {
  * - `E_ARG`: an argument has an invalid value (wrong range, non-integer, NaN, unknown option).
  * - `E_SHAPE`: an array or tensor has the wrong shape or length.
  * - `E_DTYPE`: a tensor or buffer has an unsupported or unexpected dtype.
- * - `E_BUDGET`: a cache budget is outside (0, 1] or not a positive integer capacity.
+ * - `E_BUDGET`: a cache budget is invalid: a ratio outside (0, 1], a keep count or capacity that
+ *   is not a valid integer, a form the callee does not take, or anchors it cannot hold.
  * - `E_STATE`: the call is not valid in the object's current state.
  * - `E_FORMAT`: a file or serialised blob is malformed, truncated or of another version.
  * - `E_CHECKPOINT`: a checkpoint does not match the model (missing, extra or mis-shaped tensors).

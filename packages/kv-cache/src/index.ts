@@ -58,6 +58,7 @@ export {
   validatePolicyBudget,
 } from './policy/policy-budget';
 export {
+  checkBaseModel,
   checkPolicyManifest,
   formatPolicyManifest,
   openPolicyDirectory,
@@ -68,6 +69,13 @@ export {
   type PolicyFiles,
   type PolicyManifest,
 } from './policy/policy-directory';
+export {
+  checkPolicyContents,
+  memoryPolicyDirectory,
+  type PolicyContentsFields,
+  type PolicyDirectoryContents,
+  policyContents,
+} from './policy/policy-directory-contents';
 export {
   describePolicyOptions,
   type OptionDescription,

@@ -62,7 +62,7 @@ class GateRank extends ScorerPolicy {
 const SHAPE = { layers: 2, kvHeads: 2, queryHeads: 4, headDim: 4 };
 const policy = () =>
   new FirstChannel({
-    budget: { capacity: 9 },
+    budget: { keepCount: 9 },
     trigger: { whenLiveExceeds: 9, slack: 2 },
     anchors: { sinks: 2, window: 3 },
   });
@@ -144,7 +144,7 @@ describe('rowSelector', () => {
 
   it('refuses a missing or wrong step, and a field the policy needs', () => {
     const select = rowSelector(
-      new FirstChannel({ budget: { capacity: 1 } }),
+      new FirstChannel({ budget: { keepCount: 1 } }),
       { ...SHAPE, layers: 1 },
       new Rng(1),
     );
@@ -283,14 +283,14 @@ class ForeignLayer {
 
 type Kind = 'keys' | 'attention' | 'attention-since' | 'gates';
 
-function policyOf(kind: Kind, cadence: number, capacity: number, layerGranular: boolean) {
+function policyOf(kind: Kind, cadence: number, keepCount: number, layerGranular: boolean) {
   const anchors = { sinks: 1, window: 1 };
-  const byCapacity = { budget: { capacity }, trigger: { whenLiveExceeds: capacity }, anchors };
+  const byCount = { budget: { keepCount }, trigger: { whenLiveExceeds: keepCount }, anchors };
   switch (kind) {
     case 'keys':
-      return new FirstChannel({ ...byCapacity, granularity: layerGranular ? 'layer' : 'head' });
+      return new FirstChannel({ ...byCount, granularity: layerGranular ? 'layer' : 'head' });
     case 'gates':
-      return new GateRank(byCapacity);
+      return new GateRank(byCount);
     default: {
       const rate = { budget: { keepRatio: 0.6 }, trigger: { every: cadence }, anchors };
       return new AttentionMass(rate, 3, kind === 'attention-since');
@@ -310,7 +310,7 @@ describe('rowSelector, in two phases', () => {
           headDim: fc.integer({ min: 1, max: 3 }),
           kind: fc.constantFrom<Kind>('keys', 'attention', 'attention-since', 'gates'),
           cadence: fc.integer({ min: 1, max: 6 }),
-          capacity: fc.integer({ min: 3, max: 6 }),
+          keepCount: fc.integer({ min: 3, max: 6 }),
           layerGranular: fc.boolean(),
           chunks: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 8, maxLength: 24 }),
         }),
@@ -321,7 +321,7 @@ describe('rowSelector, in two phases', () => {
             queryHeads: run.kvHeads * run.group,
             headDim: run.headDim,
           };
-          const make = () => policyOf(run.kind, run.cadence, run.capacity, run.layerGranular);
+          const make = () => policyOf(run.kind, run.cadence, run.keepCount, run.layerGranular);
           const oneCall = rowSelector(make(), shape, new Rng(run.seed));
           const twoPhase = rowSelector(make(), shape, new Rng(run.seed));
           const a = Array.from({ length: run.layers }, () => new ForeignLayer(shape));
@@ -473,7 +473,7 @@ describe('rowSelector, with gates', () => {
   const gates = [Float32Array.of(0.9, 0.1, 0.8, 0.2), Float32Array.of(0.9, 0.7, 0.1, 0.2)];
   const gated = () =>
     rowSelector(
-      new GateRank({ budget: { capacity: 3 }, anchors: { sinks: 0, window: 1 } }),
+      new GateRank({ budget: { keepCount: 3 }, anchors: { sinks: 0, window: 1 } }),
       { ...SHAPE, layers: 1 },
       new Rng(1),
     );
@@ -494,7 +494,7 @@ describe('rowSelector, with gates', () => {
 
   it('hands given gates to a policy without a gate too', () => {
     const seen: LayerObservation[] = [];
-    const policy = new FirstChannel({ budget: { capacity: 3 } });
+    const policy = new FirstChannel({ budget: { keepCount: 3 } });
     const spy = Object.assign(Object.create(policy), {
       select: (observation: LayerObservation, rng: RandomSource) => {
         seen.push(observation);

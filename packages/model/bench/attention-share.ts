@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
   const model = DecoderModel.random(config, 1);
   const prompt = Int32Array.from({ length: 16 }, (_, i) => (7 * i) % config.vocab_size);
-  const budget = { budget: { capacity: BUDGET }, trigger: { whenLiveExceeds: BUDGET, slack: 32 } };
+  const budget = { budget: { keepCount: BUDGET }, trigger: { whenLiveExceeds: BUDGET, slack: 32 } };
   await generate({ model, prompts: [prompt], maxNewTokens: 32, seed: 0 }); // warm-up
   console.log(`backend ${backend}; ${SEQUENCE} generated tokens; µs per generated token`);
   console.log('| run | tok/s | whole step | in attention | the rest |');

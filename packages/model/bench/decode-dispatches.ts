@@ -28,7 +28,7 @@ async function dispatches(
 ) {
   const eviction =
     policy === 'streaming'
-      ? new StreamingLLMPolicy({ budget: { capacity: CONTEXT / 4 - 1 } })
+      ? new StreamingLLMPolicy({ budget: { keepCount: CONTEXT / 4 - 1 } })
       : undefined;
   const session = new GenerationSession({
     model,

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const backend = await initBackend((process.env.LETHE_BACKEND as 'wasm') ?? 'wasm');
   const model = DecoderModel.random(config, 1);
   const prompt = Int32Array.from({ length: 16 }, (_, i) => (7 * i) % config.vocab_size);
-  const budget = { budget: { capacity: BUDGET }, trigger: { whenLiveExceeds: BUDGET, slack: 32 } };
+  const budget = { budget: { keepCount: BUDGET }, trigger: { whenLiveExceeds: BUDGET, slack: 32 } };
   // The model has only two layers, so Quest's usual two dense leading layers are switched off.
   const quest = new QuestSelector({ tokenBudget: BUDGET, pageSize: 16, denseLayers: 0 });
   const runs: [string, { eviction?: EvictionPolicy; readSelector?: ReadSelector }][] = [

@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const budget = Math.round(context * KEEP);
     const h2o = () =>
       new H2OPolicy({
-        budget: { capacity: budget },
+        budget: { keepCount: budget },
         trigger: { whenLiveExceeds: budget, slack: 8 },
       });
     const runs: Run[] = [
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
       {
         name: 'device, StreamingLLM 25%',
         eviction: new StreamingLLMPolicy({
-          budget: { capacity: budget },
+          budget: { keepCount: budget },
           trigger: { whenLiveExceeds: budget, slack: 32 },
         }),
       },
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       {
         name: 'device, SnapKV 25%',
         eviction: new SnapKVPolicy({
-          budget: { capacity: budget },
+          budget: { keepCount: budget },
           trigger: { whenLiveExceeds: budget, slack: 8 },
         }),
       },

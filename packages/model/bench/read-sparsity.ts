@@ -290,7 +290,7 @@ async function main(): Promise<void> {
   for (const [context, steps] of CONTEXTS) {
     const budget = context * KEEP;
     const streaming = new StreamingLLMPolicy({
-      budget: { capacity: budget },
+      budget: { keepCount: budget },
       trigger: { whenLiveExceeds: budget, slack: SLACK },
     });
     const base = new KVCache({

@@ -13,8 +13,8 @@ import { STREAMING_LLM_DEFAULT_ANCHORS, StreamingLLMPolicy } from '@lethe/polici
  * tokens so far and the target `⌈share·K⌉`, a round runs once a head holds more than the target
  * plus half the slack and keeps the target minus half the slack (the sinks and the newest
  * entries), so a head holds `share·K` on average — the entries a token keep rate κ = `share`
- * reads of the same growing context. A fixed capacity (`StreamingLLMPolicy` with
- * `{ capacity: share·K₀ }`) holds a smaller and smaller share as the context grows past `K₀`.
+ * reads of the same growing context. A fixed keep count (`StreamingLLMPolicy` with
+ * `{ keepCount: share·K₀ }`) holds a smaller and smaller share as the context grows past `K₀`.
  */
 export class StreamingShareOfContext implements EvictionPolicy {
   readonly name = 'streaming-llm-share-of-context';
@@ -36,8 +36,8 @@ export class StreamingShareOfContext implements EvictionPolicy {
   }
 
   select(observation: LayerObservation, rng: RandomSource): KeepDecision {
-    const capacity = this.target(observation.step) - this.slack / 2;
-    return new StreamingLLMPolicy({ budget: { capacity } }).select(observation, rng);
+    const keepCount = this.target(observation.step) - this.slack / 2;
+    return new StreamingLLMPolicy({ budget: { keepCount } }).select(observation, rng);
   }
 
   private target(tokens: number): number {

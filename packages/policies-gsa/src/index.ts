@@ -39,7 +39,9 @@ export {
 export type { GsaGate } from './gate/gsa-gate';
 export { type GateInitOptions, initGateParameters } from './gate/init-gate-parameters';
 export { logSigmoid } from './gate/log-sigmoid';
+export { gsaMatrixFixture } from './policy/gsa-matrix-fixture';
 export { GsaPolicy, type GsaPolicyOptions } from './policy/gsa-policy';
+export { type GsaPolicyRecord, gsaPolicyContents } from './policy/gsa-policy-contents';
 export {
   GSA_DEFAULT_SINKS,
   GSA_DEFAULT_WINDOW,

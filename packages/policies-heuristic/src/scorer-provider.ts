@@ -113,9 +113,11 @@ export function requestedAnchors(options: SharedScorerOptions): Anchors | undefi
 }
 
 /**
- * The budget and trigger of a scorer policy, and its {@link RoundShape}. A capacity budget keeps `capacity − 1` per KV head, as soon as the ceiling is
- * reached (or `slackFraction` later) or every `cadence` tokens; a rate schedule keeps
- * `⌈keepRatio · live⌉` every `budget.every` tokens, so it takes no trigger options of its own.
+ * The budget and trigger of a scorer policy, and its {@link RoundShape}. A capacity budget (a
+ * ceiling) becomes the selection budget `{ keepCount: capacity − 1 }` per KV head, a round as
+ * soon as the ceiling is reached (or `slackFraction` later) or every `cadence` tokens; a rate
+ * schedule keeps `⌈keepRatio · live⌉` every `budget.every` tokens, so it takes no trigger
+ * options of its own.
  *
  * @throws LetheError `E_BUDGET` naming `options.cadence` or `options.slackFraction` when a rate
  *   schedule is given a trigger too.
@@ -144,7 +146,7 @@ function budgetedOptions(
   const { capacity } = requireCapacityBudget(budget, provider);
   const kept = entriesAfterRound({ capacity });
   return {
-    budget: { capacity: kept },
+    budget: { keepCount: kept },
     trigger:
       shared.cadence === undefined
         ? { whenLiveExceeds: kept, slack: Math.ceil(shared.slackFraction * capacity) }

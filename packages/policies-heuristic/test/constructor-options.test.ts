@@ -32,7 +32,7 @@ describe('policy constructors refuse options that are not objects with a coded e
     for (const budget of [undefined, null, 5, [1], 'half']) {
       expectLetheError(() => make({ budget }), 'E_BUDGET', 'budget');
     }
-    const budget = { capacity: 80 };
+    const budget = { keepCount: 80 };
     for (const trigger of [5, 'often', [1]]) {
       expectLetheError(() => make({ budget, trigger }), 'E_ARG', 'trigger');
     }

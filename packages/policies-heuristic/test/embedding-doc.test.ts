@@ -17,7 +17,8 @@ describe('docs/embedding.md', () => {
       .map((head) => head.split(' ').map(Number));
     expect(heads).toHaveLength(2);
     for (const positions of heads) {
-      // Capacity 7 per head after the last round (20 tokens, rounds past 7), sink 0, window 18–19.
+      // keepCount 7 per head after the last round (20 tokens, a round whenever a head holds 8),
+      // sink 0, window 18–19.
       expect(positions).toHaveLength(7);
       expect(positions[0]).toBe(0);
       expect(positions.slice(-2)).toEqual([18, 19]);

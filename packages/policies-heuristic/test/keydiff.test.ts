@@ -21,7 +21,7 @@ describe('KeyDiffPolicy', () => {
       ...observation([range(9), range(9)], { headDim: 4 }),
       keys: perEntry(heads, 9, 4),
     };
-    const scores = new KeyDiffPolicy({ budget: { capacity: 3 } }).score(obs);
+    const scores = new KeyDiffPolicy({ budget: { keepCount: 3 } }).score(obs);
     heads.forEach((keys, h) => {
       bruteKeyDiff(keys).forEach((w, i) => {
         expect(scores[h * 9 + i]).toBeCloseTo(w, 5);
@@ -39,7 +39,7 @@ describe('KeyDiffPolicy', () => {
       [1.1, 0.1],
     ];
     const obs = { ...observation([range(5)], { headDim: 2 }), keys: perEntry([keys], 5, 2) };
-    expect(keptOf(new KeyDiffPolicy({ budget: { capacity: 1 } }).select(obs, NO_RANDOM))).toEqual([
+    expect(keptOf(new KeyDiffPolicy({ budget: { keepCount: 1 } }).select(obs, NO_RANDOM))).toEqual([
       2,
     ]);
   });
@@ -59,7 +59,7 @@ describe('KeyDiffPolicy', () => {
         2,
       ),
     };
-    const scores = new KeyDiffPolicy({ budget: { capacity: 1 } }).score(obs);
+    const scores = new KeyDiffPolicy({ budget: { keepCount: 1 } }).score(obs);
     expect(Math.abs(scores[0])).toBe(0);
     expect(Number.isFinite(scores[1]) && Number.isFinite(scores[2])).toBe(true);
   });

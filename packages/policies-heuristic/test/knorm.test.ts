@@ -17,7 +17,7 @@ function knormObservation() {
 
 describe('KNormPolicy', () => {
   it('scores −‖k‖ and keeps the keys with the smallest norms', () => {
-    const policy = new KNormPolicy({ budget: { capacity: 2 } });
+    const policy = new KNormPolicy({ budget: { keepCount: 2 } });
     const scores = policy.score(knormObservation());
     [-5, -1, -1, -2, -0.5].forEach((w, i) => {
       expect(scores[i]).toBeCloseTo(w, 6);
@@ -27,7 +27,7 @@ describe('KNormPolicy', () => {
   });
 
   it('needs keys', () => {
-    const policy = new KNormPolicy({ budget: { capacity: 2 } });
+    const policy = new KNormPolicy({ budget: { keepCount: 2 } });
     expect(policy.needs.keys).toBe(true);
     expectLetheError(
       () => policy.select(observation([[0, 1, 2]]), NO_RANDOM),
@@ -39,8 +39,8 @@ describe('KNormPolicy', () => {
 
 describe('L2NormPolicy', () => {
   it('is KNorm under the L2-norm paper’s name: low key norm is important', () => {
-    const l2 = new L2NormPolicy({ budget: { capacity: 3 } });
-    const knorm = new KNormPolicy({ budget: { capacity: 3 } });
+    const l2 = new L2NormPolicy({ budget: { keepCount: 3 } });
+    const knorm = new KNormPolicy({ budget: { keepCount: 3 } });
     expect(l2.name).toBe('l2norm');
     expect(knorm.name).toBe('knorm');
     expect(l2.select(knormObservation(), NO_RANDOM)).toEqual(

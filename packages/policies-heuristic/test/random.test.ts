@@ -5,7 +5,7 @@ import { observation, range } from './observation';
 
 describe('RandomPolicy', () => {
   const obs = observation([range(40), range(30)]);
-  const policy = new RandomPolicy({ budget: { capacity: 10 }, anchors: { sinks: 2, window: 2 } });
+  const policy = new RandomPolicy({ budget: { keepCount: 10 }, anchors: { sinks: 2, window: 2 } });
 
   it('scores with the uniforms of the RandomSource passed in', () => {
     expect([...policy.score(obs, new Rng(7))]).toEqual([...new Rng(7).uniform(2 * 40)]);

@@ -45,7 +45,7 @@ describe('SnapKVPolicy', () => {
     const random = lcg(11);
     const obs = snapObservation(() => random());
     for (const kernelSize of [1, 3, 5, 7]) {
-      const policy = new SnapKVPolicy({ budget: { capacity: 8 }, windowSize: WINDOW, kernelSize });
+      const policy = new SnapKVPolicy({ budget: { keepCount: 8 }, windowSize: WINDOW, kernelSize });
       const scores = policy.score(obs);
       const want = bruteSnapKV(obs, kernelSize);
       want.forEach((w, i) => {
@@ -65,23 +65,23 @@ describe('SnapKVPolicy', () => {
     const obs = snapObservation((_, __, i) =>
       i === 3 ? 0.3 : cluster.includes(i) ? 0.2 : background(i),
     );
-    const pooled = new SnapKVPolicy({ budget: { capacity: WINDOW + 1 }, windowSize: WINDOW });
+    const pooled = new SnapKVPolicy({ budget: { keepCount: WINDOW + 1 }, windowSize: WINDOW });
     const keptPooled = keptOf(pooled.select(obs, NO_RANDOM));
     const brute = bruteSnapKV(obs, 5);
     const best = brute.indexOf(Math.max(...brute));
     expect(best).toBe(10);
     expect(keptPooled).toEqual([best, 16, 17, 18, 19]);
     const unpooled = new SnapKVPolicy({
-      budget: { capacity: WINDOW + 1 },
+      budget: { keepCount: WINDOW + 1 },
       windowSize: WINDOW,
       kernelSize: 1,
     });
     expect(keptOf(unpooled.select(obs, NO_RANDOM))).toEqual([3, 16, 17, 18, 19]);
   });
 
-  it('refuses an observation window a capacity cannot hold; a keep ratio keeps it whole', () => {
+  it('refuses an observation window a keep count cannot hold; a keep ratio keeps it whole', () => {
     expectLetheError(
-      () => new SnapKVPolicy({ budget: { capacity: WINDOW - 1 }, windowSize: WINDOW }),
+      () => new SnapKVPolicy({ budget: { keepCount: WINDOW - 1 }, windowSize: WINDOW }),
       'E_BUDGET',
       'windowSize',
     );
@@ -97,17 +97,17 @@ describe('SnapKVPolicy', () => {
   });
 
   it('uses the kvpress defaults and validates its options', () => {
-    const policy = new SnapKVPolicy({ budget: { capacity: 128 } });
+    const policy = new SnapKVPolicy({ budget: { keepCount: 128 } });
     expect([policy.windowSize, policy.kernelSize, policy.needs.attentionWindow]).toEqual([
       64, 5, 64,
     ]);
     expectLetheError(
-      () => new SnapKVPolicy({ budget: { capacity: 128 }, kernelSize: 4 }),
+      () => new SnapKVPolicy({ budget: { keepCount: 128 }, kernelSize: 4 }),
       'E_ARG',
       'kernelSize',
     );
     expectLetheError(
-      () => new SnapKVPolicy({ budget: { capacity: 128 }, windowSize: 0 }),
+      () => new SnapKVPolicy({ budget: { keepCount: 128 }, windowSize: 0 }),
       'E_ARG',
       'windowSize',
     );

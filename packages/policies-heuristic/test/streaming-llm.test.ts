@@ -5,7 +5,7 @@ import { keptOf, NO_RANDOM, observation, range } from './observation';
 
 describe('StreamingLLMPolicy', () => {
   it('keeps the 4 sinks and the most recent tokens', () => {
-    const policy = new StreamingLLMPolicy({ budget: { capacity: 8 } });
+    const policy = new StreamingLLMPolicy({ budget: { keepCount: 8 } });
     expect(policy.anchors).toEqual({ sinks: 4, window: 0 });
     expect(policy.needs).toEqual(NO_NEEDS);
     const decision = policy.select(observation([range(20)]), NO_RANDOM);
@@ -17,7 +17,7 @@ describe('StreamingLLMPolicy', () => {
       [0, 1, 2, 3, 9, 10, 11, 12, 13],
       [1, 2, 3, 4, 5, 6, 12, 13],
     ];
-    const decision = new StreamingLLMPolicy({ budget: { capacity: 6 } }).select(
+    const decision = new StreamingLLMPolicy({ budget: { keepCount: 6 } }).select(
       observation(rows),
       NO_RANDOM,
     );

@@ -30,7 +30,7 @@ describe('TOVAPolicy', () => {
     const obs = tovaObservation(1, 2, 6, (w, _, i) =>
       w < 2 ? (i === 1 ? 0.9 : 0.02) : i === 4 ? 0.6 : 0.08,
     );
-    const policy = new TOVAPolicy({ budget: { capacity: 1 } });
+    const policy = new TOVAPolicy({ budget: { keepCount: 1 } });
     expect(keptOf(policy.select(obs, NO_RANDOM))).toEqual([4]);
     expect(policy.needs.attentionWindow).toBe(1);
   });
@@ -41,7 +41,7 @@ describe('TOVAPolicy', () => {
     const group = 2;
     const live = 12;
     const obs = tovaObservation(kvHeads, group, live, () => random());
-    const decision = new TOVAPolicy({ budget: { capacity: 4 } }).select(obs, NO_RANDOM);
+    const decision = new TOVAPolicy({ budget: { keepCount: 4 } }).select(obs, NO_RANDOM);
     expect(decision.granularity).toBe('layer');
     const attention = obs.attention!;
     const last = 2 * kvHeads * group * live;
@@ -59,13 +59,13 @@ describe('TOVAPolicy', () => {
 
   it('offers a per-KV-head variant and needs an observed query', () => {
     const obs = tovaObservation(2, 1, 4, (_, q, i) => (i === q ? 1 : 0));
-    const decision = new TOVAPolicy({ budget: { capacity: 1 }, granularity: 'head' }).select(
+    const decision = new TOVAPolicy({ budget: { keepCount: 1 }, granularity: 'head' }).select(
       obs,
       NO_RANDOM,
     );
     expect([keptOf(decision, 0), keptOf(decision, 1)]).toEqual([[0], [1]]);
     expectLetheError(
-      () => new TOVAPolicy({ budget: { capacity: 1 } }).select(observation([range(4)]), NO_RANDOM),
+      () => new TOVAPolicy({ budget: { keepCount: 1 } }).select(observation([range(4)]), NO_RANDOM),
       'E_ARG',
       'observation.window',
     );

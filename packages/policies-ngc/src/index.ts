@@ -18,4 +18,5 @@ export * from './interoception';
 export * from './logits';
 export * from './meta-token';
 export * from './ngc-policy';
+export * from './ngc-policy-contents';
 export * from './ngc-provider';

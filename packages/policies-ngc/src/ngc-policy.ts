@@ -30,13 +30,15 @@ export type NgcMode = 'greedy' | 'sample';
  *
  * - `{ evictionRate, cadence }` (the paper's schedule): a round every δ = `cadence` tokens
  *   (prefill tokens count) evicts ⌊ε·N⌋ of the N blocks.
- * - `{ capacity, slack? }` (a memory budget, as evaluation harnesses set one): a round runs when
- *   the layer holds more than `capacity + slack` entries per KV head and keeps the ⌊capacity / b⌋
- *   best blocks, so at most `capacity` entries remain.
+ * - `{ keepCount, slack? }` (a memory budget, as evaluation harnesses set one): a round runs when
+ *   the layer holds more than `keepCount + slack` entries per KV head and keeps the
+ *   ⌊keepCount / b⌋ best blocks, so at most `keepCount` entries remain — what a round keeps, as
+ *   kv-cache's selection `Budget` (`ngcProvider` builds `keepCount = capacity − 1` under a
+ *   ceiling `{ capacity }`, so the next token fits).
  */
 export type NgcSchedule =
   | { readonly evictionRate: number; readonly cadence: number }
-  | { readonly capacity: number; readonly slack?: number };
+  | { readonly keepCount: number; readonly slack?: number };
 
 /** Options of {@link NgcPolicy}: a schedule ({@link NgcSchedule}) and NGC's own settings. */
 export type NgcPolicyOptions = NgcSchedule & NgcSettings;
@@ -179,22 +181,23 @@ export class NgcPolicy implements EvictionPolicy {
 
   /**
    * Rate schedule: a round is due once δ tokens (prefill included) have entered the layer since
-   * its last round. Capacity schedule: once a KV head holds more than `capacity + slack` entries.
+   * its last round. Keep-count schedule: once a KV head holds more than `keepCount + slack`
+   * entries.
    */
   shouldEvict(context: TriggerContext): boolean {
     const { schedule } = this;
     return shouldTrigger(
       'cadence' in schedule
         ? { every: schedule.cadence }
-        : { whenLiveExceeds: schedule.capacity, slack: schedule.slack ?? 0 },
+        : { whenLiveExceeds: schedule.keepCount, slack: schedule.slack ?? 0 },
       context,
     );
   }
 
   /**
-   * Scores the layer's blocks, keeps K = N − ⌊ε·N⌋ of them (capacity schedule: ⌊capacity / b⌋) (greedy top-K, or a Gumbel-top-K draw
-   * from `rng` in sample mode, which draws N uniforms) and reports the order, logits and
-   * log-probability of eq. 2.
+   * Scores the layer's blocks, keeps K = N − ⌊ε·N⌋ of them (keep-count schedule:
+   * ⌊keepCount / b⌋) (greedy top-K, or a Gumbel-top-K draw from `rng` in sample mode, which draws
+   * N uniforms) and reports the order, logits and log-probability of eq. 2.
    *
    * @throws LetheError `E_STATE` (`observation`) when the KV heads hold different live sets;
    * `E_ARG` / `E_SHAPE` for a malformed observation (see {@link entryScores}).
@@ -208,7 +211,7 @@ export class NgcPolicy implements EvictionPolicy {
     const kept =
       'cadence' in schedule
         ? ngcKeptBlocks(schedule.evictionRate, blocks)
-        : Math.min(blocks, Math.floor(schedule.capacity / this.blockSize));
+        : Math.min(blocks, Math.floor(schedule.keepCount / this.blockSize));
     const order =
       this.mode === 'sample' ? sampleGumbelTopK(logits, kept, rng) : greedyTopK(logits, kept);
     return {
@@ -225,37 +228,38 @@ export class NgcPolicy implements EvictionPolicy {
 
 /**
  * Checks a schedule: exactly one of the rate form (`evictionRate` in (0, 1], `cadence` a positive
- * integer ≥ the window, so every window query ran after the previous round) and the capacity
- * form (`capacity` a positive integer holding at least one block, `slack` ≥ 0). Under the
- * capacity form rounds may run every token, so the window may predate the previous round: its
+ * integer ≥ the window, so every window query ran after the previous round) and the keep-count
+ * form (`keepCount` a positive integer holding at least one block, `slack` ≥ 0). Under the
+ * keep-count form rounds may run every token, so the window may predate the previous round: its
  * queries' attention is then recomputed over the survivors — fine for evaluation, not the exact
  * replay a trainer needs (trainers use the rate form).
  *
- * @throws LetheError `E_ARG` naming the field, `E_BUDGET` naming `capacity` when it is smaller
- *   than one block.
+ * @throws LetheError `E_ARG` naming the field (`options` unless exactly one form is given, a
+ *   `capacity` included: that is a provider's ceiling, not a schedule), `E_BUDGET` naming
+ *   `keepCount` when it is smaller than one block.
  */
 function checkSchedule(options: NgcPolicyOptions, blockSize: number, window: number): NgcSchedule {
   const rate = 'evictionRate' in options || 'cadence' in options;
-  const capacity = 'capacity' in options;
-  if (rate === capacity) {
+  const count = 'keepCount' in options;
+  if (rate === count || 'capacity' in options) {
     throw new LetheError(
       'E_ARG',
-      'give either evictionRate and cadence (the paper’s schedule) or a capacity',
+      'give either evictionRate and cadence (the paper’s schedule) or a keepCount (entries a round keeps; a ceiling of `capacity` entries keeps `capacity − 1`)',
       'options',
     );
   }
-  if (capacity) {
-    const { capacity: entries, slack } = options as { capacity: number; slack?: number };
-    assertInteger(entries, 'capacity', 1);
+  if (count) {
+    const { keepCount: entries, slack } = options as { keepCount: number; slack?: number };
+    assertInteger(entries, 'keepCount', 1);
     if (slack !== undefined) assertInteger(slack, 'slack', 0);
     if (entries < blockSize) {
       throw new LetheError(
         'E_BUDGET',
         `holds no whole block of ${blockSize} entries (got ${entries}); lower blockSize or raise the budget`,
-        'capacity',
+        'keepCount',
       );
     }
-    return Object.freeze({ capacity: entries, ...(slack === undefined ? {} : { slack }) });
+    return Object.freeze({ keepCount: entries, ...(slack === undefined ? {} : { slack }) });
   }
   const { evictionRate, cadence } = options as { evictionRate: number; cadence: number };
   checkEvictionRate(evictionRate, 'evictionRate');

@@ -88,7 +88,8 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
   /**
    * @throws LetheError `E_ARG` naming `options.window` when the model's cache cannot hold that
    *   many queries (`maxQueryWindow(queryHeads, headDim)`); `E_BUDGET` naming the option or
-   *   budget field that does not fit the budget's form.
+   *   budget field that does not fit the budget's form, or `budget.capacity` when the
+   *   `capacity − 1` entries a round leaves hold no whole block.
    */
   build({ budget, options, context }) {
     const { queryHeads, headDim } = context.model;
@@ -107,10 +108,15 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
         );
       }
       const { capacity } = requireCapacityBudget(budget, 'ngc');
-      const schedule = {
-        capacity: entriesAfterRound({ capacity }),
-        slack: Math.ceil(options.slackFraction * capacity),
-      };
+      const keepCount = entriesAfterRound({ capacity });
+      if (keepCount < options.blockSize) {
+        throw new LetheError(
+          'E_BUDGET',
+          `leaves ${keepCount} entries after a round (one slot holds the next token), no whole block of ${options.blockSize}; lower blockSize or raise the budget`,
+          'budget.capacity',
+        );
+      }
+      const schedule = { keepCount, slack: Math.ceil(options.slackFraction * capacity) };
       return { eviction: new NgcPolicy({ ...schedule, ...shape }) };
     }
     if (options.slackFraction !== 0) {
@@ -143,8 +149,9 @@ const provider: PolicyProvider<typeof NGC_OPTIONS> = {
  * scores its cache), so it is a learned provider whose policy directory names that model: its
  * `policy.json` has `"provider": "ngc"`, the settings the model was trained with as `options`
  * (`blockSize`, `window`, `logits`) and `"model": "."` when the checkpoint sits beside it. Under a
- * budget it runs NGC's capacity schedule: a round when a layer exceeds the capacity, keeping the
- * ⌊(capacity − 1) / b⌋ best blocks (greedy by default), so the next token fits the ceiling.
+ * budget it runs NGC's capacity schedule (`NgcSchedule`'s `{ keepCount: capacity − 1, slack }`): a
+ * round when a layer exceeds the capacity, keeping the ⌊(capacity − 1) / b⌋ best blocks (greedy by
+ * default), so the next token fits the ceiling.
  * Under a rate schedule it runs the paper's (§5.1): every `every` tokens a layer keeps
  * K = N − ⌊ε·N⌋ of its N blocks, ε = 1 − `keepRatio` (which must be below 1); a model trained
  * with interoception (§5.3, option `interoception`) also gets the eviction-rate tag appended to

@@ -66,24 +66,29 @@ describe('NgcPolicy options', () => {
     expect(() => new NgcPolicy({ evictionRate: 1, cadence: 1, window: 1 })).not.toThrow();
   });
 
-  it('takes exactly one schedule, and a capacity of at least one block', () => {
+  it('takes exactly one schedule, and a keep count of at least one block', () => {
     expectLetheError(
-      () => new NgcPolicy({ evictionRate: 0.5, cadence: 8, capacity: 8 } as never),
+      () => new NgcPolicy({ evictionRate: 0.5, cadence: 8, keepCount: 8 } as never),
       'E_ARG',
       'options',
     );
     expectLetheError(() => new NgcPolicy({} as never), 'E_ARG', 'options');
-    expectLetheError(() => new NgcPolicy({ capacity: 0 }), 'E_ARG', 'capacity');
-    expectLetheError(() => new NgcPolicy({ capacity: 8, slack: -1 }), 'E_ARG', 'slack');
-    expectLetheError(() => new NgcPolicy({ capacity: 3, blockSize: 4 }), 'E_BUDGET', 'capacity');
-    // The window may exceed a cadence only under the capacity schedule (no cadence there).
-    expect(() => new NgcPolicy({ capacity: 8, blockSize: 2, window: 40 })).not.toThrow();
+    // A provider's ceiling is no schedule: `capacity` is refused, alone or beside a keep count.
+    for (const options of [{ capacity: 8 }, { capacity: 8, keepCount: 7 }]) {
+      const error = expectLetheError(() => new NgcPolicy(options as never), 'E_ARG', 'options');
+      expect(error.message).toContain('keepCount');
+    }
+    expectLetheError(() => new NgcPolicy({ keepCount: 0 }), 'E_ARG', 'keepCount');
+    expectLetheError(() => new NgcPolicy({ keepCount: 8, slack: -1 }), 'E_ARG', 'slack');
+    expectLetheError(() => new NgcPolicy({ keepCount: 3, blockSize: 4 }), 'E_BUDGET', 'keepCount');
+    // The window may exceed a cadence only under the keep-count schedule (no cadence there).
+    expect(() => new NgcPolicy({ keepCount: 8, blockSize: 2, window: 40 })).not.toThrow();
   });
 });
 
-describe('NgcPolicy capacity schedule', () => {
-  it('evicts once a head exceeds capacity + slack and keeps ⌊capacity / b⌋ whole blocks', () => {
-    const policy = new NgcPolicy({ capacity: 7, slack: 2, blockSize: 2, window: 1 });
+describe('NgcPolicy keep-count schedule', () => {
+  it('evicts once a head exceeds keepCount + slack and keeps ⌊keepCount / b⌋ whole blocks', () => {
+    const policy = new NgcPolicy({ keepCount: 7, slack: 2, blockSize: 2, window: 1 });
     const context = (live: number) => ({
       layer: 0,
       step: live,

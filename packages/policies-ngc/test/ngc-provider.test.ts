@@ -46,7 +46,7 @@ describe('ngcProvider', () => {
     const policy = prepared.build({ capacity: 9 }, CONTEXT).eviction as NgcPolicy;
     expect(policy).toBeInstanceOf(NgcPolicy);
     // The budget is a ceiling: rounds leave 8 entries, so the next token makes 9.
-    expect(policy.schedule).toEqual({ capacity: 8, slack: 0 });
+    expect(policy.schedule).toEqual({ keepCount: 8, slack: 0 });
     expect([policy.blockSize, policy.window, policy.logits]).toEqual([
       2,
       2,
@@ -126,7 +126,13 @@ describe('ngcProvider', () => {
       'options.logits.temperature',
     );
     const prepared = await registry.prepare('ngc', { directory: directory({ model: '.' }) });
-    expectLetheError(() => prepared.build({ capacity: 31 }, CONTEXT), 'E_BUDGET', 'capacity');
+    const error = expectLetheError(
+      () => prepared.build({ capacity: 32 }, CONTEXT),
+      'E_BUDGET',
+      'budget.capacity',
+    );
+    expect(error.message).toContain('leaves 31 entries after a round');
+    expect(prepared.build({ capacity: 33 }, CONTEXT).eviction).toBeInstanceOf(NgcPolicy);
   });
 
   it('refuses a scoring window past what the cache holds, naming options.window', async () => {

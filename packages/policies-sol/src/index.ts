@@ -107,12 +107,14 @@ export {
   type SolManifestParameters,
   type SolTrained,
 } from './policy/sol-directory';
+export { solMatrixFixture } from './policy/sol-matrix-fixture';
 export {
   SolPolicy,
   type SolPolicyOptions,
   type SolSampling,
   type SolSequenceState,
 } from './policy/sol-policy';
+export { type SolPolicyRecord, solPolicyContents } from './policy/sol-policy-contents';
 export {
   SOL_DEFAULT_ALWAYS_DENSE,
   SOL_DEFAULT_HORIZON,

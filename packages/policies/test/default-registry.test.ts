@@ -88,7 +88,8 @@ describe('the default registry', () => {
     const streaming = (await registry.prepare('streaming-llm')).build({ capacity: 40 }, context)
       .eviction as StreamingLLMPolicy;
     expect(streaming).toBeInstanceOf(StreamingLLMPolicy);
-    expect(streaming.budget).toEqual({ capacity: 39 });
+    // the ceiling 40 becomes the selection budget: rounds keep 39
+    expect(streaming.budget).toEqual({ keepCount: 39 });
     expect(streaming.trigger).toEqual({ whenLiveExceeds: 39, slack: 0 });
     const snap = (await registry.prepare('snapkv')).build({ capacity: 40 }, context)
       .eviction as SnapKVPolicy;

@@ -4,6 +4,7 @@ import { LetheError, withArgument } from '@lethe/core';
 import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
 import {
   CharTokenizer,
+  checkPolicyBaseModel,
   type DecoderModel,
   DecodeStream,
   policyContextOf,
@@ -113,9 +114,11 @@ export function addGenerateCommand(program: Command): void {
       const store = nodePolicyStore();
       // First: a learned provider may upload its parameters when it is prepared.
       await initBackend((flags.backend ?? 'wasm') as BackendName);
+      const directory =
+        flags.policyDir === undefined ? undefined : await store.open(flags.policyDir);
       const policy = await registry.prepare(flags.policy, {
         options: parseJsonFlag(flags.policyOptions, '--policy-options'),
-        directory: flags.policyDir === undefined ? undefined : await store.open(flags.policyDir),
+        directory,
       });
       const budget = validateBudgetFraction(parseNumberFlag(flags.budget, '--budget'), '--budget');
       if (flags.policy === FULL_CACHE && budget !== 1) {
@@ -135,6 +138,13 @@ export function addGenerateCommand(program: Command): void {
       const loaded = existsSync(join(modelDir, TASK_MODEL_FILE))
         ? await taskModelOf(modelDir)
         : { ...(await readModelDirectory(modelDir)), task: undefined };
+      if (directory !== undefined) {
+        await checkPolicyBaseModel(directory, loaded.model, modelDir).catch((error) => {
+          loaded.model.dispose();
+          policy.release();
+          throw error;
+        });
+      }
       const generator: Generator = {
         model: loaded.model,
         tokenizer: loaded.tokenizer!,

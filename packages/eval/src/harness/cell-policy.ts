@@ -1,8 +1,14 @@
 import { LetheError } from '@lethe/core';
 import type { PolicyBudget, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
-import { type DecoderModel, policyContextOf, type Tokenizer } from '@lethe/model';
+import {
+  checkPolicyBaseModel,
+  type DecoderModel,
+  policyContextOf,
+  type Tokenizer,
+} from '@lethe/model';
 import type { CellEnvironment } from './cell-environment';
 import { policyOfCell } from './policy-spec';
+import { checkPolicyTokenizer } from './policy-tokenizer-check';
 import type { CellKey } from './results';
 
 /** The policy of a cell, prepared once, and the model it runs with. */
@@ -36,7 +42,9 @@ export function batchPolicies(
  *
  * @throws LetheError `E_ARG` naming `key.policy` when the sweep has no policy of that label on
  *   the cell's task, `policies` when a learned policy's cell has no policy store, the registry's
- *   errors (naming `policy`, `policyDir`, `options.<key>`), and the store's errors.
+ *   errors (naming `policy`, `policyDir`, `options.<key>`), and the store's errors;
+ *   `E_CHECKPOINT` naming the directory's `policy.json` when its policy was trained on another
+ *   model than the task's.
  */
 export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Promise<CellPolicy> {
   const spec = policyOfCell(env.config.policies, key);
@@ -58,12 +66,34 @@ export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Pro
   const directory = spec.dir === null ? undefined : await store!.open(spec.dir);
   const prepared = await env.registry.prepare(spec.name, { options: spec.options, directory });
   if (prepared.model === undefined || spec.dir === null) {
+    // A learned policy runs on the model its directory was trained on.
+    if (directory !== undefined) {
+      await checkPolicyBaseModel(directory, env.model, `the ${key.task} model of this sweep`).catch(
+        (error: unknown) => {
+          prepared.release();
+          throw error;
+        },
+      );
+    }
     return { prepared, model: env.model, release: () => prepared.release() };
   }
-  const { model, tokenizer } = await store!.loadModel(spec.dir, prepared.model).catch((error) => {
-    prepared.release();
-    throw error;
-  });
+  const { model, tokenizer } = await store!
+    .loadModel(spec.dir, prepared.model)
+    .then(async (loaded) => {
+      // A policy that is a model (NGC) is that model: its directory's weights, for this task.
+      try {
+        await checkPolicyBaseModel(directory!, loaded.model, `${spec.dir}/${prepared.model}`);
+        checkPolicyTokenizer(loaded.tokenizer, loaded.model, env.task, spec.dir!);
+      } catch (error) {
+        loaded.model.dispose();
+        throw error;
+      }
+      return loaded;
+    })
+    .catch((error: unknown) => {
+      prepared.release();
+      throw error;
+    });
   return {
     prepared,
     model,

@@ -66,7 +66,7 @@ describe('rollout', () => {
   it('generates exactly what generate() does, and traces every read', async () => {
     const prompts = [encode('abca'), encode('bcdefgh'), encode('hh')];
     const policy = () =>
-      new H2OPolicy({ budget: { capacity: 5 }, trigger: { whenLiveExceeds: 5, slack: 1 } });
+      new H2OPolicy({ budget: { keepCount: 5 }, trigger: { whenLiveExceeds: 5, slack: 1 } });
     const stop = { stopSequences: [toyTokenizer.encode('a')] };
     const streamIds = [4, 9, 2];
     const sampling = { temperature: 1 };
@@ -112,7 +112,7 @@ describe('rollout', () => {
 describe('rollout with a chunked prefill', () => {
   it('traces the last prompt token reading the cache left before its chunk, and bounds the peak', async () => {
     const prompts = [encode('abcabcabcabcab'), encode('bcdefgh'), encode('hhabchhabchh')];
-    const capacity = 4;
+    const keepCount = 4;
     const chunk = 3;
     const run = (prefillChunk?: number) =>
       rollout({
@@ -125,8 +125,8 @@ describe('rollout with a chunked prefill', () => {
         stop: {},
         policies: {
           eviction: new H2OPolicy({
-            budget: { capacity },
-            trigger: { whenLiveExceeds: capacity, slack: 0 },
+            budget: { keepCount },
+            trigger: { whenLiveExceeds: keepCount, slack: 0 },
           }),
         },
         ...(prefillChunk === undefined ? {} : { prefillChunk }),
@@ -137,10 +137,10 @@ describe('rollout with a chunked prefill', () => {
     chunked.sequences.forEach((sequence, b) => {
       const P = prompts[b]!.length;
       expect(whole.sequences[b]!.peakTotal).toBe(P * PER_TOKEN);
-      expect(sequence.peakTotal).toBeLessThanOrEqual((capacity + chunk) * PER_TOKEN);
-      // The last chunk starts at a multiple of 3 and finds the cache trimmed to the capacity.
+      expect(sequence.peakTotal).toBeLessThanOrEqual((keepCount + chunk) * PER_TOKEN);
+      // The last chunk starts at a multiple of 3 and finds the cache trimmed to the keep count.
       const lastChunk = P - Math.floor((P - 1) / chunk) * chunk;
-      const before = P > chunk ? capacity * PER_TOKEN : 0;
+      const before = P > chunk ? keepCount * PER_TOKEN : 0;
       expect(sequence.read[0]).toBe(before + lastChunk * PER_TOKEN);
       expect(sequence.available[0]).toBe(P * PER_TOKEN);
     });

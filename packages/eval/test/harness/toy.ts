@@ -1,4 +1,5 @@
-import { CharTokenizer, DecoderModel, defaultConfig, type Tokenizer } from '@lethe/model';
+import { CharTokenizer, type DecoderModel, type Tokenizer } from '@lethe/model';
+import { matrixModel } from '@lethe/model/testing';
 import type { GenerationTask, PerplexityTask, TaskExample } from '../../src/tasks/task';
 
 const ALPHABET = 'abcdefgh.';
@@ -67,21 +68,9 @@ export function toyLmTask(): PerplexityTask<Record<string, never>> {
   };
 }
 
-/** A random tiny decoder over the toy vocabulary. */
+/** A random tiny decoder over the toy vocabulary: the policy matrix's model (same alphabet). */
 export function tinyModel(seed = 1): DecoderModel {
-  return DecoderModel.random(
-    defaultConfig({
-      model_type: 'llama',
-      vocab_size: toyTokenizer.vocabSize,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 2,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      tie_word_embeddings: true,
-    }),
-    seed,
-  );
+  return matrixModel(seed);
 }
 
 /** A clock that advances by `stepMs` at every reading (deterministic wall-time fields). */

@@ -26,7 +26,7 @@ export interface TriggerContext {
   readonly sinceLastRound: number;
   /**
    * Tokens the runtime appends before the next round (default 1; see
-   * `LayerObservation.incoming`): a capacity trigger fires once they would not fit.
+   * `LayerObservation.incoming`): a live-count trigger fires once they would not fit.
    */
   readonly incoming?: number;
 }

@@ -39,6 +39,14 @@ export interface PolicyManifest {
   readonly model?: string;
   /** Provider-specific configuration (network sizes, the files holding tensors, …). */
   readonly parameters?: Readonly<Record<string, unknown>>;
+  /**
+   * The content identity (`modelIdentity` of `@lethe/model`: `sha256:` and 64 hex digits) of the
+   * model the policy runs on: the frozen model it was trained on (GSA, NAMM, SOL), or, for a
+   * policy that is a model (NGC, {@link PolicyManifest.model} set), that model itself. A runtime
+   * refuses the policy on a model with another identity ({@link checkBaseModel}), even one of the
+   * same shape. Absent in a directory written without it: nothing to check.
+   */
+  readonly baseModel?: string;
 }
 
 /** A policy directory: its files and its checked manifest. */
@@ -47,7 +55,10 @@ export interface PolicyDirectory {
   readonly manifest: PolicyManifest;
 }
 
-const FIELDS = ['format', 'version', 'provider', 'options', 'model', 'parameters'];
+const FIELDS = ['format', 'version', 'provider', 'options', 'model', 'parameters', 'baseModel'];
+
+/** A model identity: `sha256:` and 64 lower-case hex digits. */
+const IDENTITY = /^sha256:[0-9a-f]{64}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -82,6 +93,14 @@ export function checkPolicyManifest(json: unknown, argument = POLICY_MANIFEST): 
   if (json.parameters !== undefined && !isRecord(json.parameters)) {
     fail('field "parameters" must be an object');
   }
+  if (
+    json.baseModel !== undefined &&
+    !(typeof json.baseModel === 'string' && IDENTITY.test(json.baseModel))
+  ) {
+    fail(
+      `field "baseModel" must be a model identity ("sha256:" and 64 hex digits), got ${JSON.stringify(json.baseModel)}`,
+    );
+  }
   return json as unknown as PolicyManifest;
 }
 
@@ -107,4 +126,31 @@ export async function openPolicyDirectory(files: PolicyFiles): Promise<PolicyDir
 export function formatPolicyManifest(manifest: PolicyManifest): string {
   checkPolicyManifest(manifest, 'manifest');
   return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
+/**
+ * Checks that the policy of `directory` may run on the model of identity `identity`
+ * (`modelIdentity` of `@lethe/model`): its manifest names no base model, or that one.
+ *
+ * @throws LetheError `E_CHECKPOINT` naming the directory's manifest when the manifest names
+ *   another base model — a policy (gates, a controller, a scorer's normalisation, an RL-trained
+ *   LM) fits the model it was trained on, not another of the same shape.
+ */
+export function checkBaseModel(
+  directory: PolicyDirectory,
+  identity: string,
+  model = 'this model',
+): void {
+  const { baseModel, provider } = directory.manifest;
+  if (baseModel === undefined || baseModel === identity) return;
+  throw new LetheError(
+    'E_CHECKPOINT',
+    `is a ${provider} policy trained on the model ${short(baseModel)}; ${model} is ${short(identity)} (a policy runs on the model it was trained on)`,
+    `${directory.files.location}/${POLICY_MANIFEST}`,
+  );
+}
+
+/** An identity shortened for messages: `sha256:` and its first 12 hex digits. */
+function short(identity: string): string {
+  return identity.slice(0, 19);
 }

@@ -20,7 +20,7 @@ export interface AdaKVOptions {
  *
  * @example
  * ```ts
- * const policy = new AdaKVPolicy(new SomeScorer({ budget: { capacity: 128 } }));
+ * const policy = new AdaKVPolicy(new SomeScorer({ budget: { keepCount: 128 } }));
  * ```
  */
 export class AdaKVPolicy implements EvictionPolicy {

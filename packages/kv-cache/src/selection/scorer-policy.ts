@@ -17,8 +17,8 @@ export interface ScorerPolicyOptions {
   /** Entries kept per round, per KV head (or per layer at layer granularity). */
   readonly budget: Budget;
   /**
-   * When rounds run. Default for a `{ capacity: C }` budget: `{ whenLiveExceeds: C }` (evict as
-   * soon as a head exceeds C). A `{ keepRatio }` budget has no natural default and needs one.
+   * When rounds run. Default for a `{ keepCount: K }` budget: `{ whenLiveExceeds: K }` (evict as
+   * soon as a head exceeds K). A `{ keepRatio }` budget has no natural default and needs one.
    */
   readonly trigger?: Trigger;
   /** Entries never evicted. Default `{ sinks: 0, window: 0 }`. */
@@ -37,9 +37,9 @@ export interface ScorerPolicyOptions {
   readonly threshold?: number;
 }
 
-/** The trigger used when none is given: a capacity trigger at the budget's capacity. */
+/** The trigger used when none is given: a live-count trigger at the budget's keep count. */
 function defaultTrigger(budget: Budget): Trigger {
-  if ('capacity' in budget) return { whenLiveExceeds: budget.capacity };
+  if ('keepCount' in budget) return { whenLiveExceeds: budget.keepCount };
   throw new LetheError('E_ARG', 'a keepRatio budget needs an explicit trigger', 'trigger');
 }
 
@@ -60,7 +60,7 @@ function defaultTrigger(budget: Budget): Trigger {
  *     return Float32Array.from(obs.positions);
  *   }
  * }
- * const policy = new NewestFirst({ budget: { capacity: 64 }, anchors: { sinks: 4, window: 0 } });
+ * const policy = new NewestFirst({ budget: { keepCount: 64 }, anchors: { sinks: 4, window: 0 } });
  * ```
  */
 export abstract class ScorerPolicy implements EvictionPolicy {
@@ -84,7 +84,7 @@ export abstract class ScorerPolicy implements EvictionPolicy {
   readonly threshold: number | undefined;
 
   /**
-   * @throws LetheError `E_BUDGET` for a bad budget, or naming `anchors` when a `{ capacity }`
+   * @throws LetheError `E_BUDGET` for a bad budget, or naming `anchors` when a `{ keepCount }`
    *   budget cannot hold the anchored entries (see {@link anchoredEntryBound}); `E_ARG` for any
    *   other bad option.
    */
@@ -138,10 +138,10 @@ export abstract class ScorerPolicy implements EvictionPolicy {
     const least = anchoredEntryBound(this.anchors, blockSize) + 1;
     return decideKeep(scores, observation, this.granularity, (row, positions) => {
       const kept = budgetKeepCount(this.budget, row.length);
-      // under a capacity, room for the tokens that come before the next round
+      // under a keep count, room for the tokens that come before the next round
       const k =
-        'capacity' in this.budget
-          ? Math.min(kept, roomyKeep(this.budget.capacity, observation.incoming, least))
+        'keepCount' in this.budget
+          ? Math.min(kept, roomyKeep(this.budget.keepCount, observation.incoming, least))
           : kept;
       if (blockSize !== undefined) {
         return selectTopBlocks(
@@ -173,11 +173,11 @@ export function anchoredEntryBound(anchors: Anchors, blockSize?: number): number
 }
 
 /**
- * Refuses anchors that a `{ capacity }` budget cannot hold, so a policy never silently keeps more
- * than its capacity. A `{ keepRatio }` budget is relative and is not checked.
+ * Refuses anchors that a `{ keepCount }` budget cannot hold, so a policy never silently keeps more
+ * than its keep count. A `{ keepRatio }` budget is relative and is not checked.
  *
  * @param argument The option to name (default `anchors`; SnapKV names its `windowSize`).
- * @throws LetheError `E_BUDGET` naming `argument`, with the fields and the capacity.
+ * @throws LetheError `E_BUDGET` naming `argument`, with the fields and the keep count.
  */
 export function checkAnchorsFit(
   budget: Budget,
@@ -185,13 +185,13 @@ export function checkAnchorsFit(
   blockSize?: number,
   argument = 'anchors',
 ): void {
-  if (!('capacity' in budget)) return;
+  if (!('keepCount' in budget)) return;
   const bound = anchoredEntryBound(anchors, blockSize);
-  if (bound > budget.capacity) {
+  if (bound > budget.keepCount) {
     const blocks = blockSize === undefined ? '' : ` in blocks of ${blockSize}`;
     throw new LetheError(
       'E_BUDGET',
-      `sinks ${anchors.sinks} + window ${anchors.window}${blocks} can force ${bound} entries per KV head, more than budget.capacity ${budget.capacity}; lower them or raise the budget`,
+      `sinks ${anchors.sinks} + window ${anchors.window}${blocks} can force ${bound} entries per KV head, more than budget.keepCount ${budget.keepCount}; lower them or raise the budget`,
       argument,
     );
   }

@@ -5,10 +5,10 @@ import type { TriggerContext } from '../policy/eviction-policy';
  * When an eviction round runs for a layer.
  *
  * - `{ every }`: a cadence — every `every` tokens (δ), counted by `TriggerContext.sinceLastRound`.
- * - `{ whenLiveExceeds, slack }`: a capacity trigger — when some KV head of the layer holds more
- *   than `whenLiveExceeds + slack` live entries. With a `{ capacity }` budget equal to
- *   `whenLiveExceeds`, a positive `slack` amortises rounds: the cache grows to capacity + slack,
- *   then one round shrinks it back to capacity. `slack` defaults to 0.
+ * - `{ whenLiveExceeds, slack }`: a live-count trigger — when some KV head of the layer holds more
+ *   than `whenLiveExceeds + slack` live entries. With a `{ keepCount }` budget equal to
+ *   `whenLiveExceeds`, a positive `slack` amortises rounds: the cache grows to keepCount + slack,
+ *   then one round shrinks it back to keepCount. `slack` defaults to 0.
  */
 export type Trigger =
   | { readonly every: number }
@@ -18,8 +18,8 @@ export type Trigger =
 export function validateTrigger(trigger: Trigger, argument = 'trigger'): Trigger {
   assertRecord(trigger, argument);
   const hasEvery = 'every' in trigger;
-  const hasCapacity = 'whenLiveExceeds' in trigger;
-  if (hasEvery === hasCapacity) {
+  const hasLiveCount = 'whenLiveExceeds' in trigger;
+  if (hasEvery === hasLiveCount) {
     throw new LetheError(
       'E_ARG',
       'must have exactly one of `every` or `whenLiveExceeds`',
@@ -37,7 +37,7 @@ export function validateTrigger(trigger: Trigger, argument = 'trigger'): Trigger
 
 /**
  * Whether `trigger` fires for the layer described by `context`: for a cadence, when at least
- * `every` tokens have passed since the layer's last round; for a capacity trigger, when the
+ * `every` tokens have passed since the layer's last round; for a live-count trigger, when the
  * largest per-head live count exceeds `whenLiveExceeds + slack`.
  */
 export function shouldTrigger(trigger: Trigger, context: TriggerContext): boolean {

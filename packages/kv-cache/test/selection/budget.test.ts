@@ -34,32 +34,55 @@ describe('budget', () => {
     expect(budgetKeepCount({ keepRatio: 1 }, 9)).toBe(9);
   });
 
-  it('caps a capacity at the live count', () => {
+  it('caps a keep count at the live count', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 0, max: 500 }), (c, live) => {
-        expect(budgetKeepCount({ capacity: c }, live)).toBe(Math.min(c, live));
+        expect(budgetKeepCount({ keepCount: c }, live)).toBe(Math.min(c, live));
       }),
     );
   });
 
-  it('rejects budgets outside (0, 1] and bad capacities with E_BUDGET', () => {
+  it('rejects budgets outside (0, 1] and bad keep counts with E_BUDGET', () => {
     for (const keepRatio of [0, -0.1, 1.0001, 2, Number.NaN, Number.POSITIVE_INFINITY]) {
       expectLetheError(() => validateBudget({ keepRatio }), 'E_BUDGET', 'budget.keepRatio');
       expectLetheError(() => budgetKeepCount({ keepRatio }, 4), 'E_BUDGET');
     }
-    for (const capacity of [0, -3, 1.5, Number.NaN]) {
-      expectLetheError(() => validateBudget({ capacity }), 'E_BUDGET', 'budget.capacity');
+    for (const keepCount of [0, -3, 1.5, Number.NaN]) {
+      expectLetheError(() => validateBudget({ keepCount }), 'E_BUDGET', 'budget.keepCount');
     }
     expectLetheError(() => validateBudget({} as Budget), 'E_BUDGET', 'budget');
     expectLetheError(
-      () => validateBudget({ keepRatio: 0.5, capacity: 3 } as unknown as Budget),
+      () => validateBudget({ keepRatio: 0.5, keepCount: 3 } as unknown as Budget),
+      'E_BUDGET',
+      'budget',
+    );
+  });
+
+  it('refuses a provider ceiling `{ capacity }` with E_BUDGET naming the argument', () => {
+    // `capacity` is a CapacityBudget's ceiling (the newest token included), one more than a
+    // round keeps: a selection budget takes `keepCount`, with no alias.
+    for (const budget of [
+      { capacity: 8 },
+      { capacity: 8, keepRatio: 0.5 },
+      { capacity: 8, keepCount: 7 },
+    ]) {
+      const error = expectLetheError(
+        () => validateBudget(budget as unknown as Budget, 'options.budget'),
+        'E_BUDGET',
+        'options.budget',
+      );
+      expect(error.message).toMatch(/exactly one of `keepRatio` or `keepCount`/);
+      expect(error.message).toMatch(/not `capacity`.*ceiling.*`\{ keepCount: C − 1 \}`/);
+    }
+    expectLetheError(
+      () => budgetKeepCount({ capacity: 8 } as unknown as Budget, 10),
       'E_BUDGET',
       'budget',
     );
   });
 
   it('rejects a non-integer live count with E_ARG', () => {
-    expectLetheError(() => budgetKeepCount({ capacity: 3 }, 2.5), 'E_ARG', 'live');
-    expectLetheError(() => budgetKeepCount({ capacity: 3 }, -1), 'E_ARG', 'live');
+    expectLetheError(() => budgetKeepCount({ keepCount: 3 }, 2.5), 'E_ARG', 'live');
+    expectLetheError(() => budgetKeepCount({ keepCount: 3 }, -1), 'E_ARG', 'live');
   });
 });

@@ -1,4 +1,4 @@
-// A round under a capacity leaves room for the tokens that come before the next round
+// A round under a keep count leaves room for the tokens that come before the next round
 // (`incoming`: a prefill chunk), so a chunked prompt stays under its ceiling.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ describe('room for the next chunk', () => {
     expect(roomyKeep(10)).toBe(10);
   });
 
-  it('a capacity trigger fires once the incoming tokens would pass it', () => {
+  it('a live-count trigger fires once the incoming tokens would pass it', () => {
     const trigger = { whenLiveExceeds: 10 };
     expect(shouldTrigger(trigger, context(10))).toBe(false);
     expect(shouldTrigger(trigger, context(10, 2))).toBe(true);
@@ -52,7 +52,7 @@ describe('room for the next chunk', () => {
 
   it('a round keeps room for the chunk, the anchors still kept', () => {
     const policy = new Newest({
-      budget: { capacity: 10 },
+      budget: { keepCount: 10 },
       anchors: { sinks: 2, window: 0 },
     });
     const row = Int32Array.from({ length: 12 }, (_, i) => i);

@@ -45,7 +45,7 @@ describe('ScorerPolicy', () => {
         fc.oneof(
           fc.record({ keepRatio: fc.double({ min: 0.01, max: 1, noNaN: true }) }),
           // Anchors of 2 sinks + 1 recent entry, in blocks of ≤ 5: at most 15 entries.
-          fc.record({ capacity: fc.integer({ min: 15, max: 30 }) }),
+          fc.record({ keepCount: fc.integer({ min: 15, max: 30 }) }),
         ),
         fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
         (rows, budget: Budget, blockSize) => {
@@ -80,7 +80,7 @@ describe('ScorerPolicy', () => {
     const positions = Int32Array.from([0, 1, 2, 3, 4]);
     const observation = observationFromRows([positions, positions]);
     const scores = Float32Array.from([5, 1, 0, 0, 3, 0, 1, 4, 0, 0]);
-    const policy = new FixedScores(scores, { budget: { capacity: 2 }, granularity: 'layer' });
+    const policy = new FixedScores(scores, { budget: { keepCount: 2 }, granularity: 'layer' });
     // Means: [2.5, 1, 2, 0, 1.5] → top 2 = entries 0 and 2.
     expect(policy.select(observation, noRandom)).toEqual({
       granularity: 'layer',
@@ -88,18 +88,18 @@ describe('ScorerPolicy', () => {
     });
   });
 
-  it('triggers by capacity by default for a capacity budget', () => {
-    const policy = new FixedScores(new Float32Array(0), { budget: { capacity: 8 } });
+  it('triggers at the keep count by default for a keepCount budget', () => {
+    const policy = new FixedScores(new Float32Array(0), { budget: { keepCount: 8 } });
     expect(policy.trigger).toEqual({ whenLiveExceeds: 8 });
     const context = { layer: 0, step: 9, sinceLastRound: 9 };
     expect(policy.shouldEvict({ ...context, liveCounts: Int32Array.from([9]) })).toBe(true);
     expect(policy.shouldEvict({ ...context, liveCounts: Int32Array.from([8]) })).toBe(false);
   });
 
-  it('refuses anchors a capacity cannot hold (E_BUDGET naming anchors)', () => {
+  it('refuses anchors a keep count cannot hold (E_BUDGET naming anchors)', () => {
     const empty = new Float32Array(0);
     expectLetheError(
-      () => new FixedScores(empty, { budget: { capacity: 4 }, anchors: { sinks: 4, window: 1 } }),
+      () => new FixedScores(empty, { budget: { keepCount: 4 }, anchors: { sinks: 4, window: 1 } }),
       'E_BUDGET',
       'anchors',
     );
@@ -108,7 +108,7 @@ describe('ScorerPolicy', () => {
     expectLetheError(
       () =>
         new FixedScores(empty, {
-          budget: { capacity: 5 },
+          budget: { keepCount: 5 },
           anchors: { sinks: 2, window: 1 },
           blockSize: 2,
         }),
@@ -116,7 +116,7 @@ describe('ScorerPolicy', () => {
       'anchors',
     );
     expect(
-      () => new FixedScores(empty, { budget: { capacity: 4 }, anchors: { sinks: 3, window: 1 } }),
+      () => new FixedScores(empty, { budget: { keepCount: 4 }, anchors: { sinks: 3, window: 1 } }),
     ).not.toThrow();
   });
 
@@ -135,24 +135,30 @@ describe('ScorerPolicy', () => {
       'E_ARG',
       'trigger',
     );
+    // A provider's ceiling is not a selection budget: no `capacity` alias for `keepCount`.
     expectLetheError(
-      () => new FixedScores(empty, { budget: { capacity: 4 }, trigger: { every: 2.5 } }),
+      () => new FixedScores(empty, { budget: { capacity: 4 } as unknown as Budget }),
+      'E_BUDGET',
+      'budget',
+    );
+    expectLetheError(
+      () => new FixedScores(empty, { budget: { keepCount: 4 }, trigger: { every: 2.5 } }),
       'E_ARG',
       'trigger.every',
     );
     expectLetheError(
-      () => new FixedScores(empty, { budget: { capacity: 4 }, blockSize: 0 }),
+      () => new FixedScores(empty, { budget: { keepCount: 4 }, blockSize: 0 }),
       'E_ARG',
       'blockSize',
     );
     expectLetheError(
-      () => new FixedScores(empty, { budget: { capacity: 4 }, granularity: 'row' as 'head' }),
+      () => new FixedScores(empty, { budget: { keepCount: 4 }, granularity: 'row' as 'head' }),
       'E_ARG',
       'granularity',
     );
     expectLetheError(
       () =>
-        new FixedScores(empty, { budget: { capacity: 4 }, blockAggregation: 'median' as 'mean' }),
+        new FixedScores(empty, { budget: { keepCount: 4 }, blockAggregation: 'median' as 'mean' }),
       'E_ARG',
       'blockAggregation',
     );
@@ -161,7 +167,7 @@ describe('ScorerPolicy', () => {
   it('rejects NaN scores for live entries with E_ARG naming `scores`', () => {
     const observation = observationFromRows([Int32Array.from([0, 1, 2])]);
     const policy = new FixedScores(Float32Array.from([0.2, Number.NaN, 0.1]), {
-      budget: { capacity: 1 },
+      budget: { keepCount: 1 },
     });
     expectLetheError(() => policy.select(observation, noRandom), 'E_ARG', 'scores');
   });
@@ -172,7 +178,7 @@ describe('AdaKVPolicy', () => {
     const positions = Int32Array.from([0, 1, 2, 3]);
     const observation: LayerObservation = observationFromRows([positions, positions]);
     const scores = Float32Array.from([0.9, 0, 0, 0, 0.5, 0.5, 0.5, 0.4]);
-    const inner = new FixedScores(scores, { budget: { capacity: 2 } });
+    const inner = new FixedScores(scores, { budget: { keepCount: 2 } });
     const policy = new AdaKVPolicy(inner);
     expect(policy.name).toBe('adakv(fixed)');
     expect(
@@ -195,18 +201,18 @@ describe('AdaKVPolicy', () => {
     const empty = new Float32Array(0);
     expectLetheError(
       () =>
-        new AdaKVPolicy(new FixedScores(empty, { budget: { capacity: 2 }, granularity: 'layer' })),
+        new AdaKVPolicy(new FixedScores(empty, { budget: { keepCount: 2 }, granularity: 'layer' })),
       'E_ARG',
       'scorer',
     );
     expectLetheError(
-      () => new AdaKVPolicy(new FixedScores(empty, { budget: { capacity: 2 }, blockSize: 4 })),
+      () => new AdaKVPolicy(new FixedScores(empty, { budget: { keepCount: 2 }, blockSize: 4 })),
       'E_ARG',
       'scorer',
     );
     expectLetheError(
       () =>
-        new AdaKVPolicy(new FixedScores(empty, { budget: { capacity: 2 } }), { safeguard: -0.1 }),
+        new AdaKVPolicy(new FixedScores(empty, { budget: { keepCount: 2 } }), { safeguard: -0.1 }),
       'E_ARG',
       'safeguard',
     );

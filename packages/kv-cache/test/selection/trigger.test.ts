@@ -21,15 +21,15 @@ describe('trigger', () => {
     );
   });
 
-  it('fires a capacity trigger when some head exceeds capacity + slack', () => {
+  it('fires a live-count trigger when some head exceeds whenLiveExceeds + slack', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 50 }),
         fc.integer({ min: 0, max: 20 }),
         fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 6 }),
-        (capacity, slack, live) => {
-          const fired = shouldTrigger({ whenLiveExceeds: capacity, slack }, context(live, 1));
-          expect(fired).toBe(live.some((n) => n > capacity + slack));
+        (limit, slack, live) => {
+          const fired = shouldTrigger({ whenLiveExceeds: limit, slack }, context(live, 1));
+          expect(fired).toBe(live.some((n) => n > limit + slack));
         },
       ),
     );

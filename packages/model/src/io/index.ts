@@ -39,6 +39,7 @@ export {
 } from './checkpoint-layout';
 export { MODEL_TYPES, type ModelType } from './hf-config-defaults';
 export { configToJson, defaultConfig, type ModelConfig, parseModelConfig } from './model-config';
+export { checkPolicyBaseModel, modelIdentity } from './model-identity';
 export { parseShardIndex, type ShardIndex, WEIGHTS_INDEX_FILE } from './shard-index';
 export {
   type DecodeShardedCheckpointOptions,

@@ -13,3 +13,8 @@ export {
   writeModelDirectory,
 } from './node-model-directory';
 export { assertDirectory, nodeModelFiles } from './node-model-files';
+export {
+  nodePolicyFiles,
+  readPolicyDirectory,
+  writePolicyDirectory,
+} from './node-policy-directory';

@@ -109,7 +109,7 @@ const DEFAULTS = { maxSequences: 8, maxQueue: 64, prefillChunk: 256, pageSize: 1
  * const batcher = new ContinuousBatcher({ model, maxSequences: 8, maxQueue: 32 });
  * const result = await batcher.submit(
  *   { prompt, maxNewTokens: 64, sampling: { temperature: 0.8, topP: 0.95 }, seed: 7,
- *     stop: { eosTokenIds: [2] }, policies: { eviction: new H2OPolicy({ budget: { capacity: 64 } }) } },
+ *     stop: { eosTokenIds: [2] }, policies: { eviction: new H2OPolicy({ budget: { keepCount: 64 } }) } },
  *   { onToken: ({ token }) => { stream.write(tokenizer.decode([token])); return true; } },
  * );
  * await batcher.close();

@@ -134,7 +134,7 @@ export interface GenerationResult {
  * ```ts
  * const result = await generate({
  *   model, prompts: [tokenizer.encode('Once upon')], maxNewTokens: 64,
- *   eviction: new StreamingLLM({ budget: { capacity: 32 } }), sampling: { temperature: 0.8 }, seed: 1,
+ *   eviction: new StreamingLLM({ budget: { keepCount: 32 } }), sampling: { temperature: 0.8 }, seed: 1,
  * });
  * console.log(tokenizer.decode(result.tokens[0]), result.stats.tokensPerSecond);
  * ```

@@ -151,7 +151,7 @@ export interface StepOutput {
  *
  * @example
  * ```ts
- * const session = new GenerationSession({ model, eviction: new H2O({ budget: { capacity: 64 } }) });
+ * const session = new GenerationSession({ model, eviction: new H2O({ budget: { keepCount: 64 } }) });
  * const first = await session.prefill([prompt]);
  * const next = await session.step([0], new Int32Array([token]));
  * ```

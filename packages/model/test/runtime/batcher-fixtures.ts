@@ -124,14 +124,15 @@ export const POLICY_KINDS = [
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
 /**
- * A fresh policy set of `kind` for one sequence of `config`'s model (capacities of 8 or more,
- * Quest on pages of 4 from layer 0, a refresh every 3 steps); `gate` is the GSA gate to use.
+ * A fresh policy set of `kind` for one sequence of `config`'s model (`size`: the entries a
+ * heuristic's round keeps, its `keepCount`, and the gate policy's ceiling — 6 or more; Quest on
+ * pages of 4 from layer 0, a refresh every 3 steps); `gate` is the GSA gate to use.
  */
 export function policiesOf(
   kind: PolicyKind,
   config: ModelConfig,
   gate: AttentionGate,
-  capacity = 10,
+  size = 10,
 ): PolicySet {
   const layers = config.num_hidden_layers;
   switch (kind) {
@@ -140,12 +141,12 @@ export function policiesOf(
     case 'streaming-llm':
       return {
         eviction: new StreamingLLMPolicy({
-          budget: { capacity },
+          budget: { keepCount: size },
           anchors: { sinks: 2, window: 0 },
         }),
       };
     case 'h2o':
-      return { eviction: new H2OPolicy({ budget: { capacity } }) };
+      return { eviction: new H2OPolicy({ budget: { keepCount: size } }) };
     case 'compute':
       return { compute: new DrawnControls(layers) };
     case 'compute-refresh':
@@ -153,7 +154,7 @@ export function policiesOf(
     case 'quest':
       return { readSelector: new QuestSelector({ tokenBudget: 8, pageSize: 4, denseLayers: 0 }) };
     case 'gate':
-      return { eviction: new TopGatePolicy(gate, capacity) };
+      return { eviction: new TopGatePolicy(gate, size) };
   }
 }
 

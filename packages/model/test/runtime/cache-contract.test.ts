@@ -66,10 +66,10 @@ async function run(createCache: CacheFactory, eviction: EvictionPolicy) {
 }
 
 const POLICIES: [string, () => EvictionPolicy][] = [
-  ['StreamingLLM', () => new StreamingLLMPolicy({ budget: { capacity: 8 } })],
-  ['H2O', () => new H2OPolicy({ budget: { capacity: 8 }, anchors: { sinks: 1, window: 2 } })],
-  ['SnapKV', () => new SnapKVPolicy({ budget: { capacity: 8 }, windowSize: 3 })],
-  ['TOVA', () => new TOVAPolicy({ budget: { capacity: 8 }, granularity: 'layer' })],
+  ['StreamingLLM', () => new StreamingLLMPolicy({ budget: { keepCount: 8 } })],
+  ['H2O', () => new H2OPolicy({ budget: { keepCount: 8 }, anchors: { sinks: 1, window: 2 } })],
+  ['SnapKV', () => new SnapKVPolicy({ budget: { keepCount: 8 }, windowSize: 3 })],
+  ['TOVA', () => new TOVAPolicy({ budget: { keepCount: 8 }, granularity: 'layer' })],
 ];
 
 describe('generate() behind the KVCacheStore contract', () => {
@@ -103,7 +103,7 @@ describe('generate() behind the KVCacheStore contract', () => {
 describe('SessionOptions.createCache', () => {
   it('makes each sequence cache from the options the session derives', async () => {
     const made: KVCacheOptions[] = [];
-    const eviction = new H2OPolicy({ budget: { capacity: 8 }, anchors: { sinks: 1, window: 2 } });
+    const eviction = new H2OPolicy({ budget: { keepCount: 8 }, anchors: { sinks: 1, window: 2 } });
     const session = new GenerationSession({
       model,
       eviction,

@@ -35,9 +35,9 @@ describe('chunked prefill', () => {
     },
   );
 
-  eachCache('%s: the peak during the prompt is ≤ capacity + slack + chunk', async (_, create) => {
+  eachCache('%s: the peak during the prompt is ≤ keepCount + slack + chunk', async (_, create) => {
     const model = lively(config, 3);
-    const capacity = 5;
+    const keepCount = 5;
     const slack = 1;
     const chunk = 3;
     const run = (prefillChunk?: number) =>
@@ -46,7 +46,7 @@ describe('chunked prefill', () => {
         prompts,
         maxNewTokens: 4,
         sampling: { temperature: 0 },
-        eviction: new RecentWindowPolicy(capacity, slack),
+        eviction: new RecentWindowPolicy(keepCount, slack),
         prefillChunk,
         createCache: create,
       });
@@ -57,7 +57,7 @@ describe('chunked prefill', () => {
     const chunked = await run(chunk);
     for (const stats of chunked.stats.caches) {
       for (const peak of stats.peakPerLayer) {
-        expect(peak).toBeLessThanOrEqual(kvHeads * (capacity + slack + chunk));
+        expect(peak).toBeLessThanOrEqual(kvHeads * (keepCount + slack + chunk));
       }
     }
     model.dispose();

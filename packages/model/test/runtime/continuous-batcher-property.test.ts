@@ -37,7 +37,8 @@ interface Spec {
   readonly promptLength: number;
   readonly maxNewTokens: number;
   readonly kind: PolicyKind;
-  readonly capacity: number;
+  /** `policiesOf`'s size: what a heuristic keeps, the gate policy's ceiling. */
+  readonly size: number;
   readonly greedy: boolean;
   readonly topP: number;
   readonly seed: number;
@@ -52,7 +53,7 @@ const spec: fc.Arbitrary<Spec> = fc.record({
   promptLength: fc.integer({ min: 1, max: 30 }),
   maxNewTokens: fc.integer({ min: 1, max: 20 }),
   kind: fc.constantFrom(...POLICY_KINDS),
-  capacity: fc.integer({ min: 6, max: 14 }),
+  size: fc.integer({ min: 6, max: 14 }),
   greedy: fc.boolean(),
   topP: fc.double({ min: 0.5, max: 1, noNaN: true }),
   seed: fc.nat(10_000),
@@ -68,7 +69,7 @@ function requestOf(s: Spec): BatchRequest {
     sampling: s.greedy ? { temperature: 0 } : { temperature: 0.9, topP: s.topP },
     seed: s.seed,
     ...(s.eos === null ? {} : { stop: { eosTokenIds: [s.eos] } }),
-    policies: policiesOf(s.kind, config, gate, s.capacity),
+    policies: policiesOf(s.kind, config, gate, s.size),
   };
 }
 

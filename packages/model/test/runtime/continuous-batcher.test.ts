@@ -286,13 +286,13 @@ describe('ContinuousBatcher', () => {
 
   it('reports each request’s cache and the batcher’s totals', async () => {
     const batcher = new ContinuousBatcher({ model, prefillChunk: CHUNK });
-    const capacity = 10;
+    const keepCount = 10;
     const [full, evicting, steered] = await Promise.all([
       batcher.submit(request(21, 9, { maxNewTokens: 10 })),
       batcher.submit(
         request(22, 9, {
           maxNewTokens: 20,
-          policies: policiesOf('streaming-llm', config, gate, capacity),
+          policies: policiesOf('streaming-llm', config, gate, keepCount),
         }),
       ),
       batcher.submit(
@@ -310,14 +310,16 @@ describe('ContinuousBatcher', () => {
     expect(full!.cache.reads.entries).toBe(full!.cache.reads.live);
     const fed = 9 + 20 - 1;
     expect(evicting!.cache.fullCacheEntries).toBe(fed * heads);
-    expect(Array.from(evicting!.cache.livePerLayer)).toEqual(new Array(layers).fill(capacity * kv));
-    expect(evicting!.cache.peakTotal).toBeLessThanOrEqual((capacity + 1) * heads);
+    expect(Array.from(evicting!.cache.livePerLayer)).toEqual(
+      new Array(layers).fill(keepCount * kv),
+    );
+    expect(evicting!.cache.peakTotal).toBeLessThanOrEqual((keepCount + 1) * heads);
     expect(evicting!.cache.realisedBudget).toBeCloseTo(
       evicting!.cache.peakTotal / (fed * heads),
       12,
     );
-    // Every round trims the heads back to the capacity: what was appended minus what is live.
-    expect(evicting!.cache.evictedEntries).toBe(fed * heads - capacity * heads);
+    // Every round trims the heads back to the keep count: what was appended minus what is live.
+    expect(evicting!.cache.evictedEntries).toBe(fed * heads - keepCount * heads);
     expect(Array.from(evicting!.cache.evictionRounds).every((r) => r > 0)).toBe(true);
     expect(steered!.cache.compute!.steps).toBe(9);
     expect(steered!.cache.compute!.tokenKeep).toBeLessThan(1);
@@ -352,7 +354,7 @@ describe('ContinuousBatcher', () => {
 
   it('fails only the request whose policy or handler throws', async () => {
     const batcher = new ContinuousBatcher({ model });
-    const broken = new StreamingLLMPolicy({ budget: { capacity: 6 } });
+    const broken = new StreamingLLMPolicy({ budget: { keepCount: 6 } });
     broken.select = () => {
       throw new Error('policy bug');
     };

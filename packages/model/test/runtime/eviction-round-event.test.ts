@@ -15,7 +15,7 @@ const prompts = [Int32Array.of(1, 2, 3), Int32Array.of(4, 5, 6, 7, 8)];
 describe('onEvictionRound', () => {
   it('reports every round per sequence and layer with the step and the applied decision', async () => {
     const model = lively(config, 3);
-    const capacity = 4;
+    const keepCount = 4;
     const slack = 1;
     const events: Omit<EvictionRoundEvent, 'observation'>[] = [];
     const result = await generate({
@@ -23,14 +23,14 @@ describe('onEvictionRound', () => {
       prompts,
       maxNewTokens: 9,
       sampling: { temperature: 0 },
-      eviction: new RecentWindowPolicy(capacity, slack),
+      eviction: new RecentWindowPolicy(keepCount, slack),
       onEvictionRound: ({ sequence, layer, step, observation, decision }) => {
         expect(observation.layer).toBe(layer);
         expect(observation.step).toBe(step);
         events.push({ sequence, layer, step, decision });
       },
     });
-    // A round runs whenever a head holds more than capacity + slack = 5 entries and leaves the
+    // A round runs whenever a head holds more than keepCount + slack = 5 entries and leaves the
     // newest 4 plus the anchored sink (token 0): rounds at lengths 6, 7, 8, … up to the end.
     prompts.forEach((prompt, b) => {
       const cache = asKVCache(result.caches[b]);
@@ -42,9 +42,9 @@ describe('onEvictionRound', () => {
         let live = prompt.length;
         for (let t = prompt.length; t <= length; t++) {
           live = t === prompt.length ? live : live + 1;
-          if (live > capacity + slack) {
+          if (live > keepCount + slack) {
             expected.push(t);
-            live = capacity + 1;
+            live = keepCount + 1;
           }
         }
         expect(mine.map((e) => e.step)).toEqual(expected);
@@ -54,8 +54,8 @@ describe('onEvictionRound', () => {
         for (const { step, decision } of mine) {
           expect(decision.granularity).toBe('head');
           const kept = (decision as { readonly keep: readonly Int32Array[] }).keep[0]!;
-          expect(kept).toHaveLength(capacity);
-          const dropped = step - capacity - 1; // the oldest live entry after the sink
+          expect(kept).toHaveLength(keepCount);
+          const dropped = step - keepCount - 1; // the oldest live entry after the sink
           if (step < length) {
             expect(mask[(step - 1) * length + dropped]).toBe(1);
             expect(mask[step * length + dropped]).toBe(0);

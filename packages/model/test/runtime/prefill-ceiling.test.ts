@@ -74,9 +74,9 @@ describe('a ceiling bounds the peak during the prompt', () => {
   it('a policy that leaves room for the next chunk keeps the chunks, under the ceiling', async () => {
     const ceiling = 24;
     const lengths: number[] = [];
-    // StreamingLLM's rounds keep capacity − (incoming − 1) under a capacity (roomyKeep)
+    // StreamingLLM's rounds keep keepCount − (incoming − 1) under a keep count (roomyKeep)
     const eviction = new StreamingLLMPolicy({
-      budget: { capacity: ceiling - 1 },
+      budget: { keepCount: ceiling - 1 },
       anchors: { sinks: 2, window: 0 },
     });
     const result = await generate({

@@ -146,7 +146,7 @@ describe('generate with a read selector', () => {
       model: m,
       createCache: create,
       readSelector: new QuestSelector({ tokenBudget: 12, pageSize: 4, denseLayers: 1 }),
-      eviction: new StreamingLLMPolicy({ budget: { capacity: 40 } }),
+      eviction: new StreamingLLMPolicy({ budget: { keepCount: 40 } }),
     });
     await session.prefill([prompt(9), prompt(5, 2)]);
     await session.step([0, 1], Int32Array.of(1, 2));

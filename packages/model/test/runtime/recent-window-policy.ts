@@ -11,8 +11,8 @@ import {
 
 /**
  * A minimal eviction policy for runtime tests, written against the raw `EvictionPolicy`
- * interface (no shared machinery): once a head holds more than `capacity + slack` entries,
- * keep each head's newest `capacity` entries, or — with `perHeadRandom` — a random subset per
+ * interface (no shared machinery): once a head holds more than `keepCount + slack` entries,
+ * keep each head's newest `keepCount` entries, or — with `perHeadRandom` — a random subset per
  * head (so heads diverge).
  */
 export class RecentWindowPolicy implements EvictionPolicy {
@@ -21,7 +21,7 @@ export class RecentWindowPolicy implements EvictionPolicy {
   readonly anchors: Anchors = { sinks: 1, window: 0 };
 
   constructor(
-    private readonly capacity: number,
+    private readonly keepCount: number,
     private readonly slack: number,
     private readonly perHeadRandom = false,
     needs: Partial<ObservationNeeds> = {},
@@ -30,18 +30,18 @@ export class RecentWindowPolicy implements EvictionPolicy {
   }
 
   shouldEvict(context: TriggerContext): boolean {
-    return context.liveCounts.some((n) => n > this.capacity + this.slack);
+    return context.liveCounts.some((n) => n > this.keepCount + this.slack);
   }
 
   select(observation: LayerObservation, rng: RandomSource): KeepDecision {
     const keep = Array.from({ length: observation.kvHeads }, (_, h) => {
       const live = observation.liveCounts[h]!;
       if (!this.perHeadRandom) {
-        return Int32Array.from({ length: this.capacity }, (_, i) => live - this.capacity + i);
+        return Int32Array.from({ length: this.keepCount }, (_, i) => live - this.keepCount + i);
       }
       const u = rng.fillUniform(new Float32Array(live));
       const order = Array.from({ length: live }, (_, i) => i).sort((a, b) => u[a]! - u[b]!);
-      return Int32Array.from(order.slice(0, this.capacity)).sort();
+      return Int32Array.from(order.slice(0, this.keepCount)).sort();
     });
     return { granularity: 'head', keep };
   }

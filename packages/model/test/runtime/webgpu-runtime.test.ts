@@ -35,7 +35,7 @@ async function run(backend: 'wasm' | 'webgpu', eviction?: 'streaming-llm' | 'h2o
   const gpuBefore = gpuBytes();
   const buffersBefore = liveGpuBuffers().buffers;
   const model = DecoderModel.random(config, 11);
-  const budget = { budget: { capacity: 24 }, trigger: { whenLiveExceeds: 24, slack: 4 } };
+  const budget = { budget: { keepCount: 24 }, trigger: { whenLiveExceeds: 24, slack: 4 } };
   const gate = eviction === 'gate' ? new LinearGate(config, 5) : undefined;
   const policy =
     eviction === 'streaming-llm'

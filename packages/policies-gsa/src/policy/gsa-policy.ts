@@ -33,7 +33,7 @@ export class GsaPolicy extends ScorerPolicy {
   /** The gate network the runtime runs. */
   readonly gate: AttentionGate;
 
-  /** @throws LetheError as `ScorerPolicy`'s constructor (e.g. `E_BUDGET` for anchors above the capacity). */
+  /** @throws LetheError as `ScorerPolicy`'s constructor (e.g. `E_BUDGET` for anchors above the keep count). */
   constructor(options: GsaPolicyOptions) {
     const { gate, ...scorer } = options;
     super(scorer);

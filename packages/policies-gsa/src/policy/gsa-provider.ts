@@ -142,7 +142,7 @@ const provider: PolicyProvider<typeof GSA_OPTIONS, GsaLoaded> = {
       eviction: new GsaPolicy({
         gate,
         anchors,
-        budget: { capacity: kept },
+        budget: { keepCount: kept },
         trigger: { whenLiveExceeds: kept, slack: 0 },
       }),
     };

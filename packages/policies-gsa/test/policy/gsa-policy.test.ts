@@ -83,25 +83,25 @@ function expectedKeep(
 
 describe('GsaPolicy', () => {
   it('is named gsa, needs nothing but the stored gates and carries its gate', () => {
-    const policy = new GsaPolicy({ gate, budget: { capacity: 8 } });
+    const policy = new GsaPolicy({ gate, budget: { keepCount: 8 } });
     expect(policy.name).toBe('gsa');
     expect(policy.needs).toBe(NO_NEEDS);
     expect(policy.gate).toBe(gate);
   });
 
-  it('keeps exactly the anchors and the highest gates (capacity budget)', () => {
+  it('keeps exactly the anchors and the highest gates (keepCount budget)', () => {
     const rng = new Rng(11);
     for (let trial = 0; trial < 200; trial++) {
       const anchors = { sinks: trial % 3, window: trial % 5 };
-      const capacity = anchors.sinks + anchors.window + 1 + (trial % 7);
-      const policy = new GsaPolicy({ gate, anchors, budget: { capacity } });
+      const keepCount = anchors.sinks + anchors.window + 1 + (trial % 7);
+      const policy = new GsaPolicy({ gate, anchors, budget: { keepCount } });
       const observation = randomObservation(rng, anchors.sinks);
       const decision = policy.select(observation, rng);
       expect(decision.granularity).toBe('head');
       if (decision.granularity !== 'head') return;
       for (let h = 0; h < 2; h++) {
         expect([...decision.keep[h]!]).toEqual(
-          expectedKeep(observation, h, anchors, (live) => Math.min(capacity, live)),
+          expectedKeep(observation, h, anchors, (live) => Math.min(keepCount, live)),
         );
       }
     }
@@ -130,14 +130,14 @@ describe('GsaPolicy', () => {
 
   it('scores a copy of the stored gates', () => {
     const observation = randomObservation(new Rng(3), 0);
-    const policy = new GsaPolicy({ gate, budget: { capacity: 4 } });
+    const policy = new GsaPolicy({ gate, budget: { keepCount: 4 } });
     const scores = policy.score(observation);
     expect(scores).toEqual(observation.gates);
     expect(scores).not.toBe(observation.gates);
   });
 
   it('refuses an observation without gates: the cache must store them', () => {
-    const policy = new GsaPolicy({ gate, budget: { capacity: 4 } });
+    const policy = new GsaPolicy({ gate, budget: { keepCount: 4 } });
     const error = expectLetheError(
       () => policy.select(randomObservation(new Rng(4), 0, false), new Rng(0)),
       'E_STATE',
@@ -152,7 +152,7 @@ describe('GsaPolicy', () => {
     const policy = new GsaPolicy({
       gate,
       anchors,
-      budget: { capacity: capacity - 1 },
+      budget: { keepCount: capacity - 1 },
       trigger: { whenLiveExceeds: capacity - 1 },
     });
     const parameters = randomGate('head');
@@ -200,9 +200,9 @@ describe('GsaPolicy', () => {
     );
   });
 
-  it('refuses anchors the capacity cannot hold', () => {
+  it('refuses anchors the keep count cannot hold', () => {
     expectLetheError(
-      () => new GsaPolicy({ gate, anchors: { sinks: 4, window: 8 }, budget: { capacity: 10 } }),
+      () => new GsaPolicy({ gate, anchors: { sinks: 4, window: 8 }, budget: { keepCount: 10 } }),
       'E_BUDGET',
       'anchors',
     );

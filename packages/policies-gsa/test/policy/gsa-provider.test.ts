@@ -63,7 +63,7 @@ describe('gsaProvider', () => {
     const capacity = eviction as GsaPolicy & ScorerPolicy;
     expect(capacity.gate).toBe(loaded.gate);
     expect(capacity.anchors).toEqual({ sinks: 4, window: 32 });
-    expect(capacity.budget).toEqual({ capacity: 127 });
+    expect(capacity.budget).toEqual({ keepCount: 127 });
     expect(capacity.trigger).toEqual({ whenLiveExceeds: 127, slack: 0 });
 
     const rate = gsaProvider.build({
@@ -134,7 +134,7 @@ describe('gsaProvider', () => {
       context: CONTEXT,
       parameters: loaded,
     });
-    expect((fits.eviction as GsaPolicy).budget).toEqual({ capacity: 36 });
+    expect((fits.eviction as GsaPolicy).budget).toEqual({ keepCount: 36 });
     gsaProvider.learned!.release!(loaded);
   });
 

@@ -65,7 +65,7 @@ interface GenerationPrompts {
  *   onCheckpoint: (c) => writeNammCheckpoint('namm.checkpoint.json', c),
  * });
  * await evolution.train();
- * await writeNammPolicyDirectory('policies/namm', evolution.parameters(), {});
+ * await writePolicyDirectory('policies/namm', nammPolicyContents(evolution.parameters()));
  * ```
  */
 export class NammEvolution {

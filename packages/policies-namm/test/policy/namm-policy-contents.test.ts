@@ -2,25 +2,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openPolicyDirectory, PolicyRegistry } from '@lethe/kv-cache';
-import { expectLetheRejection } from '@lethe/test-utils';
+import { PolicyRegistry } from '@lethe/kv-cache';
+import { readPolicyDirectory, writePolicyDirectory } from '@lethe/model/node';
+import { expectLetheError, expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NammParameters } from '../../src/policy/namm-parameters';
 import { NammPolicy } from '../../src/policy/namm-policy';
+import { nammPolicyContents } from '../../src/policy/namm-policy-contents';
 import { nammProvider } from '../../src/policy/namm-provider';
 import { scorerParameterCount } from '../../src/scorer/genome-layout';
-import { writeNammPolicyDirectory } from '../../src/train/policy-directory-writer';
-import { TINY_BAM } from './fixtures';
+import { TINY_BAM } from '../train/fixtures';
 
 const root = mkdtempSync(join(tmpdir(), 'namm-policy-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** `PolicyFiles` over a directory of the file system. */
-const filesOf = (dir: string) => ({
-  location: dir,
-  readText: (name: string) => readFile(join(dir, name), 'utf8'),
-  readBytes: async (name: string) => new Uint8Array(await readFile(join(dir, name))),
-});
 
 const parameters: NammParameters = {
   scorer: TINY_BAM,
@@ -32,10 +26,13 @@ const parameters: NammParameters = {
   },
 };
 
-describe('writeNammPolicyDirectory', () => {
+const BASE = `sha256:${'ab'.repeat(32)}`;
+
+describe('nammPolicyContents, written by writePolicyDirectory', () => {
   it('writes a directory nammProvider loads back equal, through a PolicyRegistry', async () => {
     const dir = join(root, 'namm');
-    await writeNammPolicyDirectory(dir, parameters, { updateInterval: 32, equalHeads: true });
+    const options = { updateInterval: 32, equalHeads: true };
+    await writePolicyDirectory(dir, nammPolicyContents(parameters, { options, baseModel: BASE }));
     const manifest = JSON.parse(readFileSync(join(dir, 'policy.json'), 'utf8'));
     expect(manifest).toEqual({
       format: 'lethe-policy',
@@ -43,8 +40,9 @@ describe('writeNammPolicyDirectory', () => {
       provider: 'namm',
       options: { updateInterval: 32, equalHeads: true },
       parameters: { scorer: TINY_BAM, features: 'spectrogram', tensors: 'namm.safetensors' },
+      baseModel: BASE,
     });
-    const directory = await openPolicyDirectory(filesOf(dir));
+    const directory = await readPolicyDirectory(dir);
     expect(await nammProvider.learned!.load(directory)).toEqual(parameters);
     const prepared = await new PolicyRegistry([nammProvider]).prepare('namm', { directory });
     expect(prepared.options).toMatchObject({ updateInterval: 32, equalHeads: true, threshold: 0 });
@@ -57,18 +55,29 @@ describe('writeNammPolicyDirectory', () => {
     expect((eviction as NammPolicy).prefillChunk).toBe(32);
   });
 
-  it('refuses options nammProvider refuses and bad parameters, writing nothing', async () => {
-    const dir = join(root, 'refused');
-    await expectLetheRejection(
-      writeNammPolicyDirectory(dir, parameters, { updateInterval: 0 }),
+  it('refuses options nammProvider refuses, bad parameters and a bad base model', () => {
+    expectLetheError(
+      () => nammPolicyContents(parameters, { options: { updateInterval: 0 } }),
       'E_ARG',
       'options.updateInterval',
     );
-    await expectLetheRejection(
-      writeNammPolicyDirectory(dir, { ...parameters, genome: new Float64Array(3) }),
+    expectLetheError(
+      () => nammPolicyContents({ ...parameters, genome: new Float64Array(3) }),
       'E_ARG',
       'genome',
     );
+    expectLetheError(
+      () => nammPolicyContents(parameters, { baseModel: 'models/lm' }),
+      'E_FORMAT',
+      'contents.manifest',
+    );
+  });
+
+  it('writes nothing when the contents are refused', async () => {
+    const dir = join(root, 'refused');
+    const contents = nammPolicyContents(parameters);
+    const bad = { ...contents, files: { 'policy.json': new Uint8Array(1) } };
+    await expectLetheRejection(writePolicyDirectory(dir, bad), 'E_ARG', 'contents.files');
     await expect(readFile(join(dir, 'policy.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -1,16 +1,19 @@
 import { liveGpuBuffers } from '@lethe/kernels-webgpu';
+import { FULL_CACHE } from '@lethe/kv-cache';
 import { type DecoderModel, policyContextOf } from '@lethe/model';
-import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tinyModel, toyTokenizer } from '../harness/toy';
 import {
   accepts,
+  computeGenerateLoop,
+  generateLoop,
   isComputeProvider,
   MATRIX_MODES,
-  MATRIX_PROVIDERS,
-  prepareCase,
-} from './matrix-cases';
-import { computeGenerateLoop, generateLoop } from './matrix-loops';
+  matrixModel,
+  matrixPrompts,
+} from '@lethe/model/testing';
+import { ensureWebGpu, initBackend, tf } from '@lethe/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PROVIDERS } from '../src/default-registry';
+import { prepareDefault } from './matrix-fixtures';
 
 // Every registered provider, in its first mode, on tfjs's WebGPU backend — where the runtime's
 // caches are `DeviceKVCache`s and attention is the paged WGSL kernel — against the same run on
@@ -22,7 +25,7 @@ const reason = await ensureWebGpu({ required: true }).then(
   (error: unknown) => (error instanceof Error ? error.message : String(error)),
 );
 const skip = reason !== undefined && !process.env.CI;
-if (skip) console.warn(`[@lethe/eval] WebGPU policy matrix skipped: ${reason}`);
+if (skip) console.warn(`[@lethe/policies] WebGPU policy matrix skipped: ${reason}`);
 
 /**
  * Policies that rank entries by their keys' L2 norm. Their decisions have exact ties here: layer
@@ -36,7 +39,7 @@ const KEY_NORM_RANKED = new Set(['knorm', 'l2norm']);
 /** Capacity of the evicting runs (prompts of 9–14 tokens + 24 generated). */
 const CAPACITY = 8;
 
-const firstModes = MATRIX_PROVIDERS.map((provider) => ({
+const firstModes = DEFAULT_PROVIDERS.filter((p) => p.name !== FULL_CACHE).map((provider) => ({
   provider,
   mode: MATRIX_MODES.find((mode) => accepts(provider, mode))!,
 }));
@@ -45,9 +48,9 @@ describe.skipIf(skip)('every registered policy on the device cache (WebGPU) as o
   let models: Record<'cpu' | 'webgpu', DecoderModel>;
   beforeAll(async () => {
     await initBackend('cpu');
-    const cpu = tinyModel(3);
+    const cpu = matrixModel();
     await initBackend('webgpu');
-    models = { cpu, webgpu: tinyModel(3) };
+    models = { cpu, webgpu: matrixModel() };
   });
   afterAll(async () => {
     models.webgpu.dispose();
@@ -55,8 +58,7 @@ describe.skipIf(skip)('every registered policy on the device cache (WebGPU) as o
     models.cpu.dispose();
   });
 
-  const encode = (text: string) => toyTokenizer.encode(text, { addBos: true });
-  const prompts = [encode('abcabcdefgh.'), encode('hgfedcba')];
+  const prompts = matrixPrompts();
 
   it.each(firstModes.map((c) => [`${c.provider.name} × ${c.mode.name}`, c] as const))(
     '%s',
@@ -66,7 +68,7 @@ describe.skipIf(skip)('every registered policy on the device cache (WebGPU) as o
         await initBackend(backend);
         const model = models[backend];
         const buffers = liveGpuBuffers().buffers;
-        const prepared = await prepareCase(provider, mode, policyContextOf(model, 1).model);
+        const prepared = await prepareDefault(provider, mode, policyContextOf(model, 1).model);
         outcomes.push(
           isComputeProvider(provider)
             ? await computeGenerateLoop(prepared, model, prompts, [0, 1], mode)

@@ -1,0 +1,44 @@
+/**
+ * `@lethe/model/testing`: the shared policy matrix as a kit. `policyMatrixCases(provider,
+ * { fixture })` runs a policy provider through every mode it accepts on the KVCache loop and on
+ * `generate()` with a tiny model, checking the contract's promises (budget, anchors, indices,
+ * seeding, isolation between sequences, no tensor leak); any test runner runs its cases. The
+ * loops and checks are exported for runtime-parity tests (a policy on the WebGPU device cache
+ * against the CPU).
+ *
+ * @packageDocumentation
+ */
+export {
+  expectAnchorsKept,
+  expectValidDecision,
+  expectWithinBudget,
+  type FinalPositions,
+  finalPositions,
+  liveKeyNorms,
+} from './cache-checks';
+export {
+  type ComputeOutcome,
+  computeGenerateLoop,
+  controlsLoop,
+  type PlainControls,
+} from './compute-loops';
+export { type GenerateOutcome, generateLoop, MATRIX_NEW_TOKENS } from './generate-loop';
+export { kvCacheLoop, kvCacheLoopContext } from './kv-cache-loop';
+export { PolicyMatrixFailure } from './matrix-failure';
+export { MATRIX_TOKENIZER, matrixModel, matrixPrompts } from './matrix-model';
+export {
+  accepts,
+  isComputeProvider,
+  MATRIX_MODES,
+  type MatrixMode,
+  modeBound,
+  modeBudget,
+  modeForm,
+} from './matrix-modes';
+export type { PolicyFixture } from './policy-fixture';
+export {
+  type PolicyMatrixCase,
+  type PolicyMatrixOptions,
+  policyMatrixCases,
+  runPolicyMatrix,
+} from './policy-matrix';

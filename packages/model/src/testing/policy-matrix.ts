@@ -1,0 +1,257 @@
+import {
+  type AnyPolicyProvider,
+  memoryPolicyDirectory,
+  type PolicyModelShape,
+  PolicyRegistry,
+  type PreparedPolicy,
+} from '@lethe/kv-cache';
+import { policyContextOf } from '../runtime/policy-context';
+import { computeGenerateLoop, controlsLoop } from './compute-loops';
+import { generateLoop } from './generate-loop';
+import { kvCacheLoop, kvCacheLoopContext } from './kv-cache-loop';
+import { expectSame, expectThat } from './matrix-failure';
+import { matrixModel, matrixPrompts } from './matrix-model';
+import {
+  accepts,
+  isComputeProvider,
+  MATRIX_MODES,
+  type MatrixMode,
+  modeBudget,
+} from './matrix-modes';
+import type { PolicyFixture } from './policy-fixture';
+
+/** Capacity of the KVCache loop (60 tokens) and of `generate()` (prompts of 9–13 + 24 tokens). */
+const LOOP_CAPACITY = 12;
+const LOOP_TOKENS = 60;
+const GENERATE_CAPACITY = 8;
+
+/** Options of {@link policyMatrixCases}. */
+export interface PolicyMatrixOptions {
+  /** The test directory of a learned provider (required for one; see {@link PolicyFixture}). */
+  readonly fixture?: PolicyFixture;
+  /** The modes to try (default {@link MATRIX_MODES}); the provider runs those it accepts. */
+  readonly modes?: readonly MatrixMode[];
+}
+
+/** One run of the policy matrix: a provider in a mode on one loop. */
+export interface PolicyMatrixCase {
+  /** `"<provider> × <mode> × <loop>"`. */
+  readonly name: string;
+  readonly provider: string;
+  readonly mode: string;
+  readonly loop: 'KVCache loop' | 'controls loop' | 'generate()';
+  /**
+   * Runs the case on the current tfjs backend. @throws PolicyMatrixFailure naming the broken
+   * promise.
+   */
+  run(): Promise<void>;
+}
+
+/**
+ * The shared test matrix for one provider (kvpress's `tests/default_presses.py`, stronger): every
+ * mode whose options the provider's schema has and whose budget form it takes, on two loops.
+ * An eviction policy runs the KVCache loop (60 random tokens at capacity 12, rounds after every
+ * token) and `generate()` on a tiny random model (two prompts, 24 greedy tokens at capacity 8);
+ * each checks, at every token, the budget, the anchors, the decision's indices — and that the
+ * same seed gives the same result, that each sequence alone ends as it did in the batch, no
+ * tensor is left behind, and the policy did evict. A compute policy runs the controls loop
+ * (valid knobs per layer, not all dense) and `generate()` (no eviction, realised averages in
+ * [0, 1], one refresh per episode), with the same seeding and isolation checks.
+ *
+ * @example
+ * ```ts
+ * import { policyMatrixCases } from '@lethe/model/testing';
+ * for (const c of policyMatrixCases(myProvider)) test(c.name, () => c.run());
+ * ```
+ * @throws Error when a learned provider has no `fixture`, or the provider accepts no mode.
+ */
+export function policyMatrixCases(
+  provider: AnyPolicyProvider,
+  options: PolicyMatrixOptions = {},
+): PolicyMatrixCase[] {
+  const modes = (options.modes ?? MATRIX_MODES).filter((mode) => accepts(provider, mode));
+  if (modes.length === 0) {
+    throw new Error(`provider "${provider.name}" accepts none of the matrix's modes`);
+  }
+  if (provider.learned !== undefined && options.fixture === undefined) {
+    throw new Error(`learned provider "${provider.name}" needs a fixture to run the matrix`);
+  }
+  const prepare = (mode: MatrixMode, shape: PolicyModelShape): Promise<PreparedPolicy> => {
+    const registry = new PolicyRegistry([provider]);
+    const directory =
+      options.fixture === undefined ? undefined : memoryPolicyDirectory(options.fixture(shape));
+    return registry.prepare(provider.name, { options: mode.options, directory });
+  };
+  const compute = isComputeProvider(provider);
+  return modes.flatMap((mode) => {
+    const loops = compute
+      ? ([
+          ['controls loop', () => controlsCase(prepare, mode)],
+          ['generate()', () => computeGenerateCase(prepare, mode)],
+        ] as const)
+      : ([
+          ['KVCache loop', () => kvCacheCase(prepare, mode)],
+          ['generate()', () => generateCase(prepare, mode)],
+        ] as const);
+    return loops.map(([loop, run]) => ({
+      name: `${provider.name} × ${mode.name} × ${loop}`,
+      provider: provider.name,
+      mode: mode.name,
+      loop,
+      run,
+    }));
+  });
+}
+
+/**
+ * Runs every case of {@link policyMatrixCases} in turn.
+ *
+ * @returns the number of cases run.
+ * @throws PolicyMatrixFailure from the first case that breaks a promise.
+ */
+export async function runPolicyMatrix(
+  provider: AnyPolicyProvider,
+  options: PolicyMatrixOptions = {},
+): Promise<number> {
+  const cases = policyMatrixCases(provider, options);
+  for (const c of cases) await c.run();
+  return cases.length;
+}
+
+type Prepare = (mode: MatrixMode, shape: PolicyModelShape) => Promise<PreparedPolicy>;
+
+async function kvCacheCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const prepared = await prepare(mode, kvCacheLoopContext(1).model);
+  try {
+    const build = (sequences: number) => {
+      const set = prepared.build(modeBudget(mode, LOOP_CAPACITY), kvCacheLoopContext(sequences));
+      expectThat(
+        set.eviction !== undefined,
+        'builds an eviction policy',
+        'KVCache loop',
+        () => 'none',
+      );
+      return set.eviction;
+    };
+    const run = (sequences: number, seeds: number[]) =>
+      kvCacheLoop(build(sequences), seeds, LOOP_TOKENS, LOOP_CAPACITY, mode);
+    const batch = run(2, [11, 12]);
+    expectSame(run(2, [11, 12]), batch, 'same seed, same result', 'KVCache loop');
+    expectSame(
+      run(1, [11]),
+      [batch[0]],
+      'a sequence alone ends as in the batch',
+      'KVCache loop, sequence 0',
+    );
+    expectSame(
+      run(1, [12]),
+      [batch[1]],
+      'a sequence alone ends as in the batch',
+      'KVCache loop, sequence 1',
+    );
+    const held = batch[0]!.flat().map((live) => live.length);
+    expectThat(
+      held.every((n) => n < LOOP_TOKENS),
+      'evicts',
+      'KVCache loop',
+      () => `heads hold [${held}] of ${LOOP_TOKENS} tokens`,
+    );
+  } finally {
+    prepared.release();
+  }
+}
+
+async function generateCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const model = matrixModel();
+  const prepared = await prepare(mode, policyContextOf(model, 1).model);
+  try {
+    const prompts = matrixPrompts();
+    const loop = (which: Int32Array[], ids: number[]) =>
+      generateLoop(prepared, model, which, ids, GENERATE_CAPACITY, mode);
+    const batch = await loop(prompts, [0, 1]);
+    expectSame(await loop(prompts, [0, 1]), batch, 'same seed, same result', 'generate()');
+    for (const b of [0, 1]) {
+      const alone = await loop([prompts[b]!], [b]);
+      const where = `generate(), sequence ${b} alone`;
+      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
+      expectSame(alone.positions[0], batch.positions[b], 'the same entries as in the batch', where);
+    }
+  } finally {
+    prepared.release();
+    model.dispose();
+  }
+}
+
+async function controlsCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const model = matrixModel();
+  const shape = policyContextOf(model, 1).model;
+  model.dispose();
+  const prepared = await prepare(mode, shape);
+  try {
+    const build = (sequences: number) => {
+      const set = prepared.build(modeBudget(mode, 2), { model: shape, sequences });
+      expectThat(
+        set.compute !== undefined,
+        'builds a compute policy',
+        'controls loop',
+        () => 'none',
+      );
+      return set.compute;
+    };
+    const run = (sequences: number, seeds: number[]) =>
+      controlsLoop(build(sequences), seeds, 40, shape, 2);
+    const batch = run(2, [11, 12]);
+    expectSame(run(2, [11, 12]), batch, 'same seed, same result', 'controls loop');
+    expectSame(
+      run(1, [11]),
+      [batch[0]],
+      'a sequence alone as in the batch',
+      'controls loop, sequence 0',
+    );
+    expectSame(
+      run(1, [12]),
+      [batch[1]],
+      'a sequence alone as in the batch',
+      'controls loop, sequence 1',
+    );
+    expectThat(
+      batch.flat(2).some((layer) => Object.keys(layer).length > 0),
+      'asks for less than dense compute somewhere',
+      'controls loop',
+      () => 'every step of every layer was dense',
+    );
+  } finally {
+    prepared.release();
+  }
+}
+
+async function computeGenerateCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const model = matrixModel();
+  const prepared = await prepare(mode, policyContextOf(model, 1).model);
+  try {
+    const prompts = matrixPrompts();
+    const batch = await computeGenerateLoop(prepared, model, prompts, [0, 1], mode);
+    const again = await computeGenerateLoop(prepared, model, prompts, [0, 1], mode);
+    expectSame(again, batch, 'same seed, same result', 'generate()');
+    for (const b of [0, 1]) {
+      const alone = await computeGenerateLoop(prepared, model, [prompts[b]!], [b], mode);
+      const where = `generate(), sequence ${b} alone`;
+      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
+      expectSame(
+        alone.usage[0],
+        batch.usage[b],
+        'the same realised compute as in the batch',
+        where,
+      );
+      expectSame(
+        alone.refreshes[0],
+        batch.refreshes[b],
+        'the same refreshes as in the batch',
+        where,
+      );
+    }
+  } finally {
+    prepared.release();
+    model.dispose();
+  }
+}
