@@ -127,7 +127,7 @@ function sh(command, cwd = '.', timeoutMs = 600_000) {
   return { status: run.status, stdout: run.stdout ?? '', stderr, seconds };
 }
 
-const lethe = join(root, 'packages/eval/bin/lethe.mjs');
+const lethe = join(root, 'packages/cli/bin/lethe.mjs');
 const helpCache = new Map();
 /** The `--help` text of a commander program, run by `command` in `cwd` (cached). */
 function help(key, command, cwd) {

@@ -15,18 +15,18 @@ const work = mkdtempSync(join(tmpdir(), 'lethe-scripts-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the lethe bin', () => {
-  const evalDir = join(root, 'packages/eval');
-  const { bin } = JSON.parse(readFileSync(join(evalDir, 'package.json'), 'utf8'));
+  const cliDir = join(root, 'packages/cli');
+  const { bin } = JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8'));
 
   it('is a committed file, not a build output (so a fresh install links it without a warning)', () => {
     assert.equal(bin.lethe, './bin/lethe.mjs');
-    assert.ok(existsSync(join(evalDir, bin.lethe)));
+    assert.ok(existsSync(join(cliDir, bin.lethe)));
     assert.doesNotMatch(bin.lethe, /dist\//);
   });
 
   it('says to build first when the CLI is not built, in one line', () => {
     mkdirSync(join(work, 'pkg/bin'), { recursive: true });
-    copyFileSync(join(evalDir, bin.lethe), join(work, 'pkg/bin/lethe.mjs'));
+    copyFileSync(join(cliDir, bin.lethe), join(work, 'pkg/bin/lethe.mjs'));
     const run = node([join(work, 'pkg/bin/lethe.mjs'), '--help']);
     assert.equal(run.status, 1);
     assert.equal(run.stdout, '');
@@ -37,18 +37,18 @@ describe('the lethe bin', () => {
     assert.equal(run.stderr.trim().split('\n').length, 1);
   });
 
-  const built = existsSync(join(evalDir, 'dist/cli.js'));
+  const built = existsSync(join(cliDir, 'dist/cli.js'));
   it('runs the built CLI with its exit status', { skip: !built && 'not built' }, () => {
-    const help = node([join(evalDir, bin.lethe), '--help']);
+    const help = node([join(cliDir, bin.lethe), '--help']);
     assert.equal(help.status, 0);
     assert.match(help.stdout, /^Usage: lethe /);
-    const bad = node([join(evalDir, bin.lethe), 'eval', '--budget', '7']);
+    const bad = node([join(cliDir, bin.lethe), 'eval', '--budget', '7']);
     assert.equal(bad.status, 2);
   });
 
   it('is what `npm run lethe` runs at the root', () => {
     const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-    assert.equal(scripts.lethe, 'node packages/eval/bin/lethe.mjs');
+    assert.equal(scripts.lethe, 'node packages/cli/bin/lethe.mjs');
   });
 });
 

@@ -5,9 +5,10 @@
 
 import { LetheError } from '@lethe/core';
 import { encodeText, type GenerationTask } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { gsaProvider } from '@lethe/policies-gsa';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend, tf } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, number } from './cli-values';

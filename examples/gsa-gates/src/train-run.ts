@@ -1,14 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  generationBatches,
-  guardRunSettings,
-  heldOutPrompts,
-  loadTaskBackbone,
-  type TaskModel,
-  textWindowBatches,
-  trainingSeed,
-} from '@lethe/eval/node';
+import { guardRunSettings } from '@lethe/eval/node';
 import {
   type BatchProvider,
   modelIdentity,
@@ -23,6 +15,8 @@ import {
   type GsaStage,
   GsaTrainer,
 } from '@lethe/policies-gsa/train';
+import { generationBatches, textWindowBatches, trainingSeed } from '@lethe/task-models';
+import { heldOutPrompts, loadTaskBackbone, type TaskModel } from '@lethe/task-models/node';
 import type { GateRunSettings } from './run-settings';
 
 /** The held-out prompts never trained on: the first this many of evaluation seed 0. */

@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { knownPolicies, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
-import { evaluateFullCache, loadTaskModel } from '@lethe/eval/node';
 import { createDefaultRegistry } from '@lethe/policies';
+import { evaluateFullCache, loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { createTask, type GenerationTask } from '@lethe/eval';
-import { loadTaskModel } from '@lethe/eval/node';
 import { modelIdentity } from '@lethe/model';
 import { writePolicyDirectory } from '@lethe/model/node';
 import {
@@ -23,6 +22,7 @@ import {
   workerPoolEvaluator,
   writeNammCheckpoint,
 } from '@lethe/policies-namm/train/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
 
 /** A variant of the model's task that a run evolves on too: its options over the model's. */

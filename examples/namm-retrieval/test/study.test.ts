@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { CellResult, GenerationTask, SweepResults } from '@lethe/eval';
-import { loadTaskModel } from '@lethe/eval/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { layerProfiles } from '../src/layer-profile';

@@ -8,8 +8,9 @@
 import { join } from 'node:path';
 import { LetheError, withArgument } from '@lethe/core';
 import type { GenerationTask, JsonValue } from '@lethe/eval';
-import { checkpointModels, loadTaskModel, runMain, runSweep } from '@lethe/eval/node';
+import { checkpointModels, runMain, runSweep } from '@lethe/eval/node';
 import { readModelDirectory } from '@lethe/model/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';

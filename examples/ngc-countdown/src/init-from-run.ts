@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
-import type { TaskModel } from '@lethe/eval/node';
 import { CharTokenizer, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
-import { recordedTagTokens, runTokenizer, type TagTokens } from './interoception-tokenizer';
+import type { TagForm } from '@lethe/policies-ngc';
+import type { TaskModel } from '@lethe/task-models/node';
 import { NGC_RUN_FILE } from './run-file';
+import { recordedTagTokens, runTokenizer } from './run-tokenizer';
 import type { TrainSettings } from './train-settings';
 
 /** The weights and tokenizer a run continues from. */
@@ -35,7 +36,7 @@ export async function loadRunStart(
 ): Promise<RunStart> {
   const { interoception, tagTokens } = settings;
   const path = join(dir, NGC_RUN_FILE);
-  let run: { baseModel?: unknown; settings?: { interoception?: boolean; tagTokens?: TagTokens } };
+  let run: { baseModel?: unknown; settings?: { interoception?: boolean; tagTokens?: TagForm } };
   try {
     run = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {

@@ -2,8 +2,9 @@
 // policy every rollout of training starts from), e.g.
 //   pnpm --filter @lethe/example-ngc-countdown logits-choice --examples 128
 import type { GenerationTask } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { isNgcDecision, type NgcLogits, NgcPolicy } from '@lethe/policies-ngc';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { positiveInteger, rate } from './cli-args';

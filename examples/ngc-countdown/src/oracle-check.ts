@@ -5,8 +5,9 @@
 //     --model ngc=runs/ngc --rates 0.3,0.4,0.5
 import type { GenerationTask } from '@lethe/eval';
 import { encodeText } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { readModelDirectory } from '@lethe/model/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { labelledDirectory, positiveInteger, rates } from './cli-args';

@@ -2,7 +2,7 @@ import { LetheError } from '@lethe/core';
 import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import type { EvalCell, EvalCells } from './eval-cells';
-import { recordedTagTokens } from './interoception-tokenizer';
+import { recordedTagTokens } from './run-tokenizer';
 import { type MethodSummary, summarize } from './summarize';
 import type { TrainSettings } from './train-settings';
 

@@ -1,19 +1,24 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertInteger, LetheError } from '@lethe/core';
 import type { TaskExample } from '@lethe/eval';
-import { loadTaskModel, type TaskModel } from '@lethe/eval/node';
 import { POLICY_MANIFEST } from '@lethe/kv-cache';
-import { resizeVocabulary } from '@lethe/model';
+import { type CharTokenizer, type DecoderModel, resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
-import { type NgcProgress, NgcTrainer, type NgcTrainResult } from '@lethe/policies-ngc/train';
+import {
+  interoceptionTokenizer,
+  type NgcProgress,
+  NgcTrainer,
+  type NgcTrainResult,
+} from '@lethe/policies-ngc/train';
 import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
+import { loadTaskModel, type TaskModel } from '@lethe/task-models/node';
 import { countdownNgcTask } from './countdown-ngc-task';
 import { loadRunStart, type RunStart } from './init-from-run';
-import { interoceptionTokenizer } from './interoception-tokenizer';
 import { NGC_RUN_FILE } from './run-file';
-import { ngcRunManifest } from './run-policy';
-import { sftWarmup } from './sft-warmup';
+import { writeRunPolicy } from './run-policy';
+import { taskSftWarmup } from './task-sft-warmup';
 import type { TrainSettings } from './train-settings';
 
 /** Checkpoint file inside `<out>.state/`. */
@@ -42,8 +47,8 @@ export interface TrainRunOptions {
  * `<out>.state/` (a rerun of the same command resumes), and writes the trained model directory
  * `<out>` (weights, config, tokenizer, {@link NGC_RUN_FILE} with the settings, command and the
  * per-step history, and the `policy.json` through which the harness evaluates it with NGC, see
- * `ngcRunManifest`) when the run completes. With `settings.sftWarmupSteps` the model first gets
- * that supervised warm-up (`sftWarmup`), skipped when resuming (the RL checkpoint holds the
+ * `writeRunPolicy`) when the run completes. With `settings.sftWarmupSteps` the model first gets
+ * that supervised warm-up (`taskSftWarmup`), skipped when resuming (the RL checkpoint holds the
  * weights).
  *
  * With `settings.init` it starts from that finished run's weights instead (`loadRunStart`).
@@ -78,7 +83,7 @@ export async function trainRun(
   );
   const statePath = join(`${options.out}.state`, NGC_STATE_FILE);
   if (!existsSync(statePath)) {
-    await sftWarmup({
+    await taskSftWarmup({
       model,
       task: base.task,
       steps: settings.sftWarmupSteps,
@@ -145,21 +150,14 @@ export async function trainRun(
     });
     const result = await trainer.train();
     if (!result.stopped) {
-      await writeModelDirectory(options.out, {
-        model,
-        tokenizer,
-        json: {
-          [NGC_RUN_FILE]: {
-            format: 'lethe-ngc-run',
-            version: 1,
-            baseModel: base.manifest,
-            task: { name: base.task.name, options: base.task.options },
-            settings,
-            command: options.command,
-            history: result.history,
-          },
-          [POLICY_MANIFEST]: ngcRunManifest(settings),
-        },
+      await writeRun(options.out, settings, model, tokenizer, {
+        format: 'lethe-ngc-run',
+        version: 1,
+        baseModel: base.manifest,
+        task: { name: base.task.name, options: base.task.options },
+        settings,
+        command: options.command,
+        history: result.history,
       });
     }
     return result;
@@ -168,6 +166,24 @@ export async function trainRun(
     await pool?.close();
     model.dispose();
   }
+}
+
+/**
+ * Writes the finished run `out`: its model directory with `record` as {@link NGC_RUN_FILE}, then
+ * its policy manifest (`writeRunPolicy`, the identity of `model` as its base model). A rerun of a
+ * finished run writes it again: `writeModelDirectory` replaces only a directory of the files it
+ * writes, so the earlier manifest goes first.
+ */
+async function writeRun(
+  out: string,
+  settings: TrainSettings,
+  model: DecoderModel,
+  tokenizer: CharTokenizer,
+  record: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  if (existsSync(join(out, NGC_RUN_FILE))) await rm(join(out, POLICY_MANIFEST), { force: true });
+  await writeModelDirectory(out, { model, tokenizer, json: { [NGC_RUN_FILE]: record } });
+  await writeRunPolicy(out, settings, model);
 }
 
 /**

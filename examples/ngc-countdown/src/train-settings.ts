@@ -1,6 +1,5 @@
-import type { NgcLogits } from '@lethe/policies-ngc';
+import type { NgcLogits, TagForm } from '@lethe/policies-ngc';
 import type { NgcVariant } from '@lethe/policies-ngc/train';
-import type { TagTokens } from './interoception-tokenizer';
 
 /** Everything a training run is made of; recorded with the trained model. */
 export interface TrainSettings {
@@ -36,9 +35,13 @@ export interface TrainSettings {
   readonly minLengthPenalty: boolean;
   /** Append `<eviction_rate>p%</eviction_rate>` to every prompt (§5.3); extends the vocabulary. */
   readonly interoception: boolean;
-  /** How the tag is tokenized (`interoceptionTokenizer`); absent in runs recorded before it existed. */
-  readonly tagTokens: TagTokens;
-  /** Supervised updates before RL (`sftWarmup`; tagged prompts with interoception). */
+  /**
+   * How the tag is tokenized: one token per character, or its markup strings as one token each
+   * (`interoceptionTokenizer` of `@lethe/policies-ngc/train`); absent in runs recorded before it
+   * existed.
+   */
+  readonly tagTokens: TagForm;
+  /** Supervised updates before RL (`taskSftWarmup`; tagged prompts with interoception). */
   readonly sftWarmupSteps: number;
   readonly seed: number;
   readonly checkpointEvery: number;

@@ -4,8 +4,9 @@
 // w > b the newest block is under-scored. E.g.
 //   pnpm --filter @lethe/example-ngc-countdown window-choice --rates 0.2,0.5
 import type { GenerationTask } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { isNgcDecision, NgcPolicy } from '@lethe/policies-ngc';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { blockWindowPairs, positiveInteger, rates } from './cli-args';

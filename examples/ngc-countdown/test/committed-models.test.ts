@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { GenerationTask, JsonValue } from '@lethe/eval';
-import { loadTaskModel, runSweep } from '@lethe/eval/node';
+import { runSweep } from '@lethe/eval/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cellsOfSweeps, type EvalCell } from '../src/eval-cells';

@@ -3,20 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeText, type GenerationTask, type JsonValue } from '@lethe/eval';
-import { loadTaskModel, runSweep } from '@lethe/eval/node';
-import type { CharTokenizer } from '@lethe/model';
-import { readModelDirectory } from '@lethe/model/node';
-import { NgcPolicy, withEvictionRateTag } from '@lethe/policies-ngc';
+import { runSweep } from '@lethe/eval/node';
+import { type CharTokenizer, modelIdentity } from '@lethe/model';
+import { readModelDirectory, readPolicyDirectory } from '@lethe/model/node';
+import { NgcPolicy, ngcPolicyContents, withEvictionRateTag } from '@lethe/policies-ngc';
+import { interoceptionTokenizer, TagMarkupTokenizer } from '@lethe/policies-ngc/train';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countdownNgcTask } from '../src/countdown-ngc-task';
 import { cellsOfSweeps, readEvalCells } from '../src/eval-cells';
 import { BASELINE_HEURISTICS, evaluationSweeps } from '../src/eval-sweeps';
 import { evaluateMethod } from '../src/evaluate-method';
-import { interoceptionTokenizer, runTokenizer } from '../src/interoception-tokenizer';
 import { ngcReport } from '../src/report-content';
 import { NGC_RUN_FILE } from '../src/run-file';
-import { ngcRunManifest } from '../src/run-policy';
+import { runTokenizer } from '../src/run-tokenizer';
 import { summarize } from '../src/summarize';
 import { trainRun } from '../src/train-run';
 import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
@@ -64,6 +65,19 @@ describe('Countdown as an NGC task', () => {
     expect(text).toBe(`${example.prompt}<eviction_rate>50%</eviction_rate>`);
     expect(ngcTask.reward(example, tokenizer.encode(example.target))).toBe(1);
   });
+
+  it('tags training prompts with the markup tokens', async () => {
+    const { task, model } = await loadTaskModel(MODEL);
+    model.dispose();
+    const markup = interoceptionTokenizer(task.tokenizer as CharTokenizer, 'markup');
+    expect(markup).toBeInstanceOf(TagMarkupTokenizer);
+    const ngcTask = countdownNgcTask(task as GenerationTask, 0, 8, markup);
+    const example = ngcTask.example(0, 0);
+    const ids = ngcTask.prompt(example, 0.25);
+    expect(markup.decode(ids, { skipSpecialTokens: true })).toBe(
+      `${example.prompt}<eviction_rate>25%</eviction_rate>`,
+    );
+  });
 });
 
 describe('train → evaluate → report', () => {
@@ -88,9 +102,15 @@ describe('train → evaluate → report', () => {
     expect(run.history).toHaveLength(2);
     expect(run.history[1].evictionRate).toBe(0.5);
 
-    // The trained run carries the policy manifest through which the harness evaluates it.
-    expect(JSON.parse(await readFile(join(out, 'policy.json'), 'utf8'))).toEqual(
-      ngcRunManifest(settings),
+    // The trained run carries the policy manifest through which the harness evaluates it, its
+    // base model the run's own weights.
+    const trained = await readModelDirectory(out);
+    const identity = await modelIdentity(trained.model);
+    trained.model.dispose();
+    const { blockSize, window, logits } = settings;
+    const policy = await readPolicyDirectory(out);
+    expect(policy.manifest).toEqual(
+      ngcPolicyContents({ options: { blockSize, window, logits }, baseModel: identity }).manifest,
     );
     const base = await loadTaskModel(MODEL);
     base.model.dispose();
@@ -141,6 +161,10 @@ describe('train → evaluate → report', () => {
     expect(() => ngcReport(results, runs, 0.5, ['ngc', 'nope'])).toThrow(
       /curveLabels.*nope|nope.*curveLabels/,
     );
+
+    // A rerun of the finished run writes it again, policy manifest included.
+    expect((await trainRun(settings, { out, command: 'test' })).resumedFrom).toBe(2);
+    expect((await readPolicyDirectory(out)).manifest).toEqual(policy.manifest);
   }, 180_000);
 
   it.each(['characters', 'markup'] as const)(

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { TASK_MODEL_FILE } from '@lethe/eval/node';
 import { ContinuousBatcher, HfTokenizer } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
+import { TASK_MODEL_FILE } from '@lethe/task-models';
 import { promptCharLimit } from './prompt-char-limit';
 import type { ServedModel } from './served-model';
 

@@ -1,8 +1,9 @@
 import { LetheError } from '@lethe/core';
 import { encodeText, type GenerationTask, planGeneration } from '@lethe/eval';
-import { heldOutPrompts, type TaskModel, trainingSeed } from '@lethe/eval/node';
 import { generate } from '@lethe/model';
 import type { PrefixedDocument } from '@lethe/policies-sol/train';
+import { trainingSeed } from '@lethe/task-models';
+import { heldOutPrompts, type TaskModel } from '@lethe/task-models/node';
 
 /** Held-out prompts never trained on: the first this many of evaluation seed 0. */
 export const HELD_OUT_EXAMPLES = 512;

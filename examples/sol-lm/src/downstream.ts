@@ -5,9 +5,10 @@
 
 import { LetheError } from '@lethe/core';
 import { parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
-import { loadTaskBackbone, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
+import { loadTaskBackbone } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { downstreamMarkdown, runDownstream } from './downstream-run';

@@ -6,9 +6,10 @@
 
 import { LetheError } from '@lethe/core';
 import { encodeText, parseIntegerFlag, parseNumberFlag } from '@lethe/eval';
-import { loadTaskModel, runMain } from '@lethe/eval/node';
+import { runMain } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { frontierMarkdown, runFrontier } from './frontier-run';

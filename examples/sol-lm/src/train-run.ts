@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { guardRunSettings, loadTaskBackbone, type TaskModel } from '@lethe/eval/node';
+import { guardRunSettings } from '@lethe/eval/node';
 import { modelIdentity } from '@lethe/model';
 import { directoryCheckpointStore, writeFileAtomic, writePolicyDirectory } from '@lethe/model/node';
 import { controllerConfig, initControllerParameters, solPolicyContents } from '@lethe/policies-sol';
@@ -10,6 +10,7 @@ import {
   SolTrainer,
   type TrainingDocument,
 } from '@lethe/policies-sol/train';
+import { loadTaskBackbone, type TaskModel } from '@lethe/task-models/node';
 import { actionSetNamed } from './action-sets';
 import { answerDocuments } from './answer-documents';
 import { DEFAULT_PREFIX, resolveRunSettings, type SolRunSettings } from './run-settings';

@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import { encodeText } from '@lethe/eval';
-import { type TaskModel, trainingSeed } from '@lethe/eval/node';
+import { trainingSeed } from '@lethe/task-models';
+import type { TaskModel } from '@lethe/task-models/node';
 
 /**
  * The controller's training documents: the language-modelling task's training text for `seed`

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadTaskModel } from '@lethe/eval/node';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, expect, it } from 'vitest';
 import { measurePollution } from '../src/pollution-run';

@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTaskModel } from '@lethe/eval/node';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { type SolLoaded, solProvider } from '@lethe/policies-sol';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -15,6 +15,7 @@ interface Manifest {
   readonly name?: string;
   readonly private?: boolean;
   readonly exports?: unknown;
+  readonly bin?: unknown;
   readonly devDependencies?: Readonly<Record<string, string>>;
 }
 
@@ -24,8 +25,9 @@ export function readManifest(root: string, dir: string): Manifest {
 }
 
 /**
- * Every non-private package under `packages/`, in directory order, read from its package.json
- * (so a package added later is included without changing this list).
+ * Every non-private package under `packages/` that can be imported (not a command-line package
+ * with only a `bin`), in directory order, read from its package.json (so a package added later is
+ * included without changing this list).
  *
  * @throws Error naming the package when its `exports['.']` has no ESM file.
  */
@@ -41,6 +43,8 @@ export function publicPackages(root: string): PublicPackage[] {
         return []; // not a package (no package.json)
       }
       if (manifest.private === true) return [];
+      // A command-line package (a `bin`, no `exports`) has no entry to import.
+      if (manifest.exports === undefined && manifest.bin !== undefined) return [];
       const name = manifest.name ?? dir;
       return [{ name, dir, mainEntry: `${dir}/${esmMainEntry(manifest.exports, name)}` }];
     });

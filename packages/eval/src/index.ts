@@ -2,7 +2,7 @@
  * `@lethe/eval`: seeded tasks with exact verifiers, metrics, the cell runner and policy
  * registry, and Markdown/HTML reports rendered to strings; browser-safe (imports no Node
  * built-in). Node-only parts — resumable sweeps over results files, checkpoint loading, report
- * files, task-model pretraining — are in `@lethe/eval/node`.
+ * files, `runMain` for scripts — are in `@lethe/eval/node`.
  *
  * @packageDocumentation
  */

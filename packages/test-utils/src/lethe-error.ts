@@ -11,13 +11,13 @@ export interface ThrownLetheError extends Error {
 }
 
 /**
- * Asserts that `fn` throws a `LetheError` with `code` and, when given, naming `argument`.
+ * Asserts that `fn` throws a `LetheError` — with `code` and naming `argument`, when given.
  *
  * @returns the error, for further checks of its message.
  */
 export function expectLetheError(
   fn: () => unknown,
-  code: string,
+  code?: string,
   argument?: string,
 ): ThrownLetheError {
   let thrown: unknown;
@@ -32,7 +32,7 @@ export function expectLetheError(
 /** {@link expectLetheError} for a promise: asserts that it rejects with such an error. */
 export async function expectLetheRejection(
   promise: Promise<unknown>,
-  code: string,
+  code?: string,
   argument?: string,
 ): Promise<ThrownLetheError> {
   const thrown = await promise.then(
@@ -42,11 +42,13 @@ export async function expectLetheRejection(
   return checkLetheError(thrown, code, argument);
 }
 
-function checkLetheError(thrown: unknown, code: string, argument?: string): ThrownLetheError {
-  expect(thrown, `expected a LetheError ${code}, but nothing was thrown`).toBeInstanceOf(Error);
+function checkLetheError(thrown: unknown, code?: string, argument?: string): ThrownLetheError {
+  expect(thrown, `expected a LetheError ${code ?? ''}, but nothing was thrown`).toBeInstanceOf(
+    Error,
+  );
   const error = thrown as ThrownLetheError;
   expect(error.name, error.message).toBe('LetheError');
-  expect(error.code, error.message).toBe(code);
+  if (code !== undefined) expect(error.code, error.message).toBe(code);
   if (argument !== undefined) expect(error.argument, error.message).toBe(argument);
   return error;
 }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { TOKENIZER_FILE } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
-import { checkTaskTokenizer } from '../pretrain/task-tokenizer-check';
 import { isTaskName, taskTokenizer } from '../tasks/index';
+import { checkTaskTokenizer } from '../tasks/task-tokenizer-check';
 import { requireObject } from './arguments';
 import type { ModelProvider } from './model-provider';
 

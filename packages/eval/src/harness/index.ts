@@ -34,7 +34,13 @@ export {
   planGeneration,
   runGeneration,
 } from './generation-run';
-export { assertJson, canonicalJson, isPlainObject, type JsonValue } from './json';
+export {
+  assertJson,
+  canonicalJson,
+  isPlainObject,
+  type JsonValue,
+  parseJsonFlag,
+} from './json';
 export { knownPolicies } from './known-policies';
 export type { ModelProvider } from './model-provider';
 export { parseIntegerFlag, parseNumberFlag } from './number-flag';

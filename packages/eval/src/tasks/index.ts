@@ -77,5 +77,6 @@ export {
 export { SeededRandom } from './seeded';
 export { STORY_CAST, storyDocument } from './story-grammar';
 export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from './task';
+export { checkTaskTokenizer } from './task-tokenizer-check';
 export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';
 export { distinctPseudoWords, pseudoWord, randomDigits, SYLLABLE_COUNT } from './words';

@@ -1,4 +1,4 @@
-import { expectLetheError } from '@lethe/test-utils';
+import { expectLetheError, shellWords } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   capacityFor,
@@ -15,8 +15,6 @@ import {
   validateCellKey,
   validateSweepConfig,
 } from '../../src/harness/index';
-import { letheError } from '../lethe-error';
-import { shellWords } from '../shell-words';
 
 const base = {
   tasks: ['toy'],
@@ -54,7 +52,7 @@ describe('budget semantics', () => {
 
   it('rejects budgets outside (0, 1] with E_BUDGET naming the field', () => {
     for (const bad of [0, -0.5, 1.0001, Number.NaN, Number.POSITIVE_INFINITY]) {
-      const error = letheError(() => capacityFor(bad, 10));
+      const error = expectLetheError(() => capacityFor(bad, 10));
       expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budget']);
     }
     for (const [budgets, field] of [
@@ -64,13 +62,13 @@ describe('budget semantics', () => {
       [['0.5'], 'budgets[0]'],
       [[null], 'budgets[0]'],
     ] as const) {
-      const error = letheError(() => validateSweepConfig({ ...base, budgets }));
+      const error = expectLetheError(() => validateSweepConfig({ ...base, budgets }));
       expect([error.code, error.argument]).toEqual(['E_BUDGET', field]);
     }
   });
 
   it('allows full only at budget 1', () => {
-    const error = letheError(() =>
+    const error = expectLetheError(() =>
       validateCellKey({ task: 'toy', policy: 'full', budget: 0.5, seed: 0 }),
     );
     expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budget']);
@@ -144,7 +142,7 @@ describe('validateSweepConfig', () => {
       [{ ...base, checkpoints: { toy: '' } }, 'checkpoints.toy'],
     ];
     for (const [json, field] of cases) {
-      const error = letheError(() => validateSweepConfig(json));
+      const error = expectLetheError(() => validateSweepConfig(json));
       expect({ code: error.code, argument: error.argument }).toEqual({
         code: 'E_ARG',
         argument: field,
@@ -153,12 +151,12 @@ describe('validateSweepConfig', () => {
   });
 
   it('checks task and policy names against the known ones, listing them', () => {
-    const policy = letheError(() =>
+    const policy = expectLetheError(() =>
       validateSweepConfig({ ...base, policies: ['full', 'h2x'] }, { policies: ['full', 'h2o'] }),
     );
     expect([policy.code, policy.argument]).toEqual(['E_ARG', 'policies[1]']);
     expect(policy.message).toContain('full, h2o');
-    const task = letheError(() => validateSweepConfig(base, { tasks: ['countdown', 'lm'] }));
+    const task = expectLetheError(() => validateSweepConfig(base, { tasks: ['countdown', 'lm'] }));
     expect([task.code, task.argument]).toEqual(['E_ARG', 'tasks[0].name']);
     expect(task.message).toContain('countdown, lm');
   });
@@ -362,21 +360,23 @@ describe('cells and reproduce commands', () => {
     const words = shellWords(
       reproduceCommand({ task: 'lm', policy: 'h2o', budget: 0.5, seed: 1 }, config),
     ).slice(2);
-    expect(letheError(() => parseEvalFlags([...words, '--nope', '1'])).argument).toBe('--nope');
-    expect(letheError(() => parseEvalFlags(words.slice(2))).argument).toBe('--task');
-    expect(letheError(() => parseEvalFlags([...words, '--budget', '0.5'])).argument).toBe(
+    expect(expectLetheError(() => parseEvalFlags([...words, '--nope', '1'])).argument).toBe(
+      '--nope',
+    );
+    expect(expectLetheError(() => parseEvalFlags(words.slice(2))).argument).toBe('--task');
+    expect(expectLetheError(() => parseEvalFlags([...words, '--budget', '0.5'])).argument).toBe(
       '--budget',
     );
-    expect(letheError(() => parseEvalFlags([...words, '--checkpoint'])).argument).toBe(
+    expect(expectLetheError(() => parseEvalFlags([...words, '--checkpoint'])).argument).toBe(
       '--checkpoint',
     );
     const budget = words.map((w, i) => (words[i - 1] === '--budget' ? '2' : w));
-    const error = letheError(() => parseEvalFlags(budget));
+    const error = expectLetheError(() => parseEvalFlags(budget));
     expect([error.code, error.argument]).toEqual(['E_BUDGET', 'budgets[0]']);
     const seed = words.map((w, i) => (words[i - 1] === '--seed' ? 'one' : w));
-    expect(letheError(() => parseEvalFlags(seed)).argument).toBe('--seed');
+    expect(expectLetheError(() => parseEvalFlags(seed)).argument).toBe('--seed');
     expect(
-      letheError(() =>
+      expectLetheError(() =>
         reproduceCommand({ task: 'nope', policy: 'h2o', budget: 0.5, seed: 1 }, config),
       ).argument,
     ).toBe('key.task');

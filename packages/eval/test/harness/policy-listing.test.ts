@@ -1,6 +1,5 @@
 import { createDefaultRegistry } from '@lethe/policies';
 import { describe, expect, it } from 'vitest';
-import { formatPolicies } from '../../src/cli/policies-command';
 import { listPolicies } from '../../src/index';
 
 describe('listPolicies', () => {
@@ -17,9 +16,5 @@ describe('listPolicies', () => {
     expect(byName.get('sol')).toMatchObject({ learned: true, budgetForms: ['compute'] });
     const window = byName.get('streaming-llm')!.options.find((option) => option.name === 'window');
     expect(window?.description).toBeTypeOf('string');
-  });
-
-  it('prints the budget forms in the text listing', () => {
-    expect(formatPolicies([byName.get('sol')!])).toContain('  budgets: compute\n');
   });
 });

@@ -1,3 +1,4 @@
+import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   checkResults,
@@ -6,7 +7,6 @@ import {
   serializeResults,
   validateSweepConfig,
 } from '../../src/harness/index';
-import { letheError } from '../lethe-error';
 
 describe('serializeResults', () => {
   it('writes each sequence outcome on one line and parses back to the same document', () => {
@@ -142,7 +142,7 @@ describe('checkResults', () => {
       [null, 'cells[1] is not an object'],
     ];
     for (const [cell, message] of cases) {
-      const error = letheError(() =>
+      const error = expectLetheError(() =>
         checkResults(document([generationCell, cell]), config, 'out/results.json'),
       );
       expect([error.code, error.argument]).toEqual(['E_FORMAT', 'out/results.json']);

@@ -1,0 +1,199 @@
+import { inFile, LetheError, withArgument } from '@lethe/core';
+import type { SweepResults } from '@lethe/eval';
+import {
+  createTask,
+  EVAL_FLAGS,
+  knownPolicies,
+  parseEvalFlags,
+  renderMarkdown,
+  type SweepConfig,
+  seedsOf,
+  sweepCells,
+  TASK_NAMES,
+  validateSweepConfig,
+} from '@lethe/eval';
+import { EXIT_INTERRUPTED, runSweep } from '@lethe/eval/node';
+import type { PolicyRegistry } from '@lethe/kv-cache';
+import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
+import { nodePolicyStore } from '@lethe/policies/node';
+import { isTrainingSeed, TRAINING_SEED_OFFSET } from '@lethe/task-models';
+import { type BackendName, initBackend } from '@lethe/tensor';
+import type { Command } from 'commander';
+import { nameFlag } from './flag-errors';
+import { interruptController } from './interrupt';
+import { readJsonFile } from './json-file';
+import { declareFlags, givenFlagArgs } from './option-args';
+import { sweepBar } from './progress-bars';
+
+/** The flag of a single-cell sweep field (`budgets[0]` → `--budget`), per `EVAL_FLAGS`. */
+function evalFlagOf(field: string): string | undefined {
+  const match = /^tasks\[0\]\.options\.(.+)$/.exec(field);
+  if (match !== null) return `--task-options ${match[1]}`;
+  const option = /^policies\[0\]\.options\.(.+)$/.exec(field);
+  if (option !== null) return `--policy-options ${option[1]}`;
+  if (field.startsWith('checkpoints.')) return '--checkpoint';
+  return EVAL_FLAGS.find((f) => f.field === field)?.flag;
+}
+
+/**
+ * Builds the task once to check its options.
+ *
+ * @throws LetheError the task's error, about `<field>.<option>` (e.g. `tasks[0].options.count`).
+ */
+function checkTaskOptions(
+  name: string,
+  options: Readonly<Record<string, unknown>>,
+  field: string,
+): void {
+  try {
+    createTask(name, options);
+  } catch (error) {
+    if (error instanceof LetheError && error.argument !== undefined) {
+      throw withArgument(error, `${field}.${error.argument}`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Prepares every policy of the sweep once — options validated, policy directories read — so a
+ * bad option or a missing directory is reported before anything heavy starts.
+ *
+ * @throws LetheError the registry's and the store's errors, about `policies[i].<field>`
+ *   (`options.<key>` becomes `policies[i].options.<key>`, `policyDir` `policies[i].dir`).
+ */
+async function checkPolicies(
+  config: SweepConfig,
+  registry: PolicyRegistry,
+  store: PolicyStore,
+): Promise<void> {
+  for (const [i, spec] of config.policies.entries()) {
+    try {
+      const directory = spec.dir === null ? undefined : await store.open(spec.dir);
+      (await registry.prepare(spec.name, { options: spec.options, directory })).release();
+    } catch (error) {
+      if (error instanceof LetheError && error.argument !== undefined) {
+        const field = error.argument === 'policyDir' ? 'dir' : error.argument;
+        if (field === 'dir' || field === 'options' || field.startsWith('options.')) {
+          throw withArgument(error, `policies[${i}].${field}`);
+        }
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * The sweep a `lethe eval` command line denotes: one cell from the flags of `EVAL_FLAGS`
+ * (exactly those `reproduceCommand` prints), or the sweep of `--config`. Task and policy names
+ * are checked against the registries (errors list the valid names) and task options by
+ * building each task, before anything heavy starts.
+ */
+async function sweepOf(
+  configPath: string | undefined,
+  cellArgs: readonly string[],
+  registry: PolicyRegistry,
+  store: PolicyStore,
+): Promise<SweepConfig> {
+  const known = { ...knownPolicies(registry), tasks: TASK_NAMES };
+  if (configPath !== undefined) {
+    if (cellArgs.length > 0) {
+      throw new LetheError(
+        'E_ARG',
+        `cannot be combined with the cell flags (${cellArgs.filter((_, i) => i % 2 === 0).join(', ')})`,
+        '--config',
+      );
+    }
+    const json = await readJsonFile(configPath);
+    try {
+      const config = validateSweepConfig(json, known);
+      config.tasks.forEach((task, i) => {
+        checkTaskOptions(task.name, task.options, `tasks[${i}].options`);
+      });
+      await checkPolicies(config, registry, store);
+      return config;
+    } catch (error) {
+      throw inFile(configPath, error);
+    }
+  }
+  try {
+    const config = validateSweepConfig(parseEvalFlags(cellArgs), known);
+    checkTaskOptions(config.tasks[0]!.name, config.tasks[0]!.options, 'tasks[0].options');
+    await checkPolicies(config, registry, store);
+    return config;
+  } catch (error) {
+    throw nameFlag(error, evalFlagOf);
+  }
+}
+
+/**
+ * Adds `lethe eval`: one cell from the flags `reproduceCommand` prints, or a whole sweep from
+ * `--config sweep.json`; with `--results results.json` the results are written after every
+ * cell and a rerun resumes (a results file that cannot be read or written, or holds a malformed
+ * cell, is reported naming `--results`). A progress bar (cells, ETA) runs on stderr; the Markdown
+ * results table (and, for one cell, its reproduce command) goes to stdout.
+ */
+export function addEvalCommand(program: Command): void {
+  const command = program
+    .command('eval')
+    .summary('evaluate one cell or a whole sweep')
+    .description(
+      'Evaluate one sweep cell (the flags of a reproduce command) or a whole sweep ' +
+        '(--config sweep.json), then print the results table. With --results the results ' +
+        'are saved after every cell and a rerun resumes.',
+    );
+  declareFlags(command, EVAL_FLAGS);
+  command
+    .option('--config <file>', 'sweep configuration (JSON, see SweepConfig) instead of cell flags')
+    .option('--results <file>', 'results file: written after every cell; a rerun resumes from it')
+    .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
+    .action(async (opts: { config?: string; results?: string; backend?: string }) => {
+      const registry = createDefaultRegistry();
+      const store = nodePolicyStore();
+      const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
+      // First: a learned provider may upload its parameters when the sweep's policies are checked.
+      await initBackend((opts.backend ?? 'wasm') as BackendName);
+      const config = await sweepOf(opts.config, cellArgs, registry, store);
+      const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, task.name)));
+      for (const seed of [...allSeeds].filter(isTrainingSeed)) {
+        process.stderr.write(
+          `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
+        );
+      }
+      const bar = sweepBar(sweepCells(config).length);
+      const interrupt = interruptController(() => {
+        process.stderr.write('\nstopping after this decode step…\n');
+      });
+      let results: SweepResults;
+      try {
+        results = await runSweep(config, {
+          registry,
+          policies: store,
+          resultsPath: opts.results,
+          onProgress: bar.update,
+          signal: interrupt.signal,
+        });
+      } catch (error) {
+        bar.stop();
+        if (interrupt.interrupted()) {
+          console.log(
+            opts.results === undefined
+              ? 'interrupted (no --results file, nothing kept)'
+              : `interrupted; finished cells are in ${opts.results}; run the same command to resume`,
+          );
+          process.exitCode = EXIT_INTERRUPTED;
+          return;
+        }
+        // An unreadable, unwritable or malformed results file: name the flag that gave it.
+        throw nameFlag(error, (field) => (field === opts.results ? '--results' : undefined));
+      } finally {
+        interrupt.dispose();
+      }
+      bar.stop();
+      process.stdout.write(`\n${renderMarkdown(results)}`);
+      if (opts.config === undefined) {
+        process.stdout.write(`\nreproduce: ${results.cells[0]!.command}\n`);
+      }
+      if (opts.results !== undefined) process.stdout.write(`\nresults: ${opts.results}\n`);
+    });
+}

@@ -1,0 +1,57 @@
+import { inFile, LetheError } from '@lethe/core';
+import {
+  checkResults,
+  isPlainObject,
+  RESULTS_FORMAT,
+  RESULTS_VERSION,
+  validateSweepConfig,
+} from '@lethe/eval';
+import { writeReport } from '@lethe/eval/node';
+import type { Command } from 'commander';
+import { readJsonFile } from './json-file';
+
+/**
+ * Adds `lethe report`: reads a results file (`lethe eval --results`, checked like a sweep
+ * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out` (a
+ * directory that cannot be written is reported naming `--out`).
+ */
+export function addReportCommand(program: Command): void {
+  program
+    .command('report')
+    .summary('write a Markdown/HTML report')
+    .description('Write report.md, report.html and results.json from a results file.')
+    .requiredOption('--results <file>', 'results file written by lethe eval --results')
+    .requiredOption('--out <dir>', 'report directory (created if missing)')
+    .action(async (opts: { results: string; out: string }) => {
+      const json = await readJsonFile(opts.results);
+      if (!isPlainObject(json)) {
+        throw new LetheError('E_FORMAT', 'is not a JSON object', opts.results);
+      }
+      if (json.format !== RESULTS_FORMAT || json.version !== RESULTS_VERSION) {
+        throw new LetheError(
+          'E_FORMAT',
+          `is not a ${RESULTS_FORMAT} file of version ${RESULTS_VERSION} (format ${JSON.stringify(json.format)}, version ${JSON.stringify(json.version)})`,
+          opts.results,
+        );
+      }
+      let results: ReturnType<typeof checkResults>;
+      try {
+        results = checkResults(json, validateSweepConfig(json.config), opts.results);
+      } catch (error) {
+        throw inFile(opts.results, error);
+      }
+      let files: Awaited<ReturnType<typeof writeReport>>;
+      try {
+        files = await writeReport(opts.out, results);
+      } catch (error) {
+        if (error instanceof LetheError) throw error;
+        // A file-system error: `--out` names a file, or a directory that cannot be written.
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new LetheError('E_ARG', `cannot be written: ${reason}`, `--out (${opts.out})`);
+      }
+      console.log(`${results.cells.length} cells`);
+      console.log(`wrote ${files.markdown}`);
+      console.log(`wrote ${files.html}`);
+      console.log(`wrote ${files.results}`);
+    });
+}

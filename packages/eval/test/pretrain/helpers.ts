@@ -1,4 +1,0 @@
-import type { ModelSize } from '../../src/pretrain/model-size';
-
-/** A micro model: trains a handful of steps in well under a second on wasm. */
-export const MICRO: ModelSize = { hidden: 16, layers: 2, heads: 2, kvHeads: 1, intermediate: 32 };

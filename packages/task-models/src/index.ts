@@ -1,0 +1,35 @@
+/**
+ * `@lethe/task-models`: tiny task models — the task-model directory format (`lethe-model.json`
+ * beside `config.json`, `model.safetensors`, `tokenizer.json`), model sizes, and the training data
+ * of tasks (generation batches with held-out prompts excluded, text windows, the training seeds);
+ * browser-safe. Pretraining, the `lethe pretrain` flags and loading a task model from a
+ * directory are in `@lethe/task-models/node`.
+ *
+ * @packageDocumentation
+ */
+export {
+  type GenerationBatchesOptions,
+  generationBatches,
+  REPLACEMENT_STRIDE,
+} from './generation-batches';
+export {
+  parseTaskModelManifest,
+  TASK_MODEL_FILE,
+  TASK_MODEL_FORMAT,
+  TASK_MODEL_VERSION,
+  type TaskModelEvaluation,
+  type TaskModelInit,
+  type TaskModelManifest,
+  type TaskModelTraining,
+} from './manifest';
+export {
+  DEFAULT_MODEL_SIZE,
+  type ModelSize,
+  resolveModelSize,
+  taskModelConfig,
+} from './model-size';
+export { shellQuote } from './shell-quote';
+export { formatTaskOptionFlag, parseTaskOptionFlag } from './task-option-flag';
+export { taskSequence } from './task-sequence';
+export { type TextWindowBatchesOptions, textWindowBatches } from './text-window-batches';
+export { isTrainingSeed, TRAINING_SEED_OFFSET, trainingSeed } from './training-seed';

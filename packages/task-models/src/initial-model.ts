@@ -1,0 +1,106 @@
+import { join } from 'node:path';
+import { bareMessage, LetheError } from '@lethe/core';
+import { canonicalJson, type JsonValue } from '@lethe/eval';
+import {
+  type CharTokenizer,
+  CONFIG_FILE,
+  DecoderModel,
+  type ModelConfig,
+  TOKENIZER_FILE,
+} from '@lethe/model';
+import { loadTaskModel, type TaskModel } from './load-task-model';
+import type { TaskModelInit } from './manifest';
+import type { PretrainSettings } from './pretrain-settings';
+
+/** The weights a run starts from. */
+export interface InitialModel {
+  /** The model (the caller owns it: `dispose()` it when done). */
+  readonly model: DecoderModel;
+  /** The task model it was loaded from (`lethe-model.json`'s `training.init`), if any. */
+  readonly init: TaskModelInit | undefined;
+}
+
+/** The setting behind each architectural config field, for the refusal message. */
+const SETTING_OF: Readonly<Record<string, string>> = {
+  hidden_size: 'modelSize.hidden',
+  num_hidden_layers: 'modelSize.layers',
+  num_attention_heads: 'modelSize.heads',
+  num_key_value_heads: 'modelSize.kvHeads',
+  intermediate_size: 'modelSize.intermediate',
+  vocab_size: "the task tokenizer's vocabulary size",
+};
+
+/**
+ * The model a run starts from: random weights from `settings.seed`, or with `settings.init`
+ * the weights of that task-model directory (`loadTaskModel`), which must have the run's
+ * tokenizer and config (architecture, vocabulary and every other field of `config`). The
+ * task and its options may differ: that is fine-tuning, e.g. on longer prompts.
+ *
+ * @param config - the run's model config (`taskModelConfig`).
+ * @param tokenizer - the run's task tokenizer.
+ * @throws LetheError naming `init`: `E_ARG` when the tokenizer or config differs from the
+ *   run's; the code of `loadTaskModel`'s error (`E_CHECKPOINT`, `E_FORMAT`, …), with the file
+ *   in the message, when the directory is not a readable task model.
+ */
+export async function initialModel(
+  settings: Pick<PretrainSettings, 'init' | 'seed'>,
+  config: ModelConfig,
+  tokenizer: CharTokenizer,
+): Promise<InitialModel> {
+  if (settings.init === undefined) {
+    return { model: DecoderModel.random(config, settings.seed), init: undefined };
+  }
+  const dir = settings.init;
+  let loaded: TaskModel;
+  try {
+    loaded = await loadTaskModel(dir);
+  } catch (error) {
+    if (!(error instanceof LetheError)) throw error;
+    const where = error.argument === undefined ? '' : `${error.argument}: `;
+    throw new LetheError(
+      error.code,
+      `not a usable task model: ${where}${bareMessage(error)}`,
+      'init',
+    );
+  }
+  try {
+    checkFits(loaded, config, tokenizer);
+  } catch (error) {
+    loaded.model.dispose();
+    throw error;
+  }
+  const recorded = loaded.manifest.training.init;
+  return {
+    model: loaded.model,
+    init: {
+      dir,
+      command: loaded.manifest.command,
+      ...(recorded === undefined ? {} : { init: recorded }),
+    },
+  };
+}
+
+/** Refuses a loaded task model whose tokenizer or config is not the run's. */
+function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: CharTokenizer): void {
+  const theirs = canonicalJson(loaded.tokenizer.toJSON() as unknown as JsonValue);
+  const ours = canonicalJson(tokenizer.toJSON() as unknown as JsonValue);
+  if (theirs !== ours) {
+    throw new LetheError(
+      'E_ARG',
+      `${join(loaded.dir, TOKENIZER_FILE)} is ${theirs}, not the run's tokenizer ${ours}: the model was trained for another task`,
+      'init',
+    );
+  }
+  const given = loaded.model.config;
+  for (const field of Object.keys(config)) {
+    const want = canonicalJson((config[field] ?? null) as JsonValue);
+    const have = canonicalJson((given[field] ?? null) as JsonValue);
+    if (want !== have) {
+      throw new LetheError(
+        'E_ARG',
+        `${join(loaded.dir, CONFIG_FILE)} has ${field} ${have}, the run ${want}${SETTING_OF[field] === undefined ? '' : ` (${SETTING_OF[field]})`}: fine-tuning needs the same architecture`,
+        'init',
+      );
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initBackend } from '@lethe/tensor';
+import { expectLetheError, expectLetheRejection, shellWords } from '@lethe/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTaskModel } from '../src/load-task-model';
+import { parseTaskModelManifest, TASK_MODEL_FILE } from '../src/manifest';
+import { parsePretrainFlags } from '../src/pretrain-flags';
+import { type PretrainOptions, resolvePretrainSettings } from '../src/pretrain-settings';
+import { pretrainTaskModel } from '../src/pretrain-task-model';
+import { MICRO } from './helpers';
+
+let dir: string;
+/** A micro arithmetic task model (2 updates from a random start): what the runs start from. */
+let base: string;
+
+/** A fine-tuning run of `base`'s architecture on another option of its task. */
+const FINE_TUNE = {
+  task: 'arithmetic',
+  taskOptions: { steps: 1 },
+  modelSize: MICRO,
+  steps: 6,
+  batchSize: 3,
+  lr: 0.01,
+  evalExamples: 1,
+} as const satisfies Partial<PretrainOptions>;
+
+beforeAll(async () => {
+  await initBackend('wasm');
+  dir = await mkdtemp(join(tmpdir(), 'lethe-init-'));
+  base = join(dir, 'base');
+  const run = await pretrainTaskModel({
+    task: 'arithmetic',
+    taskOptions: { steps: 2 },
+    modelSize: MICRO,
+    steps: 2,
+    batchSize: 2,
+    evalExamples: 0,
+    out: base,
+  });
+  run.model.dispose();
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('pretrain --init', () => {
+  it('starts from exactly the weights of the given task model', async () => {
+    const loaded = await loadTaskModel(base);
+    const stopped = new AbortController();
+    stopped.abort();
+    const run = await pretrainTaskModel({
+      ...FINE_TUNE,
+      init: base,
+      out: join(dir, 'step-0'),
+      signal: stopped.signal,
+    });
+    expect([run.stopped, run.step]).toEqual([true, 0]);
+    expect(run.model.toTensors()).toEqual(loaded.model.toTensors());
+    const random = await pretrainTaskModel({
+      ...FINE_TUNE,
+      out: join(dir, 'step-0'),
+      signal: stopped.signal,
+    });
+    expect(random.model.toTensors()).not.toEqual(loaded.model.toTensors());
+    for (const model of [loaded.model, run.model, random.model]) model.dispose();
+  });
+
+  it('records the start and a command that recreates the run', async () => {
+    const baseManifest = (await loadTaskModel(base)).manifest;
+    const first = join(dir, 'first');
+    const run = await pretrainTaskModel({ ...FINE_TUNE, init: base, out: first });
+    run.model.dispose();
+    const manifest = run.manifest!;
+    expect(manifest.training.init).toEqual({ dir: base, command: baseManifest.command });
+    expect(manifest.command).toContain(`--intermediate 32 --init ${base} --steps 6`);
+    const parsed = parsePretrainFlags(shellWords(manifest.command).slice(2));
+    expect(resolvePretrainSettings(parsed.options).settings).toEqual(run.settings);
+    expect((await loadTaskModel(first)).manifest).toEqual(manifest);
+
+    // A second stage records the whole chain of starts.
+    const second = await pretrainTaskModel({ ...FINE_TUNE, init: first, out: join(dir, 'second') });
+    second.model.dispose();
+    expect(second.manifest!.training.init).toEqual({
+      dir: first,
+      command: manifest.command,
+      init: { dir: base, command: baseManifest.command },
+    });
+
+    const broken = { ...manifest, training: { ...manifest.training, init: { dir: base } } };
+    const error = expectLetheError(() => parseTaskModelManifest(broken, 'm.json'));
+    expect([error.code, error.argument]).toEqual(['E_FORMAT', 'm.json']);
+    expect(error.message).toMatch(/field "training\.init\.command" must be a non-empty string/);
+  });
+
+  it('resumes bit-identically, and refuses the state of a run with another start', async () => {
+    const straight = await pretrainTaskModel({
+      ...FINE_TUNE,
+      init: base,
+      out: join(dir, 'straight'),
+    });
+    straight.model.dispose();
+
+    const state = join(dir, 'resumed.state');
+    const out = join(dir, 'resumed');
+    const controller = new AbortController();
+    const first = await pretrainTaskModel({
+      ...FINE_TUNE,
+      init: base,
+      out,
+      checkpointDir: state,
+      checkpointEvery: 2,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.step === 3) controller.abort();
+      },
+    });
+    first.model.dispose();
+    expect([first.stopped, first.step]).toEqual([true, 3]);
+
+    const copy = join(dir, 'base-copy');
+    await cp(base, copy, { recursive: true });
+    for (const [init, recorded] of [
+      [copy, JSON.stringify(base)],
+      [undefined, JSON.stringify(base)],
+    ] as const) {
+      const error = await expectLetheRejection(
+        pretrainTaskModel({ ...FINE_TUNE, init, out, checkpointDir: state }),
+      );
+      expect([error.code, error.argument]).toEqual(['E_ARG', state]);
+      expect(error.message).toContain(
+        `setting "init" was ${recorded}, now ${init === undefined ? 'null' : JSON.stringify(init)}`,
+      );
+    }
+
+    const steps: number[] = [];
+    const second = await pretrainTaskModel({
+      ...FINE_TUNE,
+      init: base,
+      out,
+      checkpointDir: state,
+      checkpointEvery: 2,
+      onProgress: (p) => steps.push(p.step),
+    });
+    second.model.dispose();
+    expect(steps).toEqual([4, 5, 6]);
+    expect(await readFile(join(out, 'model.safetensors'))).toEqual(
+      await readFile(join(dir, 'straight', 'model.safetensors')),
+    );
+    expect(second.manifest).toEqual(
+      expect.objectContaining({ training: straight.manifest!.training }),
+    );
+  });
+});
+
+describe('pretrain --init refuses a start that does not fit the run', () => {
+  const refusal = (options: Partial<PretrainOptions>) =>
+    expectLetheRejection(
+      pretrainTaskModel({ ...FINE_TUNE, init: base, out: join(dir, 'x'), ...options }),
+    );
+
+  it('another architecture', async () => {
+    for (const [modelSize, message] of [
+      [
+        { ...MICRO, hidden: 32 },
+        /config\.json has hidden_size 16, the run 32 \(modelSize\.hidden\)/,
+      ],
+      [{ ...MICRO, layers: 1 }, /has num_hidden_layers 2, the run 1 \(modelSize\.layers\)/],
+      [{ ...MICRO, kvHeads: 2 }, /has num_key_value_heads 1, the run 2 \(modelSize\.kvHeads\)/],
+      [{ ...MICRO, intermediate: 64 }, /has intermediate_size 32, the run 64/],
+    ] as const) {
+      const error = await refusal({ modelSize });
+      expect([error.code, error.argument]).toEqual(['E_ARG', 'init']);
+      expect(error.message).toMatch(message);
+      expect(error.message).toMatch(/fine-tuning needs the same architecture/);
+    }
+  });
+
+  it("another task's tokenizer", async () => {
+    const error = await refusal({ task: 'retrieval', taskOptions: { contextChars: 96 } });
+    expect([error.code, error.argument]).toEqual(['E_ARG', 'init']);
+    expect(error.message).toMatch(
+      /tokenizer\.json is .*, not the run's tokenizer .*: the model was trained for another task/,
+    );
+  });
+
+  it('a directory that is not a task model, or the output directory', async () => {
+    const missing = await refusal({ init: join(dir, 'nowhere') });
+    expect([missing.code, missing.argument]).toEqual(['E_CHECKPOINT', 'init']);
+    expect(missing.message).toMatch(/not a usable task model: .*nowhere: cannot be read/);
+
+    const plain = join(dir, 'plain');
+    await mkdir(plain, { recursive: true });
+    await writeFile(join(plain, 'notes.txt'), 'x');
+    const notModel = await refusal({ init: plain });
+    expect([notModel.code, notModel.argument]).toEqual(['E_CHECKPOINT', 'init']);
+    expect(notModel.message).toContain(`${join(plain, TASK_MODEL_FILE)}: is missing`);
+
+    const same = expectLetheError(() =>
+      resolvePretrainSettings({ ...FINE_TUNE, init: base, out: base }),
+    );
+    expect([same.code, same.argument]).toEqual(['E_ARG', 'init']);
+    expect(same.message).toMatch(/must differ from out/);
+  });
+});
