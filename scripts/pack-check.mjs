@@ -132,7 +132,8 @@ try {
   // Every entry point of every package: '.' and subpaths such as '@lethe/model/node'.
   const pkgs = names.flatMap((d) => {
     const manifest = JSON.parse(readFileSync(join(packagesDir, d, 'package.json'), 'utf8'));
-    return Object.keys(manifest.exports)
+    // A command-line package (a `bin`, no `exports`) has no entry to import; its bin runs below.
+    return Object.keys(manifest.exports ?? {})
       .filter((key) => key !== './package.json')
       .map((key) => (key === '.' ? manifest.name : `${manifest.name}/${key.slice(2)}`));
   });
@@ -190,7 +191,8 @@ try {
     }
   }
 
-  const costs = names.map((d) => {
+  const importable = names.filter((d) => readManifest(join(packagesDir, d)).exports !== undefined);
+  const costs = importable.map((d) => {
     const { name } = readManifest(join(packagesDir, d));
     const { packages, bytes } = closure(app, name);
     return [name, importMs(app, name).toFixed(0), (bytes / 2 ** 20).toFixed(2), String(packages)];

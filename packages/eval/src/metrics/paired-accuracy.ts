@@ -1,4 +1,5 @@
 import { LetheError } from '@lethe/core';
+import { checkPaired } from './paired-values';
 
 /** Two methods' correctness on the same examples, compared pairwise (McNemar). */
 export interface PairedAccuracy {
@@ -31,10 +32,7 @@ export interface PairedAccuracy {
  *   boolean; `E_SHAPE` naming `b` when the lengths differ.
  */
 export function pairedAccuracy(a: readonly boolean[], b: readonly boolean[]): PairedAccuracy {
-  if (a.length === 0) throw new LetheError('E_ARG', 'must not be empty', 'a');
-  if (a.length !== b.length) {
-    throw new LetheError('E_SHAPE', `has ${b.length} values, a has ${a.length}`, 'b');
-  }
+  checkPaired(a, b);
   let onlyA = 0;
   let onlyB = 0;
   let correctA = 0;

@@ -1,4 +1,4 @@
-import { LetheError } from '@lethe/core';
+import { checkPaired } from './paired-values';
 import { requireFinite } from './validate';
 
 /** Paired statistics of two methods on the same documents (SOL's Table 1). */
@@ -28,10 +28,7 @@ export interface PairedComparison {
  *   `a[i]` or `b[i]` for a value that is not finite.
  */
 export function pairedComparison(a: readonly number[], b: readonly number[]): PairedComparison {
-  if (a.length === 0) throw new LetheError('E_ARG', 'must not be empty', 'a');
-  if (a.length !== b.length) {
-    throw new LetheError('E_SHAPE', `has ${b.length} values, a has ${a.length}`, 'b');
-  }
+  checkPaired(a, b);
   const n = a.length;
   a.forEach((x, i) => {
     requireFinite(x, `a[${i}]`);

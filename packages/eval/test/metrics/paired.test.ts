@@ -13,6 +13,8 @@ describe('pairedComparison', () => {
     expect(pairedComparison([1, 1], [1, 1]).t).toBe(0);
     expectLetheError(() => pairedComparison([], []), 'E_ARG', 'a');
     expectLetheError(() => pairedComparison([1], [1, 2]), 'E_SHAPE', 'b');
+    expectLetheError(() => pairedComparison([], []), 'E_ARG', 'a');
+    expectLetheError(() => pairedComparison([1], null as unknown as number[]), 'E_SHAPE', 'b');
     expectLetheError(() => pairedComparison([1, Number.NaN], [1, 2]), 'E_ARG', 'a[1]');
     expectLetheError(
       () => pairedComparison([1, 2], [Number.POSITIVE_INFINITY, 2]),
@@ -57,6 +59,7 @@ describe('pairedAccuracy', () => {
     );
     expectLetheError(() => pairedAccuracy([], []), 'E_ARG', 'a');
     expectLetheError(() => pairedAccuracy([true], [true, false]), 'E_SHAPE', 'b');
+    expectLetheError(() => pairedAccuracy([], []), 'E_ARG', 'a');
     expectLetheError(() => pairedAccuracy([true, 1 as never], [true, false]), 'E_ARG', 'a[1]');
   });
 });
