@@ -3,7 +3,12 @@
 // entries per layer. Training is its own command: `npm run train` (src/train.ts).
 
 import { LetheError } from '@lethe/core';
-import { type EvictionPolicy, fullCacheProvider, PolicyRegistry } from '@lethe/kv-cache';
+import {
+  type EvictionPolicy,
+  fullCacheProvider,
+  MEMORY_BUDGET_FORMS,
+  PolicyRegistry,
+} from '@lethe/kv-cache';
 import {
   type CharTokenizer,
   type DecoderModel,
@@ -17,7 +22,11 @@ import { Command, Option } from 'commander';
 import { DEFAULT_CHECKPOINT, loadQuickstartFrom } from './checkpoint-dir';
 import { formatCacheLine, formatSummaryRow } from './report';
 
-const registry = new PolicyRegistry([fullCacheProvider, ...HEURISTIC_PROVIDERS]);
+/** The eviction heuristics, what a capacity builds (Quest, a read selector, takes read budgets). */
+const registry = new PolicyRegistry([
+  fullCacheProvider,
+  ...HEURISTIC_PROVIDERS.filter((p) => (p.budgetForms ?? MEMORY_BUDGET_FORMS).includes('capacity')),
+]);
 
 /** `LetheError` codes that mean the input (flags, files) was wrong: exit 2, as `lethe` does. */
 const INPUT_CODES = new Set(['E_ARG', 'E_BUDGET', 'E_FORMAT', 'E_CHECKPOINT']);

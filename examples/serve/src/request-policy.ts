@@ -31,8 +31,9 @@ export interface LearnedPolicy {
  * the registry (default `full`) with its options checked by the provider's schema, or a learned
  * policy by the name it was given at start-up (its directory read then, never from a request);
  * and the budget — a fraction in (0, 1] of the sequence's full-cache length (prompt +
- * `max_tokens`) for a memory policy, the requested net keep-rate for a compute policy (as
- * `lethe eval` and `lethe generate` read `--budget`).
+ * `max_tokens`) for a memory policy, and as the entries each decode step reads per KV head for a
+ * read selector (Quest); the requested net keep-rate for a compute policy (as `lethe eval` reads
+ * `--budget`; `lethe generate` takes memory policies only).
  */
 export class RequestPolicies {
   constructor(

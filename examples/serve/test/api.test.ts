@@ -148,12 +148,33 @@ describe('completions', () => {
     const live = (cache as unknown as { live: number[] }).live;
     const fullLive = (full.lethe.cache[0] as unknown as { live: number[] }).live;
     expect(live[0]!).toBeLessThan(fullLive[0]! / 2);
+    expect(full.lethe.cache[0]).toMatchObject({ read_fraction: 1 });
+    // Quest keeps every entry and reads a quarter of the full-cache length per step and KV head
+    const quest = (await server.client.completions.create({
+      model: 'countdown',
+      prompt,
+      max_tokens: 32,
+      temperature: 0,
+      lethe: {
+        policy: 'quest',
+        budget: 0.25,
+        options: { pageSize: 4, minPages: 1, denseLayers: 0 },
+      },
+    } as never)) as unknown as { lethe: { cache: { read_fraction: number }[] } };
+    const read = quest.lethe.cache[0]!;
+    expect(read).toMatchObject({ evictions: 0, realised_budget: 1 });
+    expect(read.read_fraction).toBeGreaterThan(0);
+    expect(read.read_fraction).toBeLessThan(0.75);
   });
 
   it.each([
     [{ lethe: { policy: 'nope' } }, 'lethe.policy'],
     [{ lethe: { policy: 'full', budget: 0.5 } }, 'lethe.budget'],
     [{ lethe: { policy: 'h2o', budget: 0.5, options: { window: -3 } } }, 'lethe.options.window'],
+    [
+      { lethe: { policy: 'quest', budget: 0.5, options: { pageSize: 0 } } },
+      'lethe.options.pageSize',
+    ],
     [{ max_tokens: 10_000 }, 'max_tokens'],
     [{ prompt: 'x'.repeat(5000) }, 'prompt'],
     [{ prompt: [1, 2, 999] }, 'prompt.2'],
@@ -227,6 +248,7 @@ describe('a trained policy given at start-up', () => {
       };
       const byId = new Map(data.map((policy) => [policy.id, policy]));
       expect(byId.get('h2o')).toMatchObject({ learned: false, budget_forms: ['capacity', 'rate'] });
+      expect(byId.get('quest')).toMatchObject({ learned: false, budget_forms: ['read'] });
       expect(byId.get('sol-lm')).toMatchObject({ learned: true, budget_forms: ['compute'] });
       expect(Object.keys(byId.get('sol-lm')!.unfit_models!)).toEqual(['countdown']);
       expect(byId.has('sol')).toBe(false);

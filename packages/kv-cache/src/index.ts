@@ -53,6 +53,7 @@ export {
   budgetForm,
   isComputeBudget,
   isRateBudget,
+  isReadBudget,
   requireCapacityBudget,
   validateComputeTargets,
   validatePolicyBudget,
@@ -105,6 +106,7 @@ export {
   type PolicySet,
   type ProviderOptions,
   type RateBudget,
+  type ReadBudget,
 } from './policy/provider';
 export type { RandomSource } from './policy/random-source';
 export type { ReadSelector } from './policy/read-selector';

@@ -4,6 +4,7 @@ import {
   budgetForm,
   isComputeBudget,
   isRateBudget,
+  isReadBudget,
   type PolicyBudget,
   requireCapacityBudget,
   validatePolicyBudget,
@@ -15,6 +16,9 @@ describe('validatePolicyBudget', () => {
     const targets = { tokenKeep: 0, mlpInputKeep: 0.5, precision: 1 };
     expect(validatePolicyBudget({ targets, note: 1 } as PolicyBudget)).toEqual({ targets });
     expect(validatePolicyBudget({ keepRatio: 1, every: 1 })).toEqual({ keepRatio: 1, every: 1 });
+    expect(validatePolicyBudget({ readTokens: 1, note: 1 } as PolicyBudget)).toEqual({
+      readTokens: 1,
+    });
     const extra = { capacity: 8, note: 'dropped' } as PolicyBudget;
     expect(validatePolicyBudget(extra)).toEqual({ capacity: 8 });
   });
@@ -47,6 +51,12 @@ describe('validatePolicyBudget', () => {
         { targets: { tokenKeep: 1, mlpInputKeep: 1, precision: Number.NaN } },
         'budget.targets.precision',
       ],
+      [{ readTokens: 0 }, 'budget.readTokens'],
+      [{ readTokens: 2.5 }, 'budget.readTokens'],
+      [{ readTokens: '8' }, 'budget.readTokens'],
+      [{ readTokens: Number.POSITIVE_INFINITY }, 'budget.readTokens'],
+      [{ readTokens: 8, capacity: 8 }, 'budget'],
+      [{ readTokens: 8, keepRatio: 0.5, every: 4 }, 'budget'],
     ];
     for (const [budget, argument] of bad) {
       expectLetheError(() => validatePolicyBudget(budget as PolicyBudget), 'E_BUDGET', argument);
@@ -58,10 +68,14 @@ describe('validatePolicyBudget', () => {
     expect(isRateBudget({ keepRatio: 0.5, every: 16 })).toBe(true);
     expect(isRateBudget({ capacity: 16 })).toBe(false);
     expect([isComputeBudget(compute), isComputeBudget({ capacity: 16 })]).toEqual([true, false]);
+    expect([isReadBudget({ readTokens: 8 }), isReadBudget({ capacity: 8 })]).toEqual([true, false]);
     expect(
-      [compute, { capacity: 4 }, { keepRatio: 0.5, every: 2 }].map((b) => budgetForm(b)),
-    ).toEqual(['compute', 'capacity', 'rate']);
+      [compute, { capacity: 4 }, { keepRatio: 0.5, every: 2 }, { readTokens: 8 }].map((b) =>
+        budgetForm(b),
+      ),
+    ).toEqual(['compute', 'capacity', 'rate', 'read']);
     expectLetheError(() => requireCapacityBudget(compute, 'x'), 'E_BUDGET', 'budget');
+    expectLetheError(() => requireCapacityBudget({ readTokens: 8 }, 'x'), 'E_BUDGET', 'budget');
     expect(requireCapacityBudget({ capacity: 16 }, 'x')).toEqual({ capacity: 16 });
     expectLetheError(
       () => requireCapacityBudget({ keepRatio: 0.5, every: 16 }, 'x'),

@@ -16,6 +16,7 @@ export * from './knorm';
 export * from './l2-norm';
 export * from './providers';
 export * from './quest';
+export * from './quest-provider';
 export * from './random';
 export * from './scorer-provider';
 export * from './snapkv';

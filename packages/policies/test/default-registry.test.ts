@@ -62,9 +62,10 @@ describe('the default registry', () => {
       'sol-emc',
       'sol-dac',
     ]);
-    expect(HEURISTIC_NAMES).toHaveLength(8);
+    expect(HEURISTIC_NAMES).toHaveLength(9);
+    expect(HEURISTIC_NAMES.at(-1)).toBe('quest');
     expect(registry.list()).toEqual([...DEFAULT_PROVIDERS]);
-    expect(DEFAULT_PROVIDERS.slice(1, 9)).toEqual([...HEURISTIC_PROVIDERS]);
+    expect(DEFAULT_PROVIDERS.slice(1, 10)).toEqual([...HEURISTIC_PROVIDERS]);
   });
 
   it('prepares the full cache as the empty policy set', async () => {
@@ -78,6 +79,13 @@ describe('the default registry', () => {
       const prepared = await registry.prepare(name);
       expect(prepared.name).toBe(name);
       expect(prepared.model).toBeUndefined();
+      if (name === 'quest') {
+        // a read selector: it evicts nothing, each step reads ⌊32 / 16⌋ pages, 3 at least
+        expect(prepared.budgetForms).toEqual(['read']);
+        const set = prepared.build({ readTokens: 32 }, context);
+        expect([set.eviction, set.readSelector?.name]).toEqual([undefined, 'quest']);
+        continue;
+      }
       const { eviction } = prepared.build({ capacity: 32 }, context);
       expect(eviction?.name).toBe(name);
     }
@@ -105,7 +113,7 @@ describe('the default registry', () => {
   it('builds heuristics for a rate schedule: keep a fraction every n tokens, defaults scaled by n', async () => {
     const registry = createDefaultRegistry();
     const rate = { keepRatio: 0.7, every: 16 };
-    for (const name of HEURISTIC_NAMES) {
+    for (const name of HEURISTIC_NAMES.filter((n) => n !== 'quest')) {
       const { eviction } = (await registry.prepare(name)).build(rate, context);
       const policy = eviction as StreamingLLMPolicy;
       expect([policy.budget, policy.trigger]).toEqual([{ keepRatio: 0.7 }, { every: 16 }]);
@@ -125,6 +133,9 @@ describe('the default registry', () => {
     }
     const full = await registry.prepare('full');
     expect(full.build(rate, context)).toEqual({});
+    // Quest keeps every entry: a rate schedule means nothing to it
+    const quest = await registry.prepare('quest');
+    expectLetheError(() => quest.build(rate, context), 'E_BUDGET', 'budget');
   });
 
   it('sets the trigger slack to ceil(slackFraction · capacity)', async () => {
@@ -189,6 +200,24 @@ describe('the default registry', () => {
     const prepared = await createDefaultRegistry([computeOnly]).prepare('compute-only');
     expect(prepared.build({ targets }, context)).toEqual({});
     expectLetheError(() => prepared.build({ capacity: 8 }, context), 'E_BUDGET', 'budget');
+    // a read budget: only a provider that lists the form builds for it
+    expectLetheError(() => h2o.build({ readTokens: 8 }, context), 'E_BUDGET', 'budget');
+    expectLetheError(() => prepared.build({ readTokens: 8 }, context), 'E_BUDGET', 'budget');
+    const readOnly: AnyPolicyProvider = {
+      ...computeOnly,
+      name: 'read-only',
+      budgetForms: ['read'],
+    };
+    const reader = await createDefaultRegistry([readOnly]).prepare('read-only');
+    expect(reader.budgetForms).toEqual(['read']);
+    expect(reader.build({ readTokens: 8 }, context)).toEqual({});
+    expectLetheError(() => reader.build({ capacity: 8 }, context), 'E_BUDGET', 'budget');
+    expectLetheError(() => reader.build({ targets }, context), 'E_BUDGET', 'budget');
+    expectLetheError(
+      () => reader.build({ readTokens: 0 }, context),
+      'E_BUDGET',
+      'budget.readTokens',
+    );
     for (const budgetForms of [[], ['memory'], 'compute']) {
       expectLetheError(
         () => createDefaultRegistry([{ ...computeOnly, budgetForms } as AnyPolicyProvider]),

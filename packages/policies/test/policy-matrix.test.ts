@@ -1,5 +1,11 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
-import { accepts, isComputeProvider, MATRIX_MODES, policyMatrixCases } from '@lethe/model/testing';
+import {
+  accepts,
+  MATRIX_MODES,
+  type ProviderKind,
+  policyMatrixCases,
+  providerKind,
+} from '@lethe/model/testing';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROVIDERS } from '../src/default-registry';
@@ -12,12 +18,22 @@ beforeAll(() => initBackend('cpu'));
 
 const evaluated = DEFAULT_PROVIDERS.filter((p) => p.name !== FULL_CACHE);
 
+/** The mode of a provider's defaults, by what it builds. */
+const DEFAULT_MODE: Record<ProviderKind, string> = {
+  eviction: 'defaults',
+  compute: 'compute-defaults',
+  read: 'read-defaults',
+};
+
 describe('the default registry in the policy matrix', () => {
   it('has a fixture for every learned provider, and every provider takes its default mode', () => {
+    expect(evaluated.filter((p) => providerKind(p) === 'read').map((p) => p.name)).toEqual([
+      'quest',
+    ]);
     for (const provider of evaluated) {
       if (provider.learned !== undefined) expect(MATRIX_FIXTURES[provider.name]).toBeDefined();
-      const defaults = isComputeProvider(provider) ? 'compute-defaults' : 'defaults';
-      expect(accepts(provider, MATRIX_MODES.find((m) => m.name === defaults)!)).toBe(true);
+      const defaults = MATRIX_MODES.find((m) => m.name === DEFAULT_MODE[providerKind(provider)])!;
+      expect(accepts(provider, defaults)).toBe(true);
     }
   });
 });

@@ -71,10 +71,13 @@ export function fullPeakPerHead(peakTotal: number, heads: number): number {
  * The policy budget of a sequence under a sweep's budget rule. For a compute policy (`forms`
  * holds only `compute`), the budget fraction `b` is the requested net keep-rate: every axis's
  * target is `b` (`{ targets: { tokenKeep: b, mlpInputKeep: b, precision: b } }`), so the mean
- * over whichever axes the policy controls is `b`. Otherwise, with `rateEvery` null, the capacity
- * `capacityFor(budget, fullPeak)` (a ceiling); else the rate schedule "every `rateEvery` tokens
- * keep `⌈budget · live⌉` entries per KV head" (`RateBudget`, the NGC paper's protocol), which
- * does not depend on the full peak.
+ * over whichever axes the policy controls is `b`. For a read selector (`forms` holds only
+ * `read`: Quest), `b` is the share of the cache each decode step reads, by the capacity's
+ * per-example rule: `{ readTokens: capacityFor(budget, fullPeak) }` entries per KV head and step,
+ * whatever `rateEvery` says (the cache keeps every entry, so there is no round to schedule).
+ * Otherwise, with `rateEvery` null, the capacity `capacityFor(budget, fullPeak)` (a ceiling);
+ * else the rate schedule "every `rateEvery` tokens keep `⌈budget · live⌉` entries per KV head"
+ * (`RateBudget`, the NGC paper's protocol), which does not depend on the full peak.
  *
  * @param forms the budget forms the cell's policy takes (`PreparedPolicy.budgetForms`).
  * @throws LetheError as `capacityFor`.
@@ -88,6 +91,9 @@ export function sequenceBudget(
   if (forms.length === 1 && forms[0] === 'compute') {
     const b = validateBudgetFraction(budget, 'budget');
     return { targets: { tokenKeep: b, mlpInputKeep: b, precision: b } };
+  }
+  if (forms.length === 1 && forms[0] === 'read') {
+    return { readTokens: capacityFor(budget, fullPeak) };
   }
   if (rateEvery !== null)
     return { keepRatio: validateBudgetFraction(budget, 'budget'), every: rateEvery };

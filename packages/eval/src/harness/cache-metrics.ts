@@ -29,10 +29,13 @@ export interface CacheMetrics {
  * - `realisedBudget`: peakᵢ / fullPeakᵢ;
  * - `peakKvReduction`: NGC eq. 7, the factor fullPeakᵢ / peakᵢ (1 for the full cache, 2 for
  *   half the peak memory);
- * - `meanLive`: entries read per predicted token, averaged over the sequence's tokens;
+ * - `meanLive`: live entries (the new token's included) per predicted token, averaged over the
+ *   sequence's tokens;
  * - `peakLive`: peakᵢ;
  * - `netKeepRate`: SOL's net keep-rate with only the attention axis, the realised fraction of
- *   the full cache's reads performed, averaged over the sequence's predicted tokens.
+ *   the full cache's reads performed, averaged over the sequence's predicted tokens — below 1
+ *   for an eviction policy (fewer entries live) and for a read selector (fewer entries read of a
+ *   cache that keeps them all, the runtime's decode reads: see `ReadTrace.read`).
  *
  * Peaks and reads are summed over layers and KV heads.
  *
@@ -49,7 +52,7 @@ export function cacheMetrics(
   const realised = realisedBudget(peaks, fullPeaks);
   return {
     peakKvReduction: peakKvReduction(peaks, fullPeaks),
-    meanLive: aggregate(traces.map((t) => t.read.reduce((s, r) => s + r, 0) / t.read.length)),
+    meanLive: aggregate(traces.map((t) => t.live.reduce((s, r) => s + r, 0) / t.live.length)),
     peakLive: aggregate(peaks),
     netKeepRate: aggregate(
       traces.map((t) =>

@@ -25,7 +25,11 @@ import type { CellKey, CellMetrics, SequenceOutcome } from './results';
  * Budgets mean what they say: sequence `i` runs with a capacity of `⌈b · Pᵢ⌉` entries per KV
  * head (`capacityFor`), where `Pᵢ` is its own full-cache peak per KV head, measured by the
  * full-cache reference run of the same sequence (same example, same sampling stream) — or, with
- * `config.rateEvery`, under the rate schedule "keep `⌈b · live⌉` every `rateEvery` tokens".
+ * `config.rateEvery`, under the rate schedule "keep `⌈b · live⌉` every `rateEvery` tokens". A read
+ * selector (Quest) reads `⌈b · Pᵢ⌉` entries per KV head and decode step instead and keeps every
+ * entry: its peak is the full cache's for the tokens it generated (`realisedBudget` 1 when they
+ * are as many as the reference's) and its `netKeepRate` the share of the full cache's reads its
+ * steps performed (see `sequenceBudget`, `cacheMetrics`).
  *
  * Returns the metrics, every sequence's outcome and the clock time of the cell's own generation (for `full`, that of the
  * reference run, whether it ran now or for an earlier cell).

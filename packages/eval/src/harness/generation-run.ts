@@ -1,5 +1,5 @@
 import { assertInteger, LetheError } from '@lethe/core';
-import type { PolicyBudget, PolicySet } from '@lethe/kv-cache';
+import { isReadBudget, type PolicyBudget, type PolicySet } from '@lethe/kv-cache';
 import type { StopConditions, Tokenizer } from '@lethe/model';
 import type { GenerationTask, TaskExample } from '../tasks/task';
 import { requireObject } from './arguments';
@@ -97,7 +97,8 @@ export interface BudgetedPolicy {
 /**
  * Generates every sequence of `plan` — on the task's model with the full cache when `budgeted`
  * is undefined, else under its policy (on the policy's model). Budgeted sequences are batched by
- * capacity (one freshly built policy set per batch; a rate schedule is one group), the full cache batches consecutive
+ * capacity, or a read budget's `readTokens` (one freshly built policy set per batch; a rate
+ * schedule or compute targets are one group), the full cache batches consecutive
  * sequences; `config.batchSize` at most. Each sequence samples from stream id = its index in
  * the plan, so its draws do not depend on batching. A policy set with a prompt conditioning
  * (NGC's interoception tag) gets its prompts rewritten and tokenized by its model's tokenizer.
@@ -118,9 +119,12 @@ export async function runGeneration(
   const sequences: GeneratedSequence[] = new Array(plan.prompts.length);
   const batches: { tokens: number; ms: number }[] = [];
   const start = clock();
+  // one policy set per batch: its sequences share a capacity (or a read budget's count)
   const groups = plan.prompts.map((_, s) => {
     const budget = budgeted?.budgets[s];
-    return budget !== undefined && 'capacity' in budget ? budget.capacity : 0;
+    if (budget === undefined) return 0;
+    if ('capacity' in budget) return budget.capacity;
+    return isReadBudget(budget) ? budget.readTokens : 0;
   });
   for (const batch of planBatches(groups, config.batchSize, budgeted !== undefined)) {
     const policies =

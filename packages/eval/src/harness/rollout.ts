@@ -61,7 +61,8 @@ export interface RolloutBatch {
 /**
  * Generates a batch with `generate()` of `@lethe/model` (`seed` as both `seed` and
  * `samplingSeed`) while recording, per sequence, what its cache read at every predicted token
- * ({@link ReadTrace}) through `generate()`'s per-step hook, and the tokens the model ran on with
+ * ({@link ReadTrace}: the decode reads the runtime counted, so a read selector's and a κ's
+ * restrictions show) through `generate()`'s per-step hook, and the tokens the model ran on with
  * the clock time they took (prefill included: a sequence's first token is sampled from the
  * prefill's logits, so a decode span alone would count tokens whose work it does not contain).
  *
@@ -106,13 +107,15 @@ export async function rollout(options: RolloutOptions): Promise<RolloutBatch> {
     now: clock,
     // Before a step a cache holds every token but the one being fed, so the full-cache prefix
     // of the step (the new token included) is the cache length + 1.
-    onStep: ({ sequences, caches }) => {
+    onStep: ({ sequences, caches, reads }) => {
       decodeFed += sequences.length;
-      for (const b of sequences) recorders[b]!.step(caches[b]!, caches[b]!.length(0) + 1);
+      for (const b of sequences) {
+        recorders[b]!.step(caches[b]!, caches[b]!.length(0) + 1, reads[b]!.entries);
+      }
     },
   });
   const sequences = prompts.map((_, b) => ({
-    ...recorders[b]!.finish(result.caches[b]!),
+    ...recorders[b]!.finish(result.caches[b]!, result.stats.reads[b]!.entries),
     tokens: result.tokens[b]!,
     finishReason: result.finishReasons[b]!,
   }));

@@ -108,7 +108,8 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   let active = documents.flatMap((doc, i) => (doc.length > prefill + 1 ? [i] : []));
   for (let t = prefill; active.length > 0; t++) {
     signal?.throwIfAborted();
-    for (const i of active) recorders[i]!.step(session.caches[i]!, t + 1);
+    const reads = session.decodeReads;
+    for (const i of active) recorders[i]!.step(session.caches[i]!, t + 1, reads[i]!.entries);
     out = await session.step(
       active,
       Int32Array.from(active, (i) => documents[i]![t]!),
@@ -120,9 +121,10 @@ export async function teacherForce(options: TeacherForceOptions): Promise<Teache
   }
   const elapsedMs = clock() - start;
   const compute = session.computeUsage;
+  const reads = session.decodeReads;
   return {
     documents: documents.map((doc, i) => ({
-      ...recorders[i]!.finish(session.caches[i]!),
+      ...recorders[i]!.finish(session.caches[i]!, reads[i]!.entries),
       sumNll: sumNll[i]!,
       predicted: doc.length - prefill,
       compute: compute[i]!,

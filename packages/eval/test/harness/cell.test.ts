@@ -9,7 +9,7 @@ import {
 import type { DecoderModel } from '@lethe/model';
 import { generate } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
-import { H2OPolicy } from '@lethe/policies-heuristic';
+import { H2OPolicy, QuestSelector } from '@lethe/policies-heuristic';
 import { initBackend, tf } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +106,49 @@ describe('rollout', () => {
       });
     });
     expect(new Set(got.sequences.map((s) => s.finishReason))).toContain('stop-sequence');
+  });
+});
+
+describe('rollout with a read selector', () => {
+  it('traces what each decode step read as generate() counts it: Quest reads its pages only', async () => {
+    const prompts = [encode('abcabcabca'), encode('bcdefgh')];
+    const quest = () =>
+      new QuestSelector({ tokenBudget: 4, pageSize: 2, minPages: 1, denseLayers: 0 });
+    const shared = {
+      model,
+      prompts,
+      streamIds: [0, 1],
+      maxNewTokens: 20,
+      sampling: { temperature: 0 },
+      seed: 5,
+      stop: {},
+    };
+    const expected = await generate({ ...shared, readSelector: quest() });
+    const got = await rollout({
+      ...shared,
+      policies: { readSelector: quest() },
+      clock: steppingClock(),
+    });
+    got.sequences.forEach((sequence, b) => {
+      expect(Array.from(sequence.tokens)).toEqual(Array.from(expected.tokens[b]!));
+      const P = prompts[b]!.length;
+      // nothing is evicted: the peak is the full cache's
+      expect(sequence.peakTotal).toBe((P + sequence.tokens.length - 1) * PER_TOKEN);
+      expect(sequence.read[0]).toBe(P * PER_TOKEN);
+      // it held every entry: the live counts are the full cache's, the reads are fewer
+      expect(sequence.live).toEqual(sequence.available);
+      const decode = sequence.read.slice(1).map((read) => read - PER_TOKEN);
+      expect(decode).toHaveLength(sequence.tokens.length - 1);
+      expect(decode.reduce((a, r) => a + r, 0)).toBe(expected.stats.reads[b]!.entries);
+      decode.forEach((read, k) => {
+        // per head and layer ⌊4 / 2⌋ pages of 2: an older one, full, and the newest, which holds
+        // 1 or 2 of the P + k entries the step finds (every one of them while they fit 2 pages)
+        const live = P + k;
+        const pages = Math.ceil(live / 2);
+        expect(read).toBe((pages <= 2 ? live : 2 + live - 2 * (pages - 1)) * PER_TOKEN);
+        expect(read + PER_TOKEN).toBeLessThanOrEqual(sequence.available[k + 1]!);
+      });
+    });
   });
 });
 
@@ -238,6 +281,85 @@ describe('runCell on a generation task', () => {
     expect(h2o.metrics.accuracy!.mean).toBeCloseTo(solved / 3, 12);
     // A round every 4 tokens keeping half: far below the full cache, whatever the length.
     expect(h2o.metrics.realisedBudget!.mean).toBeLessThan(0.5);
+  });
+
+  it('runs a read selector with ⌈b · P⌉ reads per step for each sequence: the whole cache held, a read share below 1', async () => {
+    const options = { pageSize: 2, minPages: 1, denseLayers: 0 };
+    const config = validateSweepConfig({
+      tasks: ['toy'],
+      policies: ['full', { name: 'quest', options }],
+      budgets: [0.25],
+      seeds: [0],
+      examplesPerCell: 4,
+      batchSize: 4,
+    });
+    const task = toyTask({ stopText: '....' });
+    const env = generationEnv({ config, task });
+    const before = tf.memory().numTensors;
+    const full = await runCell({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, env);
+    const quest = await runCell({ task: 'toy', policy: 'quest', budget: 0.25, seed: 0 }, env);
+    expect(tf.memory().numTensors).toBe(before);
+    expect(quest.command).toContain(
+      `--policy quest --policy-options '${JSON.stringify(options)}' --budget 0.25`,
+    );
+    // Each sequence alone, as generate() runs it with the read budget of its own full peak P
+    // (examples of 4 and 5 letters: several budgets, so the cell batches them apart).
+    const budgets = full.sequences!.map((s) => capacityFor(0.25, s.peakTotal / PER_TOKEN));
+    expect(new Set(budgets).size).toBeGreaterThan(1);
+    const direct = [];
+    for (const [i, tokenBudget] of budgets.entries()) {
+      // the share of the full cache's reads each predicted token performed: the prompt's last
+      // token all of it, each decode step what generate() counted it read plus its own token
+      const shares = [1];
+      let counted = 0;
+      let available = 0;
+      const settle = (entries: number) => {
+        if (available > 0) shares.push((entries - counted + PER_TOKEN) / available);
+      };
+      const run = await generate({
+        model,
+        prompts: [encode(task.example(0, i).prompt)],
+        streamIds: [i],
+        maxNewTokens: task.maxNewTokens,
+        sampling: { temperature: 0 },
+        seed: 0,
+        stop: { eosTokenIds: [], stopSequences: [encode('....').subarray(1)] },
+        readSelector: new QuestSelector({ tokenBudget, ...options }),
+        onStep: ({ caches, reads }) => {
+          settle(reads[0]!.entries);
+          counted = reads[0]!.entries;
+          available = (caches[0]!.length(0) + 1) * PER_TOKEN;
+        },
+      });
+      settle(run.stats.reads[0]!.entries);
+      direct.push({ run, share: shares.reduce((a, b) => a + b, 0) / shares.length });
+    }
+    expect(quest.sequences).toEqual(
+      direct.map(({ run }, i) => ({
+        example: i,
+        correct: task.verify(task.example(0, i), toyTokenizer.decode(run.tokens[0]!)).correct,
+        peakTotal: run.stats.caches[0]!.peakTotal,
+        generated: run.tokens[0]!.length,
+      })),
+    );
+    const m = quest.metrics;
+    // it keeps every entry: the full cache's peak, whatever the budget
+    expect(quest.sequences!.map((s) => s.peakTotal)).toEqual(
+      full.sequences!.map((s) => s.peakTotal),
+    );
+    expect(m.realisedBudget).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(m.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
+    // and reads a share of it: the decode steps' reads as the runtime counted them, each
+    // sequence under the read budget of its own peak
+    const share = direct.reduce((sum, d) => sum + d.share, 0) / direct.length;
+    expect(m.netKeepRate!.mean).toBeCloseTo(share, 12);
+    expect(m.netKeepRate!.mean).toBeLessThan(0.75);
+    // every sequence runs to maxNewTokens (the stop text never appears): the live entries are the
+    // full cache's, token for token
+    expect(quest.sequences!.map((s) => s.generated)).toEqual(
+      full.sequences!.map((s) => s.generated),
+    );
+    expect(m.meanLive).toEqual(full.metrics.meanLive);
   });
 
   it('rewrites the prompts of a policy that conditions them, and refuses text it cannot encode', async () => {
@@ -505,6 +627,32 @@ describe('teacher-forced perplexity', () => {
     // Every decode step read κ = 0.25; the undeclared MLP pruning does not count.
     expect(m.netKeepRate!.mean).toBeCloseTo(0.25, 12);
     expect(m.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(m.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
+  });
+
+  it('runs a read selector on documents: the whole cache held, the read share as the net keep-rate', async () => {
+    const config = validateSweepConfig({
+      tasks: ['toy-lm'],
+      policies: ['full', { name: 'quest', options: { pageSize: 2, minPages: 1, denseLayers: 0 } }],
+      budgets: [0.25],
+      seeds: [2],
+      examplesPerCell: 4,
+      batchSize: 4,
+    });
+    const env: CellEnvironment = {
+      task: toyLmTask(),
+      model,
+      config,
+      registry: createDefaultRegistry(),
+      clock: steppingClock(),
+    };
+    const full = await runCell({ task: 'toy-lm', policy: 'full', budget: 1, seed: 2 }, env);
+    const quest = await runCell({ task: 'toy-lm', policy: 'quest', budget: 0.25, seed: 2 }, env);
+    const m = quest.metrics;
+    expect(m.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(m.realisedBudget).toEqual({ mean: 1, stderr: 0, n: 4 });
+    expect(m.netKeepRate!.mean).toBeGreaterThan(0);
+    expect(m.netKeepRate!.mean).toBeLessThan(0.75);
     expect(m.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
   });
 });

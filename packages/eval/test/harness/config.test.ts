@@ -40,7 +40,7 @@ describe('budget semantics', () => {
     expect(capacityFor(1, 7)).toBe(7);
   });
 
-  it('gives a ceiling, a rate schedule, or for a compute policy every axis the fraction as its target', () => {
+  it('gives a ceiling, a rate schedule, for a compute policy every axis the fraction as its target, for a read selector the capacity’s count as its reads', () => {
     expect(sequenceBudget(0.25, 100, null)).toEqual({ capacity: 25 });
     expect(sequenceBudget(0.25, 100, 8)).toEqual({ keepRatio: 0.25, every: 8 });
     expect(sequenceBudget(0.3, 100, null, ['compute'])).toEqual({
@@ -48,6 +48,12 @@ describe('budget semantics', () => {
     });
     expect(sequenceBudget(0.3, 100, 8, ['capacity', 'rate'])).toEqual({ keepRatio: 0.3, every: 8 });
     expectLetheError(() => sequenceBudget(0, 100, null, ['compute']), 'E_BUDGET', 'budget');
+    // a read selector: ⌈b · P⌉ entries per KV head and step, by the capacity's rule, rate or not
+    expect(sequenceBudget(0.25, 100, null, ['read'])).toEqual({ readTokens: 25 });
+    expect(sequenceBudget(0.26, 10, 8, ['read'])).toEqual({ readTokens: 3 });
+    expect(sequenceBudget(0.001, 10, null, ['read'])).toEqual({ readTokens: 2 });
+    expectLetheError(() => sequenceBudget(1.5, 100, null, ['read']), 'E_BUDGET', 'budget');
+    expectLetheError(() => sequenceBudget(0.5, 0, null, ['read']), 'E_ARG', 'fullPeak');
   });
 
   it('rejects budgets outside (0, 1] with E_BUDGET naming the field', () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { knownPolicies, policySpec, validateSweepConfig } from '../../src/harness/index';
 
 describe('knownPolicies', () => {
-  it('expands "*" to the memory heuristics: compute policies are listed by name', () => {
+  it('expands "*" to the memory heuristics: compute policies and read selectors are listed by name', () => {
     const computeOnly: AnyPolicyProvider = {
       name: 'compute-only',
       summary: 'changes no knob',
@@ -17,7 +17,8 @@ describe('knownPolicies', () => {
     const known = knownPolicies(createDefaultRegistry([computeOnly]));
     expect(known.policies).toContain('compute-only');
     expect(known.untrained).not.toContain('compute-only');
-    expect(known.untrained).toEqual([FULL_CACHE, ...HEURISTIC_NAMES]);
+    expect(known.untrained).toEqual([FULL_CACHE, ...HEURISTIC_NAMES.filter((n) => n !== 'quest')]);
+    expect(known.policies).toContain('quest');
   });
 });
 

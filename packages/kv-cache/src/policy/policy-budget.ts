@@ -6,6 +6,7 @@ import type {
   ComputeTargets,
   PolicyBudget,
   RateBudget,
+  ReadBudget,
 } from './provider';
 
 /** Whether `budget` is a rate schedule. */
@@ -18,9 +19,15 @@ export function isComputeBudget(budget: PolicyBudget): budget is ComputeBudget {
   return 'targets' in budget;
 }
 
-/** The form of a budget: `compute`, `rate` or `capacity`. */
+/** Whether `budget` is a read budget (entries each KV head reads per decode step). */
+export function isReadBudget(budget: PolicyBudget): budget is ReadBudget {
+  return 'readTokens' in budget;
+}
+
+/** The form of a budget: `compute`, `read`, `rate` or `capacity`. */
 export function budgetForm(budget: PolicyBudget): BudgetForm {
   if (isComputeBudget(budget)) return 'compute';
+  if (isReadBudget(budget)) return 'read';
   return isRateBudget(budget) ? 'rate' : 'capacity';
 }
 
@@ -66,30 +73,43 @@ export function validateComputeTargets(
 
 /**
  * Checks a {@link PolicyBudget} and returns a plain copy of it: exactly one of `capacity` (an
- * integer ≥ 2), `keepRatio` (in (0, 1]) with `every` (a positive integer), or `targets` (see
- * {@link validateComputeTargets}).
+ * integer ≥ 2), `keepRatio` (in (0, 1]) with `every` (a positive integer), `targets` (see
+ * {@link validateComputeTargets}), or `readTokens` (a positive integer).
  *
  * @throws LetheError `E_BUDGET` naming `budget`, `budget.capacity`, `budget.keepRatio`,
- *   `budget.every` or `budget.targets[.<axis>]`.
+ *   `budget.every`, `budget.targets[.<axis>]` or `budget.readTokens`.
  */
 export function validatePolicyBudget(budget: PolicyBudget): PolicyBudget {
   if (typeof budget !== 'object' || budget === null) {
     throw new LetheError(
       'E_BUDGET',
-      'must be { capacity }, { keepRatio, every } or { targets }',
+      'must be { capacity }, { keepRatio, every }, { targets } or { readTokens }',
       'budget',
     );
   }
   const hasRate = 'keepRatio' in budget || 'every' in budget;
-  const forms = [hasRate, 'capacity' in budget, 'targets' in budget].filter(Boolean).length;
+  const forms = [hasRate, 'capacity' in budget, 'targets' in budget, 'readTokens' in budget].filter(
+    Boolean,
+  ).length;
   if (forms !== 1) {
     throw new LetheError(
       'E_BUDGET',
-      'must have exactly one of capacity (a ceiling), keepRatio and every (a rate schedule), or targets (compute targets)',
+      'must have exactly one of capacity (a ceiling), keepRatio and every (a rate schedule), targets (compute targets), or readTokens (a read budget)',
       'budget',
     );
   }
   if ('targets' in budget) return { targets: validateComputeTargets(budget.targets) };
+  if ('readTokens' in budget) {
+    const { readTokens } = budget;
+    if (!(Number.isInteger(readTokens) && readTokens >= 1)) {
+      throw new LetheError(
+        'E_BUDGET',
+        `must be a positive integer (entries each KV head reads per decode step), got ${typeof readTokens === 'number' ? readTokens : JSON.stringify(readTokens)}`,
+        'budget.readTokens',
+      );
+    }
+    return { readTokens };
+  }
   if (!hasRate) {
     const { capacity } = budget as CapacityBudget;
     if (!(Number.isInteger(capacity) && capacity >= 2)) {
@@ -115,13 +135,21 @@ export function validatePolicyBudget(budget: PolicyBudget): PolicyBudget {
  * The capacity budget of a provider that supports only ceilings.
  *
  * @param provider The provider's name, for the message.
- * @throws LetheError `E_BUDGET` naming `budget` for a rate schedule.
+ * @throws LetheError `E_BUDGET` naming `budget` for a rate schedule, compute targets or a read
+ *   budget.
  */
 export function requireCapacityBudget(budget: PolicyBudget, provider: string): CapacityBudget {
   if (isComputeBudget(budget)) {
     throw new LetheError(
       'E_BUDGET',
       `"${provider}" supports capacity budgets only, not compute targets`,
+      'budget',
+    );
+  }
+  if (isReadBudget(budget)) {
+    throw new LetheError(
+      'E_BUDGET',
+      `"${provider}" supports capacity budgets only, not a read budget (readTokens ${budget.readTokens})`,
       'budget',
     );
   }

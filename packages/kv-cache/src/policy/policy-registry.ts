@@ -12,7 +12,7 @@ import {
   type PolicySet,
 } from './provider';
 
-const BUDGET_FORMS: readonly BudgetForm[] = ['capacity', 'rate', 'compute'];
+const BUDGET_FORMS: readonly BudgetForm[] = ['capacity', 'rate', 'compute', 'read'];
 
 /** Provider names: lower-case letters, digits, `.`, `_`, `-` (usable as CLI values and keys). */
 export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;

@@ -83,15 +83,25 @@ export interface ComputeBudget {
 }
 
 /**
- * The budget a policy is built for: a memory ceiling ({@link CapacityBudget}, what serving and
- * the main job use), a rate schedule ({@link RateBudget}) or compute targets
- * ({@link ComputeBudget}). A provider declares the forms it takes
- * ({@link PolicyProvider.budgetForms}); the registry refuses the others with `E_BUDGET`.
+ * A read budget, for a read selector (Quest): the most cached entries each KV head reads per
+ * decode step (Quest's `token_budget`). Memory is not bounded by it: the cache keeps every entry,
+ * and each step reads only the part of it the selector picks.
  */
-export type PolicyBudget = CapacityBudget | RateBudget | ComputeBudget;
+export interface ReadBudget {
+  /** Cached entries each KV head reads per decode step, a positive integer. */
+  readonly readTokens: number;
+}
 
-/** The form of a {@link PolicyBudget}: `capacity`, `rate` or `compute`. */
-export type BudgetForm = 'capacity' | 'rate' | 'compute';
+/**
+ * The budget a policy is built for: a memory ceiling ({@link CapacityBudget}, what serving and
+ * the main job use), a rate schedule ({@link RateBudget}), compute targets
+ * ({@link ComputeBudget}) or a read budget ({@link ReadBudget}). A provider declares the forms
+ * it takes ({@link PolicyProvider.budgetForms}); the registry refuses the others with `E_BUDGET`.
+ */
+export type PolicyBudget = CapacityBudget | RateBudget | ComputeBudget | ReadBudget;
+
+/** The form of a {@link PolicyBudget}: `capacity`, `rate`, `compute` or `read`. */
+export type BudgetForm = 'capacity' | 'rate' | 'compute' | 'read';
 
 /** The forms a provider takes when it does not say: the two memory budgets. */
 export const MEMORY_BUDGET_FORMS: readonly BudgetForm[] = Object.freeze(['capacity', 'rate']);
@@ -190,7 +200,7 @@ export interface PolicyProvider<
   readonly learned?: LearnedParameters<P>;
   /**
    * The budget forms {@link PolicyProvider.build} takes (default {@link MEMORY_BUDGET_FORMS}:
-   * capacity and rate); a compute policy takes `['compute']`.
+   * capacity and rate); a compute policy takes `['compute']`, a read selector `['read']`.
    */
   readonly budgetForms?: readonly BudgetForm[];
   /**

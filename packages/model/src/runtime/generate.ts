@@ -2,7 +2,7 @@ import { LetheError } from '@lethe/core';
 import type { KVCacheStore } from '@lethe/kv-cache';
 import { Rng } from '@lethe/tensor';
 import { checkContextFits, checkGenerateOptions } from './generate-checks';
-import { collectStats, type GenerationStats } from './generation-stats';
+import { collectStats, type DecodeReads, type GenerationStats } from './generation-stats';
 import { type Prompt, promptIds } from './prompts';
 import {
   logProbOf,
@@ -78,6 +78,13 @@ export interface StepEvent {
   readonly sequences: readonly number[];
   /** Every sequence's cache. */
   readonly caches: readonly KVCacheStore[];
+  /**
+   * What every sequence's decode steps have read of its cache so far (as
+   * `GenerationSession.decodeReads`): the growth of `entries` from one step's event to the next
+   * (or to `stats.reads` at the end) is what that step read — fewer than the live entries under
+   * a read selector or a `tokenKeep` κ < 1.
+   */
+  readonly reads: readonly DecodeReads[];
 }
 
 /** What {@link GenerateOptions.forceToken} sees before a token is chosen. */
@@ -192,7 +199,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationResu
     const still = active.filter((b) => finish[b] === undefined);
     if (still.length === 0) break;
     signal?.throwIfAborted();
-    onStep?.({ sequences: still, caches: session.caches });
+    onStep?.({ sequences: still, caches: session.caches, reads: session.decodeReads });
     const feed = Int32Array.from(still, (b) => next[active.indexOf(b)]!);
     out = await session.step(still, feed);
     fed += still.length;

@@ -1,10 +1,10 @@
 /**
  * `@lethe/model/testing`: the shared policy matrix as a kit. `policyMatrixCases(provider,
- * { fixture })` runs a policy provider through every mode it accepts on the KVCache loop and on
- * `generate()` with a tiny model, checking the contract's promises (budget, anchors, indices,
- * seeding, isolation between sequences, no tensor leak); any test runner runs its cases. The
- * loops and checks are exported for runtime-parity tests (a policy on the WebGPU device cache
- * against the CPU).
+ * { fixture })` runs a policy provider — an eviction policy, a compute policy or a read selector
+ * — through every mode it accepts on a cache loop and on `generate()` with a tiny model, checking
+ * the contract's promises (budget, anchors, indices or pages, seeding, isolation between
+ * sequences, no tensor leak); any test runner runs its cases. The loops and checks are exported
+ * for runtime-parity tests (a policy on the WebGPU device cache against the CPU).
  *
  * @packageDocumentation
  */
@@ -28,12 +28,14 @@ export { PolicyMatrixFailure } from './matrix-failure';
 export { MATRIX_TOKENIZER, matrixModel, matrixPrompts } from './matrix-model';
 export {
   accepts,
-  isComputeProvider,
   MATRIX_MODES,
   type MatrixMode,
   modeBound,
   modeBudget,
   modeForm,
+  modeReadPages,
+  type ProviderKind,
+  providerKind,
 } from './matrix-modes';
 export type { PolicyFixture } from './policy-fixture';
 export {
@@ -42,3 +44,10 @@ export {
   policyMatrixCases,
   runPolicyMatrix,
 } from './policy-matrix';
+export {
+  type LayerPages,
+  type ReadOutcome,
+  readCacheLoop,
+  readGenerateLoop,
+  type SelectedReads,
+} from './read-loops';

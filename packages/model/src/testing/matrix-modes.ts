@@ -8,6 +8,7 @@ import {
   MEMORY_BUDGET_FORMS,
   type PolicyBudget,
   type RateBudget,
+  type ReadBudget,
   shareRoundedUp,
 } from '@lethe/kv-cache';
 
@@ -23,6 +24,11 @@ export interface MatrixMode {
   readonly rate?: RateBudget;
   /** Compute targets instead of a memory budget: a compute policy's mode. */
   readonly compute?: ComputeTargets;
+  /**
+   * A read budget instead of a memory budget: a read selector's mode. Its page budget is
+   * {@link modeReadPages}.
+   */
+  readonly read?: ReadBudget;
   readonly slack: number;
   /** AdaKV shares a layer's budget across heads: the bound holds per layer, not per head. */
   readonly perLayerBound: boolean;
@@ -55,8 +61,36 @@ function computeModes(): MatrixMode[] {
 }
 
 /**
+ * Options of the read modes: pages of 2 entries (the `KVCache` loop's heads hold up to 30 of them,
+ * `generate()`'s up to 18), one page at least (so the page budget is the read budget's), and no
+ * dense leading layer (the matrix models have two layers).
+ */
+const READ_OPTIONS = { pageSize: 2, minPages: 1, denseLayers: 0 };
+
+/** Entries a KV head reads per decode step in the read modes: 3 pages of 2. */
+const READ_TOKENS = 6;
+
+/**
+ * The read-selector modes (Quest): Quest's options made to select at the matrix's sizes, and the
+ * same summing its GQA group's page bounds, each under a read budget of {@link READ_TOKENS}.
+ */
+function readModes(): MatrixMode[] {
+  const modes: [string, Record<string, unknown>][] = [
+    ['read-defaults', READ_OPTIONS],
+    ['read-group-sum', { ...READ_OPTIONS, groupReduce: 'sum' }],
+  ];
+  return modes.map(([name, options]) => ({
+    name,
+    options,
+    read: { readTokens: READ_TOKENS },
+    slack: 0,
+    perLayerBound: false,
+  }));
+}
+
+/**
  * The modes: per head, per layer, blocks, AdaKV, a decode-time trigger, threshold selection, a
- * rate schedule, the defaults; and the compute modes.
+ * rate schedule, the defaults; the compute modes; the read modes.
  */
 export const MATRIX_MODES: readonly MatrixMode[] = Object.freeze([
   { name: 'per-head', options: { granularity: 'head' }, slack: 0, perLayerBound: false },
@@ -79,12 +113,28 @@ export const MATRIX_MODES: readonly MatrixMode[] = Object.freeze([
   },
   { name: 'defaults', options: {}, slack: 0, perLayerBound: false },
   ...computeModes(),
+  ...readModes(),
 ]);
 
 /** The budget a loop of capacity `capacity` builds `mode`'s policies for. */
 export function modeBudget(mode: MatrixMode, capacity: number): PolicyBudget {
   if (mode.compute !== undefined) return { targets: mode.compute };
+  if (mode.read !== undefined) return mode.read;
   return mode.rate ?? { capacity };
+}
+
+/**
+ * The most pages of `pageSize` entries a KV head may read per decode step under a read `mode`:
+ * Quest's page budget `max(minPages, floor(readTokens / pageSize))`, the newest page included,
+ * with the mode's `minPages` option (1 when it sets none: a read takes the newest page at least).
+ *
+ * @throws Error for a mode without a read budget.
+ */
+export function modeReadPages(mode: MatrixMode, pageSize: number): number {
+  if (mode.read === undefined) throw new Error(`mode "${mode.name}" has no read budget`);
+  const { minPages } = mode.options;
+  const least = typeof minPages === 'number' ? minPages : 1;
+  return Math.max(least, Math.floor(mode.read.readTokens / pageSize));
 }
 
 /**
@@ -112,9 +162,17 @@ export function modeForm(mode: MatrixMode): BudgetForm {
   return budgetForm(modeBudget(mode, 2));
 }
 
-/** Whether `provider` builds compute policies (its budgets are compute targets). */
-export function isComputeProvider(provider: AnyPolicyProvider): boolean {
-  return (provider.budgetForms ?? MEMORY_BUDGET_FORMS).includes('compute');
+/**
+ * What a provider builds, by the budget forms it takes: a compute policy (compute targets), a
+ * read selector (read budgets) or an eviction policy (memory budgets).
+ */
+export type ProviderKind = 'eviction' | 'compute' | 'read';
+
+/** What `provider` builds (see {@link ProviderKind}). */
+export function providerKind(provider: AnyPolicyProvider): ProviderKind {
+  const forms = provider.budgetForms ?? MEMORY_BUDGET_FORMS;
+  if (forms.includes('compute')) return 'compute';
+  return forms.includes('read') ? 'read' : 'eviction';
 }
 
 /** Whether `provider` takes `mode`'s budget form and its schema every option of `mode`. */

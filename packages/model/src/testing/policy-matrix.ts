@@ -11,14 +11,9 @@ import { generateLoop } from './generate-loop';
 import { kvCacheLoop, kvCacheLoopContext } from './kv-cache-loop';
 import { expectSame, expectThat } from './matrix-failure';
 import { matrixModel, matrixPrompts } from './matrix-model';
-import {
-  accepts,
-  isComputeProvider,
-  MATRIX_MODES,
-  type MatrixMode,
-  modeBudget,
-} from './matrix-modes';
+import { accepts, MATRIX_MODES, type MatrixMode, modeBudget, providerKind } from './matrix-modes';
 import type { PolicyFixture } from './policy-fixture';
+import { readCacheLoop, readGenerateLoop } from './read-loops';
 
 /** Capacity of the KVCache loop (60 tokens) and of `generate()` (prompts of 9–13 + 24 tokens). */
 const LOOP_CAPACITY = 12;
@@ -56,7 +51,12 @@ export interface PolicyMatrixCase {
  * same seed gives the same result, that each sequence alone ends as it did in the batch, no
  * tensor is left behind, and the policy did evict. A compute policy runs the controls loop
  * (valid knobs per layer, not all dense) and `generate()` (no eviction, realised averages in
- * [0, 1], one refresh per episode), with the same seeding and isolation checks.
+ * [0, 1], one refresh per episode), with the same seeding and isolation checks. A read selector
+ * runs the KVCache loop (60 random tokens, the selector asked at every layer of every token as
+ * the decode step asks it: valid pages, the newest among them, at most the mode's page budget
+ * per KV head — see `modeReadPages`) and `generate()` (every entry kept, no step reading more
+ * than the budget allows), with the same seeding and isolation checks, and that it read fewer
+ * entries than the cache held somewhere.
  *
  * @example
  * ```ts
@@ -82,17 +82,23 @@ export function policyMatrixCases(
       options.fixture === undefined ? undefined : memoryPolicyDirectory(options.fixture(shape));
     return registry.prepare(provider.name, { options: mode.options, directory });
   };
-  const compute = isComputeProvider(provider);
+  const kind = providerKind(provider);
   return modes.flatMap((mode) => {
-    const loops = compute
-      ? ([
-          ['controls loop', () => controlsCase(prepare, mode)],
-          ['generate()', () => computeGenerateCase(prepare, mode)],
-        ] as const)
-      : ([
-          ['KVCache loop', () => kvCacheCase(prepare, mode)],
-          ['generate()', () => generateCase(prepare, mode)],
-        ] as const);
+    const loops =
+      kind === 'compute'
+        ? ([
+            ['controls loop', () => controlsCase(prepare, mode)],
+            ['generate()', () => computeGenerateCase(prepare, mode)],
+          ] as const)
+        : kind === 'read'
+          ? ([
+              ['KVCache loop', () => readCacheCase(prepare, mode)],
+              ['generate()', () => readGenerateCase(prepare, mode)],
+            ] as const)
+          : ([
+              ['KVCache loop', () => kvCacheCase(prepare, mode)],
+              ['generate()', () => generateCase(prepare, mode)],
+            ] as const);
     return loops.map(([loop, run]) => ({
       name: `${provider.name} × ${mode.name} × ${loop}`,
       provider: provider.name,
@@ -250,6 +256,79 @@ async function computeGenerateCase(prepare: Prepare, mode: MatrixMode): Promise<
         where,
       );
     }
+  } finally {
+    prepared.release();
+    model.dispose();
+  }
+}
+
+async function readCacheCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const prepared = await prepare(mode, kvCacheLoopContext(1).model);
+  try {
+    const build = (sequences: number) => {
+      const set = prepared.build(modeBudget(mode, LOOP_CAPACITY), kvCacheLoopContext(sequences));
+      expectThat(
+        set.readSelector !== undefined,
+        'builds a read selector',
+        'KVCache loop',
+        () => 'none',
+      );
+      expectThat(
+        set.eviction === undefined,
+        'a read selector evicts nothing',
+        'KVCache loop',
+        () => 'it built an eviction policy',
+      );
+      return set.readSelector;
+    };
+    const run = (sequences: number, seeds: number[]) =>
+      readCacheLoop(build(sequences), seeds, LOOP_TOKENS, mode);
+    const batch = run(2, [11, 12]);
+    expectSame(run(2, [11, 12]), batch, 'same seed, same result', 'KVCache loop');
+    expectSame(
+      run(1, [11]),
+      [batch[0]],
+      'a sequence alone reads as in the batch',
+      'KVCache loop, sequence 0',
+    );
+    expectSame(
+      run(1, [12]),
+      [batch[1]],
+      'a sequence alone reads as in the batch',
+      'KVCache loop, sequence 1',
+    );
+    expectThat(
+      batch.every((reads) => reads.skipped > 0),
+      'reads fewer pages than the cache holds',
+      'KVCache loop',
+      () => `heads that left a page out: [${batch.map((reads) => reads.skipped)}]`,
+    );
+  } finally {
+    prepared.release();
+  }
+}
+
+async function readGenerateCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
+  const model = matrixModel();
+  const prepared = await prepare(mode, policyContextOf(model, 1).model);
+  try {
+    const prompts = matrixPrompts();
+    const batch = await readGenerateLoop(prepared, model, prompts, [0, 1], mode);
+    const again = await readGenerateLoop(prepared, model, prompts, [0, 1], mode);
+    expectSame(again, batch, 'same seed, same result', 'generate()');
+    for (const b of [0, 1]) {
+      const alone = await readGenerateLoop(prepared, model, [prompts[b]!], [b], mode);
+      const where = `generate(), sequence ${b} alone`;
+      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
+      expectSame(alone.reads[0], batch.reads[b], 'the same reads as in the batch', where);
+    }
+    const read = batch.reads.map((steps) => steps.reduce((sum, n) => sum + n, 0));
+    expectThat(
+      read.every((entries, b) => entries < batch.live[b]!),
+      'reads fewer entries than the cache holds',
+      'generate()',
+      () => `read [${read}] of [${batch.live}] entries`,
+    );
   } finally {
     prepared.release();
     model.dispose();

@@ -116,6 +116,44 @@ describe('generate with a read selector', () => {
     m.dispose();
   });
 
+  it('tells onStep what the decode steps read so far: a dense step every live entry, Quest fewer', async () => {
+    const m = model();
+    const run = async (readSelector?: ReadSelector) => {
+      const perStep: number[] = [];
+      const live: number[] = [];
+      let counted = 0;
+      const result = await generate({
+        model: m,
+        prompts: [prompt(10)],
+        maxNewTokens: 24,
+        sampling: { temperature: 0 },
+        readSelector,
+        onStep: ({ caches, reads }) => {
+          if (live.length > 0) perStep.push(reads[0]!.entries - counted);
+          counted = reads[0]!.entries;
+          let total = 0;
+          for (let layer = 0; layer < config.num_hidden_layers; layer++) {
+            for (const n of caches[0]!.liveCounts(layer)) total += n;
+          }
+          live.push(total);
+        },
+      });
+      perStep.push(result.stats.reads[0]!.entries - counted);
+      return { perStep, live, reads: result.stats.reads[0]! };
+    };
+    const dense = await run();
+    expect(dense.perStep).toHaveLength(23);
+    expect(dense.perStep).toEqual(dense.live);
+    const quest = await run(new QuestSelector({ tokenBudget: 8, pageSize: 4 }));
+    expect(quest.live).toEqual(dense.live); // it evicts nothing
+    expect(quest.perStep.reduce((a, b) => a + b, 0)).toBe(quest.reads.entries);
+    quest.perStep.forEach((read, k) => {
+      expect(read).toBeLessThanOrEqual(quest.live[k]!);
+    });
+    expect(quest.perStep.at(-1)).toBeLessThan(quest.live.at(-1)!);
+    m.dispose();
+  });
+
   it("takes the selector's page size, merges its needs into the caches, and rejects a mismatch", async () => {
     const m = model();
     const quest = new QuestSelector({ tokenBudget: 8, pageSize: 4 });

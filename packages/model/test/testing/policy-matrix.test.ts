@@ -3,8 +3,9 @@ import type {
   EvictionPolicy,
   KeepDecision,
   LayerObservation,
+  ReadSelector,
 } from '@lethe/kv-cache';
-import { h2oProvider, streamingLlmProvider } from '@lethe/policies-heuristic';
+import { h2oProvider, questProvider, streamingLlmProvider } from '@lethe/policies-heuristic';
 import { initBackend } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -58,8 +59,45 @@ function keepAll(observation: LayerObservation): KeepDecision {
   };
 }
 
-async function failureOf(cases: PolicyMatrixCase[], loop: string): Promise<PolicyMatrixFailure> {
-  const found = cases.find((c) => c.loop === loop && c.mode === 'defaults')!;
+/** Quest's provider with its selector's `selectPages` replaced by `pick(quest, observation, query)`. */
+function withPages(
+  name: string,
+  pick: (
+    quest: ReadSelector,
+    observation: LayerObservation,
+    query: Float32Array,
+  ) => readonly Int32Array[] | undefined,
+): AnyPolicyProvider {
+  const provider: AnyPolicyProvider = questProvider;
+  return {
+    ...provider,
+    name,
+    build(request) {
+      const quest = provider.build(request).readSelector!;
+      const readSelector: ReadSelector = {
+        name,
+        needs: quest.needs,
+        pageSize: quest.pageSize,
+        selectPages: (observation, query) => pick(quest, observation, query),
+      };
+      return { readSelector };
+    },
+  };
+}
+
+/** Every page of every head: a selector that reads densely, page by page. */
+function everyPage(observation: LayerObservation, pageSize: number): Int32Array[] {
+  return Array.from(observation.liveCounts, (live) =>
+    Int32Array.from({ length: Math.ceil(live / pageSize) }, (_, p) => p),
+  );
+}
+
+async function failureOf(
+  cases: PolicyMatrixCase[],
+  loop: string,
+  mode = 'defaults',
+): Promise<PolicyMatrixFailure> {
+  const found = cases.find((c) => c.loop === loop && c.mode === mode)!;
   const error = await found.run().then(
     () => undefined,
     (e: unknown) => e,
@@ -118,6 +156,40 @@ describe('policyMatrixCases', () => {
     });
     const failure = await failureOf(policyMatrixCases(leaky), 'KVCache loop');
     expect(failure.check).toMatch(/same seed, same result|a sequence alone ends as in the batch/);
+  });
+
+  it('passes Quest in its read modes, on both loops', async () => {
+    const cases = policyMatrixCases(questProvider);
+    expect(cases.map((c) => `${c.mode} × ${c.loop}`)).toEqual([
+      'read-defaults × KVCache loop',
+      'read-defaults × generate()',
+      'read-group-sum × KVCache loop',
+      'read-group-sum × generate()',
+    ]);
+    expect(await runPolicyMatrix(questProvider)).toBe(4);
+  });
+
+  it('fails a selector that reads every page: within the read budget', async () => {
+    const cases = policyMatrixCases(withPages('every-page', (q, o) => everyPage(o, q.pageSize)));
+    for (const loop of ['KVCache loop', 'generate()']) {
+      const failure = await failureOf(cases, loop, 'read-defaults');
+      expect(failure.check).toBe('within the read budget');
+      expect(failure.where).toMatch(loop === 'generate()' ? /decode step/ : /layer/);
+    }
+  });
+
+  it('fails a selector that skips the newest page, or names a page the head does not hold', async () => {
+    // Quest's choice without its newest page
+    const oldest = withPages('oldest', (q, o, query) =>
+      q.selectPages(o, query)?.map((list) => list.filter((p) => p !== Math.max(...list))),
+    );
+    const stale = withPages('beyond', (q, o, query) =>
+      q.selectPages(o, query)?.map((list) => Int32Array.of(...list, list.length * 100)),
+    );
+    const of = async (provider: AnyPolicyProvider) =>
+      (await failureOf(policyMatrixCases(provider), 'KVCache loop', 'read-defaults')).check;
+    expect(await of(oldest)).toBe('reads the newest page');
+    expect(await of(stale)).toBe('valid pages');
   });
 
   it('refuses a learned provider without a fixture rather than skipping it', () => {
