@@ -132,3 +132,16 @@ export async function liveKeyNorms(cache: KVCacheStore): Promise<number[][][]> {
   }
   return norms;
 }
+
+/** Checks that every (layer, head) of `cache` holds all `fed` tokens: nothing was evicted. */
+export function expectEveryEntryKept(cache: KVCacheStore, fed: number, where: string): void {
+  for (let layer = 0; layer < cache.geometry.layers; layer++) {
+    const live = [...cache.liveCounts(layer)];
+    expectThat(
+      live.every((n) => n === fed),
+      'every entry kept',
+      where,
+      () => `layer ${layer} holds [${live}] of ${fed}`,
+    );
+  }
+}

@@ -5,6 +5,7 @@ import type { DecoderModel } from '../decoder/decoder-model';
 import { releaseCache } from '../runtime/default-cache';
 import { generate } from '../runtime/generate';
 import { policyContextOf } from '../runtime/policy-context';
+import { expectEveryEntryKept } from './cache-checks';
 import { expectNoLeak } from './generate-loop';
 import { expectSame, expectThat } from './matrix-failure';
 import { type MatrixMode, modeBudget } from './matrix-modes';
@@ -137,15 +138,7 @@ export async function computeGenerateLoop(
   for (const [b, cache] of result.caches.entries()) {
     const at = `${where}, sequence ${b}`;
     const fed = prompts[b]!.length + result.tokens[b]!.length - 1;
-    for (let layer = 0; layer < cache.geometry.layers; layer++) {
-      const live = [...cache.liveCounts(layer)];
-      expectThat(
-        live.every((n) => n === fed),
-        'every entry kept',
-        at,
-        () => `layer ${layer} holds [${live}] of ${fed}`,
-      );
-    }
+    expectEveryEntryKept(cache, fed, at);
     const decodeSteps = result.tokens[b]!.length - 1;
     const usage = stats.compute[b]!;
     expectSame(usage.steps, decodeSteps, 'realised compute over every decode step', at);

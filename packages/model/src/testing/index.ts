@@ -10,6 +10,7 @@
  */
 export {
   expectAnchorsKept,
+  expectEveryEntryKept,
   expectValidDecision,
   expectWithinBudget,
   type FinalPositions,

@@ -5,6 +5,7 @@ import type { DecoderModel } from '../decoder/decoder-model';
 import { releaseCache } from '../runtime/default-cache';
 import { generate } from '../runtime/generate';
 import { policyContextOf } from '../runtime/policy-context';
+import { expectEveryEntryKept } from './cache-checks';
 import { expectNoLeak, MATRIX_NEW_TOKENS } from './generate-loop';
 import { kvCacheLoopContext } from './kv-cache-loop';
 import { expectThat } from './matrix-failure';
@@ -229,15 +230,7 @@ export async function readGenerateLoop(
     settle(b, stats.reads[b]!.entries);
     const at = `${where}, sequence ${b}`;
     const fed = prompts[b]!.length + result.tokens[b]!.length - 1;
-    for (let layer = 0; layer < cache.geometry.layers; layer++) {
-      const live = [...cache.liveCounts(layer)];
-      expectThat(
-        live.every((n) => n === fed),
-        'every entry kept',
-        at,
-        () => `layer ${layer} holds [${live}] of ${fed}`,
-      );
-    }
+    expectEveryEntryKept(cache, fed, at);
     expectThat(
       reads[b]!.length === result.tokens[b]!.length - 1,
       'reads counted at every decode step',
