@@ -18,7 +18,7 @@ const steps = [
     args: ['exec', 'turbo', 'run', 'build', '--output-logs=new-only'],
   },
   {
-    what: 'running the main job, examples/main-job/sweep.json (about 2½ min on 2 cores; finished cells are not recomputed: delete examples/main-job/out to start afresh)',
+    what: 'running the main job, examples/main-job/sweep.json (2½–6½ min on 2 cores, by machine; finished cells are not recomputed: delete examples/main-job/out to start afresh)',
     args: ['--filter', '@lethe/example-main-job', 'start'],
   },
 ];

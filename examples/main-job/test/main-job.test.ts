@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { knownPolicies, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
+import { knownPolicies, policyParts, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
 import { createDefaultRegistry } from '@lethe/policies';
 import { evaluateFullCache, loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
@@ -20,22 +20,27 @@ beforeAll(async () => {
 
 /**
  * Registered policies the main job leaves out: SOL's baselines other than the fixed schedule, to
- * stay within its 5 minutes (`examples/sol-lm` compares SOL with all of them); and Quest, a read
- * selector (`"*"` takes memory policies only), which joins the sweep with the next full run of
- * its committed results (a results file resumes only under the configuration that wrote it).
+ * stay within its 5 minutes (`examples/sol-lm` compares SOL with all of them).
  */
-const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac', 'quest'];
+const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac'];
+const singles = sweep.policies.filter((p) => p.compose === undefined);
+const parts = sweep.policies.flatMap((p) => policyParts(p));
 
 describe('the main job sweep', () => {
   it('evaluates every registered policy but the study-only ones', () => {
-    const names = sweep.policies.map((p) => p.name);
+    const names = singles.map((p) => p.name);
     const expected = registry.names().filter((name) => !STUDY_ONLY.includes(name));
     expect([...new Set(names)].sort()).toEqual(expected.sort());
     for (const name of STUDY_ONLY) expect(registry.has(name)).toBe(true);
   });
 
+  it('composes an eviction policy with a compute policy, heuristic and learned', () => {
+    const composed = sweep.policies.filter((p) => p.compose !== undefined).map((p) => p.label);
+    expect(composed).toEqual(['h2o+sol-fixed', 'gsa+sol']);
+  });
+
   it('runs each learned policy from a committed policy directory of its provider', () => {
-    for (const policy of sweep.policies.filter((p) => registry.provider(p.name).learned)) {
+    for (const policy of parts.filter((p) => registry.provider(p.name).learned)) {
       const manifest = JSON.parse(
         readFileSync(resolve(root, policy.dir!, 'policy.json'), 'utf8'),
       ) as { provider: string };

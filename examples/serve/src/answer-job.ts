@@ -1,4 +1,3 @@
-import type { PreparedPolicy } from '@lethe/kv-cache';
 import type { SamplingOptions } from '@lethe/model';
 import type { FastifyReply } from 'fastify';
 import { toApiError } from './api-error';
@@ -15,7 +14,7 @@ import {
   usageChunk,
   usageOf,
 } from './openai-shapes';
-import type { PolicyChoice, RequestPolicies } from './request-policy';
+import type { RequestPolicy } from './request-policy';
 import type { ServedModel } from './served-model';
 
 /** A checked request, ready to run: every choice of every prompt. */
@@ -38,12 +37,8 @@ export interface GenerationJob {
   readonly logprobs: number | undefined;
   /** Each prompt's text to send before its choices' text (a completion's `echo`), or undefined. */
   readonly echo: readonly string[] | undefined;
-  readonly policy: {
-    readonly choice: PolicyChoice;
-    readonly prepared: PreparedPolicy;
-    /** Frees what preparing it loaded for this request. */
-    release(): void;
-  };
+  /** Its policy (or composition), prepared; released when the request is done. */
+  readonly policy: RequestPolicy;
 }
 
 /** The reason given to the sequences of a request whose client went away. */
@@ -73,7 +68,6 @@ class ClientGone extends Error {
 export async function answerJob(
   job: GenerationJob,
   reply: FastifyReply,
-  policies: RequestPolicies,
   draining: () => boolean,
 ): Promise<object | undefined> {
   const { served, endpoint, header } = job;
@@ -100,13 +94,7 @@ export async function answerJob(
       index: p * job.n + i,
       prompt,
       promptIndex: p,
-      policies: policies.build(
-        job.policy.prepared,
-        job.policy.choice,
-        served.model,
-        prompt.length,
-        job.maxTokens,
-      ),
+      policies: job.policy.build(served.model, prompt.length, job.maxTokens),
     })),
   );
   const finishedSoFar: FinishedChoice[] = [];

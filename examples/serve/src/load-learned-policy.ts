@@ -15,8 +15,12 @@ import type { ServedModel } from './served-model';
  * directory says it was trained on (another `modelIdentity`), is recorded with the reason,
  * so that a request pairing them gets a 400 saying why.
  *
+ * @param options options over the trained ones (`--policy-options name=json`: a SOL controller
+ *   with `refresh: false`, so that requests may compose it with an eviction policy); fixed for
+ *   every request.
  * @throws LetheError `E_ARG` naming `--policy` for a directory whose policy carries its own
- *   model (NGC: serve that model directory with `--model` instead); the policy store's and the
+ *   model (NGC: serve that model directory with `--model` instead), `--policy-options` for a bad
+ *   option (the message naming the policy and the option); the policy store's and the
  *   registry's errors for an unreadable or invalid directory.
  */
 export async function loadLearnedPolicy(
@@ -24,6 +28,7 @@ export async function loadLearnedPolicy(
   dir: string,
   registry: PolicyRegistry,
   models: ReadonlyMap<string, ServedModel>,
+  options: Readonly<Record<string, unknown>> = {},
 ): Promise<LearnedPolicy> {
   const directory = await nodePolicyStore().open(dir);
   const { manifest } = directory;
@@ -34,7 +39,16 @@ export async function loadLearnedPolicy(
       '--policy',
     );
   }
-  const prepared = await registry.prepare(manifest.provider, { directory });
+  const prepared = await registry
+    .prepare(manifest.provider, { directory, options })
+    .catch((error: unknown) => {
+      if (!(error instanceof LetheError) || !error.argument?.startsWith('options')) throw error;
+      throw new LetheError(
+        error.code,
+        `${name}: ${error.argument}: ${plainMessage(error)}`,
+        '--policy-options',
+      );
+    });
   const unfit = new Map<string, string>();
   for (const [id, served] of models) {
     try {

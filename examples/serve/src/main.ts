@@ -2,6 +2,8 @@
 //   npm run serve -- --model countdown=../../models/countdown --model lm=../../models/lm
 //   npm run serve -- --model qwen=../../fixtures/hf/tiny-qwen2 --port 8000 --api-key secret
 //   npm run serve -- --model lm=../../models/lm --policy sol-lm=../../models/sol-lm
+//   npm run serve -- --model lm=../../models/lm --policy sol-lm=../../models/sol-lm \
+//     --policy-options 'sol-lm={"refresh":false}'
 // Models come only from the directories given here; requests name them by id.
 
 import { LetheError } from '@lethe/core';
@@ -12,18 +14,19 @@ import { activeBackend, initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { loadLearnedPolicy } from './load-learned-policy';
 import { loadServedModel } from './load-served-model';
+import { policyOptionsOf } from './policy-options-flag';
 import type { LearnedPolicy } from './request-policy';
 import type { ServedModel } from './served-model';
 import { createServer } from './server';
 
 const int = (flag: string, min: number) => (text: string) => parseIntegerFlag(text, flag, min);
 
-/** A repeatable `name=dir` flag. */
-function pairFlag(flag: string) {
+/** A repeatable `name=<value>` flag (the value after the first `=`). */
+function pairFlag(flag: string, value = 'directory') {
   return (text: string, previous: [string, string][] = []): [string, string][] => {
     const at = text.indexOf('=');
     if (at <= 0 || at === text.length - 1) {
-      throw new LetheError('E_ARG', `expected name=directory, got "${text}"`, flag);
+      throw new LetheError('E_ARG', `expected name=${value}, got "${text}"`, flag);
     }
     const name = text.slice(0, at);
     if (previous.some(([given]) => given === name)) {
@@ -47,6 +50,11 @@ const program = new Command()
     '--policy <name=dir>',
     'a trained policy directory (SOL, GSA, NAMM) requests may name in lethe.policy (repeatable)',
     pairFlag('--policy'),
+  )
+  .option(
+    '--policy-options <name=json>',
+    'options over the trained ones for a --policy, fixed for every request, e.g. sol-lm=\'{"refresh":false}\' to compose it with an eviction policy (repeatable)',
+    pairFlag('--policy-options', 'json'),
   )
   .option('--host <address>', 'address to bind', '127.0.0.1')
   .option('--port <n>', 'port', int('--port', 0), 8000)
@@ -90,6 +98,7 @@ async function main(): Promise<void> {
   const flags = program.opts<{
     model: [string, string][];
     policy?: [string, string][];
+    policyOptions?: [string, string][];
     host: string;
     port: number;
     apiKey?: string;
@@ -115,6 +124,10 @@ async function main(): Promise<void> {
     );
   }
   const registry = createDefaultRegistry();
+  const policyOptions = policyOptionsOf(
+    flags.policyOptions ?? [],
+    (flags.policy ?? []).map(([name]) => name),
+  );
   const learned = new Map<string, LearnedPolicy>();
   for (const [name, dir] of flags.policy ?? []) {
     if (registry.names().includes(name)) {
@@ -124,7 +137,10 @@ async function main(): Promise<void> {
         '--policy',
       );
     }
-    learned.set(name, await loadLearnedPolicy(name, dir, registry, models));
+    learned.set(
+      name,
+      await loadLearnedPolicy(name, dir, registry, models, policyOptions.get(name)),
+    );
   }
   const app = createServer({
     models,

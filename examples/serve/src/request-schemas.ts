@@ -20,13 +20,26 @@ export const MAX_TOP_LOGPROBS = 20;
 /** `type` with `null` added. */
 const nullable = <T extends string>(type: T) => ({ type: [type, 'null'] }) as const;
 
-/** The per-request `lethe` extension: the memory policy, its budget and options. */
+/** A budget fraction: in (0, 1]. */
+const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 } as const;
+
+/**
+ * The per-request `lethe` extension: the memory policy (or a composition, `h2o+sol-fixed`), its
+ * budget — a fraction, or for a composition one per part (`{ "h2o": 0.25, "sol-fixed": 0.5 }`;
+ * the range of a number applies to numbers only, the parts are checked by the handler) — and
+ * options (for a composition, keyed by part).
+ */
 const letheExtension = {
   type: ['object', 'null'],
   additionalProperties: false,
   properties: {
     policy: { type: ['string', 'null'], minLength: 1 },
-    budget: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1 },
+    budget: {
+      type: ['number', 'object', 'null'],
+      exclusiveMinimum: 0,
+      maximum: 1,
+      additionalProperties: fraction,
+    },
     options: nullable('object'),
   },
 } as const;
@@ -143,7 +156,8 @@ export const chatBodySchema = {
 /** The `lethe` extension as the handlers read it. */
 export interface LetheExtension {
   readonly policy?: string | null;
-  readonly budget?: number | null;
+  /** One fraction, or a composition's fraction per part. */
+  readonly budget?: number | Readonly<Record<string, number>> | null;
   readonly options?: Record<string, unknown> | null;
 }
 

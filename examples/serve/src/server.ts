@@ -1,4 +1,4 @@
-import type { PolicyRegistry } from '@lethe/kv-cache';
+import { COMPOSITION_SEPARATOR, type PolicyRegistry } from '@lethe/kv-cache';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { answerJob, type GenerationJob } from './answer-job';
 import { ApiError, toApiError } from './api-error';
@@ -45,7 +45,7 @@ export interface ServerOptions {
 /**
  * The OpenAI-compatible HTTP server (fastify): `POST /v1/completions`,
  * `POST /v1/chat/completions` (streamed or not), `GET /v1/models`, `GET /v1/policies` (what
- * `lethe.policy` may name, with budget forms and options), `GET /health`,
+ * `lethe.policy` may name, with budget forms and options, and a note on compositions), `GET /health`,
  * `GET /metrics` (Prometheus). Request bodies are checked against JSON schemas (no coercion,
  * unknown fields refused by name); every error is answered in the OpenAI shape naming the field.
  * Closing the server (`close()`) stops accepting requests, lets the running ones finish, then
@@ -135,7 +135,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
     object: 'list',
     data: [...models.values()].map(modelObject),
   }));
-  app.get('/v1/policies', async () => ({ object: 'list', data: policies.listing() }));
+  app.get('/v1/policies', async () => ({
+    object: 'list',
+    data: policies.listing(),
+    composition: `lethe.policy may join two or more of these that fill different slots with "${COMPOSITION_SEPARATOR}" (h2o${COMPOSITION_SEPARATOR}sol-fixed); lethe.budget and lethe.options may then be keyed by part`,
+  }));
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) =>
     modelObject(servedModel(models, request.params.id)),
   );
@@ -154,7 +158,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
       // the schema has checked the body's shape
       const job = await toJob(request.body as B, models, policies, options.limits);
       try {
-        return await answerJob(job, reply, policies, () => draining);
+        return await answerJob(job, reply, () => draining);
       } finally {
         job.policy.release();
       }

@@ -22,12 +22,16 @@ export interface TestServer {
   readonly client: OpenAI;
 }
 
-/** Starts a server on 127.0.0.1 with the given models and trained policies (`name → directory`). */
+/**
+ * Starts a server on 127.0.0.1 with the given models and trained policies (`name → directory`,
+ * with `policyOptions[name]` over the trained options, as `--policy-options` gives them).
+ */
 export async function startServer(
   dirs: Record<string, string>,
   limits: Partial<BatchLimits> = {},
   options: Partial<ServerOptions> = {},
   policyDirs: Record<string, string> = {},
+  policyOptions: Record<string, Record<string, unknown>> = {},
 ): Promise<TestServer> {
   await initBackend('wasm');
   const models = new Map<string, ServedModel>();
@@ -44,7 +48,7 @@ export async function startServer(
   const registry = createDefaultRegistry();
   const learned = new Map<string, LearnedPolicy>();
   for (const [name, dir] of Object.entries(policyDirs)) {
-    learned.set(name, await loadLearnedPolicy(name, dir, registry, models));
+    learned.set(name, await loadLearnedPolicy(name, dir, registry, models, policyOptions[name]));
   }
   const app = createServer({
     models,

@@ -5,6 +5,7 @@ import {
   EVAL_FLAGS,
   knownPolicies,
   parseEvalFlags,
+  policyParts,
   renderMarkdown,
   type SweepConfig,
   seedsOf,
@@ -19,21 +20,11 @@ import { nodePolicyStore } from '@lethe/policies/node';
 import { isTrainingSeed, TRAINING_SEED_OFFSET } from '@lethe/task-models';
 import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
-import { nameFlag } from './flag-errors';
+import { evalFlagOf, nameFlag } from './flag-errors';
 import { interruptController } from './interrupt';
 import { readJsonFile } from './json-file';
 import { declareFlags, givenFlagArgs } from './option-args';
 import { sweepBar } from './progress-bars';
-
-/** The flag of a single-cell sweep field (`budgets[0]` → `--budget`), per `EVAL_FLAGS`. */
-function evalFlagOf(field: string): string | undefined {
-  const match = /^tasks\[0\]\.options\.(.+)$/.exec(field);
-  if (match !== null) return `--task-options ${match[1]}`;
-  const option = /^policies\[0\]\.options\.(.+)$/.exec(field);
-  if (option !== null) return `--policy-options ${option[1]}`;
-  if (field.startsWith('checkpoints.')) return '--checkpoint';
-  return EVAL_FLAGS.find((f) => f.field === field)?.flag;
-}
 
 /**
  * Builds the task once to check its options.
@@ -56,11 +47,13 @@ function checkTaskOptions(
 }
 
 /**
- * Prepares every policy of the sweep once — options validated, policy directories read — so a
- * bad option or a missing directory is reported before anything heavy starts.
+ * Prepares every policy of the sweep once — each part of a composition — with its options
+ * validated and policy directory read, so a bad option or a missing directory is reported before
+ * anything heavy starts.
  *
  * @throws LetheError the registry's and the store's errors, about `policies[i].<field>`
- *   (`options.<key>` becomes `policies[i].options.<key>`, `policyDir` `policies[i].dir`).
+ *   (`options.<key>` becomes `policies[i].options.<key>`, `policyDir` `policies[i].dir`; for a
+ *   composition's part `j`, `policies[i].compose[j].<field>`).
  */
 async function checkPolicies(
   config: SweepConfig,
@@ -68,17 +61,21 @@ async function checkPolicies(
   store: PolicyStore,
 ): Promise<void> {
   for (const [i, spec] of config.policies.entries()) {
-    try {
-      const directory = spec.dir === null ? undefined : await store.open(spec.dir);
-      (await registry.prepare(spec.name, { options: spec.options, directory })).release();
-    } catch (error) {
-      if (error instanceof LetheError && error.argument !== undefined) {
-        const field = error.argument === 'policyDir' ? 'dir' : error.argument;
-        if (field === 'dir' || field === 'options' || field.startsWith('options.')) {
-          throw withArgument(error, `policies[${i}].${field}`);
+    for (const [j, part] of policyParts(spec).entries()) {
+      try {
+        const directory = part.dir === null ? undefined : await store.open(part.dir);
+        (await registry.prepare(part.name, { options: part.options, directory })).release();
+      } catch (error) {
+        if (error instanceof LetheError && error.argument !== undefined) {
+          const field = error.argument === 'policyDir' ? 'dir' : error.argument;
+          if (field === 'dir' || field === 'options' || field.startsWith('options.')) {
+            const at =
+              spec.compose === undefined ? `policies[${i}]` : `policies[${i}].compose[${j}]`;
+            throw withArgument(error, `${at}.${field}`);
+          }
         }
+        throw error;
       }
-      throw error;
     }
   }
 }

@@ -3,15 +3,27 @@ import { join } from 'node:path';
 import { LetheError, withArgument } from '@lethe/core';
 import type { Task } from '@lethe/eval';
 import {
-  capacityFor,
   encodeText,
   fullCacheLength,
+  type PolicySpec,
   parseIntegerFlag,
-  parseJsonFlag,
   parseNumberFlag,
+  policyFlagEntry,
+  policyParts,
+  policySpec,
+  sequenceBudget,
   validateBudgetFraction,
 } from '@lethe/eval';
-import { FULL_CACHE, type PreparedPolicy } from '@lethe/kv-cache';
+import {
+  COMPOSITION_SEPARATOR,
+  type ComposedPolicy,
+  composePolicies,
+  FULL_CACHE,
+  type PolicyBudget,
+  type PolicyDirectory,
+  type PolicyRegistry,
+  type PreparedPolicy,
+} from '@lethe/kv-cache';
 import {
   CharTokenizer,
   checkPolicyBaseModel,
@@ -30,6 +42,7 @@ import { loadTaskModel, type TaskModel } from '@lethe/task-models/node';
 import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { renderCacheHoldings } from './cache-holdings';
+import { evalFlagOf, nameFlag } from './flag-errors';
 import { promptLines } from './prompt-lines';
 import { unescapePrompt } from './prompt-text';
 import { streamGeneration } from './streaming-generation';
@@ -43,6 +56,7 @@ interface GenerateFlags {
   readonly policy: string;
   readonly policyOptions?: string;
   readonly policyDir?: string;
+  readonly partBudgets?: string;
   readonly budget: string;
   readonly prompt?: string;
   readonly tokens?: string;
@@ -59,7 +73,10 @@ interface Generator {
   /** The ids that end a generation (the tokenizer's EOS, or the directory's). */
   readonly eosTokenIds: readonly number[];
   readonly task: Task | undefined;
-  readonly policy: PreparedPolicy;
+  /** The policy's parts, composed (one part for a single policy). */
+  readonly policy: ComposedPolicy;
+  /** Per part, its own kept fraction, or null for `budget`. */
+  readonly partBudgets: readonly (number | null)[];
   readonly budget: number;
   readonly tokens: number | undefined;
   readonly seed: number;
@@ -84,7 +101,7 @@ export function addGenerateCommand(program: Command): void {
     .command('generate')
     .summary('generate and show what the cache keeps')
     .description(
-      'Generate under an eviction policy, streaming the text, then show per layer which ' +
+      'Generate under a policy (or a composition: h2o+sol-fixed), streaming the text, then show per layer which ' +
         'tokens the KV cache still holds (· = evicted). Without --prompt, reads prompts from ' +
         'stdin until EOF (interactively on a terminal).',
     )
@@ -94,14 +111,24 @@ export function addGenerateCommand(program: Command): void {
     )
     .option(
       '--policy <name>',
-      'eviction policy: full or a registry name (`lethe policies` lists them)',
+      'policy: full, a registry name (`lethe policies` lists them), or names joined by + for a composition (h2o+sol-fixed)',
       FULL_CACHE,
     )
-    .option('--policy-options <json>', 'policy options as a JSON object (see `lethe policies`)')
-    .option('--policy-dir <dir>', 'directory of a learned policy (policy.json and its parameters)')
+    .option(
+      '--policy-options <json>',
+      "policy options as a JSON object (see `lethe policies`); for a composition, each part's by part name",
+    )
+    .option(
+      '--policy-dir <dir>',
+      'directory of a learned policy (policy.json and its parameters); for a composition, a JSON object of directories by part name',
+    )
+    .option(
+      '--part-budgets <json>',
+      'for a composition, a JSON object of the kept fractions some parts always run at, by part name (default: --budget)',
+    )
     .option(
       '--budget <b>',
-      'budget fraction in (0, 1] of the full-cache length, prompt + --tokens (1 for full)',
+      'budget fraction in (0, 1] of the full-cache length, prompt + --tokens (1 for full): the entries kept, or read per step (Quest), or the compute targets (SOL)',
       '1',
     )
     .option('--prompt <text>', 'prompt text; \\n is a newline (task prompts end with one)')
@@ -115,77 +142,144 @@ export function addGenerateCommand(program: Command): void {
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
     .action(async (flags: GenerateFlags) => {
       const registry = createDefaultRegistry();
-      registry.provider(flags.policy, '--policy');
+      const spec = policyOfFlags(flags, registry);
       const store = nodePolicyStore();
       // First: a learned provider may upload its parameters when it is prepared.
       await initBackend((flags.backend ?? 'wasm') as BackendName);
-      const directory =
-        flags.policyDir === undefined ? undefined : await store.open(flags.policyDir);
-      const policy = await registry.prepare(flags.policy, {
-        options: parseJsonFlag(flags.policyOptions, '--policy-options'),
-        directory,
-      });
-      const budget = validateBudgetFraction(parseNumberFlag(flags.budget, '--budget'), '--budget');
-      if (flags.policy === FULL_CACHE && budget !== 1) {
-        throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${budget}`, '--budget');
-      }
-      const tokens =
-        flags.tokens === undefined ? undefined : parseIntegerFlag(flags.tokens, '--tokens', 1);
-      const seed = parseIntegerFlag(flags.seed, '--seed', 0);
-      const temperature = temperatureFlag(flags.temperature);
-      const modelDir =
-        policy.model !== undefined && flags.policyDir !== undefined
-          ? join(flags.policyDir, policy.model)
-          : flags.model;
-      if (modelDir === undefined) {
-        throw new LetheError('E_ARG', 'is required (the policy names no model)', '--model');
-      }
-      const loaded = existsSync(join(modelDir, TASK_MODEL_FILE))
-        ? await taskModelOf(modelDir)
-        : { ...(await readModelDirectory(modelDir)), task: undefined };
-      if (directory !== undefined) {
-        await checkPolicyBaseModel(directory, loaded.model, modelDir).catch((error) => {
-          loaded.model.dispose();
-          policy.release();
-          throw error;
-        });
-      }
-      const generator: Generator = {
-        model: loaded.model,
-        tokenizer: loaded.tokenizer!,
-        eosTokenIds: loaded.eosTokenIds,
-        task: loaded.task,
-        policy,
-        budget,
-        tokens,
-        seed,
-        temperature,
-        perHead: flags.perHead ?? false,
-      };
-      const c = loaded.model.config;
-      console.log(
-        `model: ${modelDir}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
-      );
+      const parts = policyParts(spec);
+      const prepared: {
+        readonly policy: PreparedPolicy;
+        readonly directory?: PolicyDirectory;
+        readonly dir: string | null;
+      }[] = [];
       try {
-        if (flags.prompt !== undefined) {
-          await generateOne(generator, flags.prompt);
-        } else {
-          const interactive = process.stdin.isTTY === true;
-          for await (const line of promptLines(process.stdin, process.stdout, interactive)) {
-            if (line.trim() === '') continue;
-            try {
-              await generateOne(generator, line);
-            } catch (error) {
-              if (!(error instanceof LetheError)) throw error;
-              process.stderr.write(`lethe: ${error.message}\n`);
-            }
+        for (const [j, part] of parts.entries()) {
+          try {
+            const directory = part.dir === null ? undefined : await store.open(part.dir);
+            const policy = await registry.prepare(part.name, { options: part.options, directory });
+            prepared.push({
+              policy,
+              dir: part.dir,
+              ...(directory === undefined ? {} : { directory }),
+            });
+          } catch (error) {
+            throw nameFlag(spec.compose === undefined ? error : partError(error, j), evalFlagOf);
           }
         }
+      } catch (error) {
+        for (const p of prepared) p.policy.release();
+        throw error;
+      }
+      const policy = composePolicies(prepared.map((p) => p.policy));
+      try {
+        await generateWith(flags, spec, policy, prepared);
       } finally {
-        loaded.model.dispose();
         policy.release();
       }
     });
+}
+
+/**
+ * The policy the flags name — a provider, or names joined by `+` for a composition — checked
+ * against the registry, with errors naming the flags.
+ *
+ * @throws LetheError `E_ARG` naming `--policy` for an unknown name, the flag of a malformed
+ *   option, directory or part budget (see `policyFlagEntry`, `policySpec`).
+ */
+function policyOfFlags(flags: GenerateFlags, registry: PolicyRegistry): PolicySpec {
+  for (const name of flags.policy.split(COMPOSITION_SEPARATOR)) {
+    if (name !== '') registry.provider(name, '--policy');
+  }
+  try {
+    return policySpec(
+      policyFlagEntry({
+        policy: flags.policy,
+        options: flags.policyOptions,
+        dir: flags.policyDir,
+        partBudgets: flags.partBudgets,
+      }),
+      'policies[0]',
+      registry.names(),
+    );
+  } catch (error) {
+    throw nameFlag(error, evalFlagOf);
+  }
+}
+
+/** A part's registry error (`options.<key>`, `policyDir`) about `policies[0].compose[j]`. */
+function partError(error: unknown, j: number): unknown {
+  if (!(error instanceof LetheError) || error.argument === undefined) return error;
+  const field = error.argument === 'policyDir' ? 'dir' : error.argument;
+  if (field !== 'dir' && field !== 'options' && !field.startsWith('options.')) return error;
+  return withArgument(error, `policies[0].compose[${j}].${field}`);
+}
+
+/** Loads the model, then generates from `--prompt` or from every line of stdin. */
+async function generateWith(
+  flags: GenerateFlags,
+  spec: PolicySpec,
+  policy: ComposedPolicy,
+  prepared: readonly {
+    readonly policy: PreparedPolicy;
+    readonly directory?: PolicyDirectory;
+    readonly dir: string | null;
+  }[],
+): Promise<void> {
+  const budget = validateBudgetFraction(parseNumberFlag(flags.budget, '--budget'), '--budget');
+  if (spec.name === FULL_CACHE && budget !== 1) {
+    throw new LetheError('E_BUDGET', `must be 1 for the full cache, got ${budget}`, '--budget');
+  }
+  const tokens =
+    flags.tokens === undefined ? undefined : parseIntegerFlag(flags.tokens, '--tokens', 1);
+  const seed = parseIntegerFlag(flags.seed, '--seed', 0);
+  const temperature = temperatureFlag(flags.temperature);
+  const owner = prepared.find((p) => p.policy.model !== undefined && p.dir !== null);
+  const modelDir = owner === undefined ? flags.model : join(owner.dir!, owner.policy.model!);
+  if (modelDir === undefined) {
+    throw new LetheError('E_ARG', 'is required (the policy names no model)', '--model');
+  }
+  const loaded = existsSync(join(modelDir, TASK_MODEL_FILE))
+    ? await taskModelOf(modelDir)
+    : { ...(await readModelDirectory(modelDir)), task: undefined };
+  try {
+    for (const p of prepared) {
+      if (p.directory !== undefined)
+        await checkPolicyBaseModel(p.directory, loaded.model, modelDir);
+    }
+    const generator: Generator = {
+      model: loaded.model,
+      tokenizer: loaded.tokenizer!,
+      eosTokenIds: loaded.eosTokenIds,
+      task: loaded.task,
+      policy,
+      partBudgets: policyParts(spec).map((part) => part.budget),
+      budget,
+      tokens,
+      seed,
+      temperature,
+      perHead: flags.perHead ?? false,
+    };
+    const c = loaded.model.config;
+    console.log(
+      `model: ${modelDir}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
+    );
+    if (flags.prompt !== undefined) {
+      await generateOne(generator, flags.prompt);
+    } else {
+      const interactive = process.stdin.isTTY === true;
+      for await (const line of promptLines(process.stdin, process.stdout, interactive)) {
+        if (line.trim() === '') continue;
+        try {
+          await generateOne(generator, line);
+        } catch (error) {
+          if (!(error instanceof LetheError)) throw error;
+          process.stderr.write(`lethe: ${error.message}\n`);
+        }
+      }
+    }
+  } finally {
+    loaded.model.dispose();
+  }
 }
 
 /** A task model, with its tokenizer's EOS as the ids that end a generation. */
@@ -226,12 +320,10 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
   const maxNewTokens =
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
   const fullLength = fullCacheLength(typedIds.length, maxNewTokens);
-  const capacity = capacityFor(g.budget, fullLength);
-  const {
-    eviction,
-    ceiling,
-    prompt: conditioning,
-  } = g.policy.build({ capacity }, policyContextOf(model, 1));
+  const budgets = g.policy.parts.map((part, i) =>
+    sequenceBudget(g.partBudgets[i] ?? g.budget, fullLength, null, part.budgetForms),
+  );
+  const { prompt: conditioning, ...policies } = g.policy.build(budgets, policyContextOf(model, 1));
   // A policy that conditions the prompt on its budget (NGC's interoception tag) rewrites it.
   const prompted = conditioning === undefined ? typed : conditioning.text(typed);
   const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, prompted);
@@ -240,7 +332,7 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
   console.log(
     g.policy.name === FULL_CACHE
       ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`
-      : `policy ${g.policy.name}, budget ${g.budget}: ${capacity} entries per KV head (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`,
+      : `policy ${g.policy.name}, budget ${g.budget}: ${budgets.map(describeBudget).join('; ')} (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`,
   );
   const stop: StopConditions = {
     eosTokenIds: g.eosTokenIds,
@@ -254,8 +346,7 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     model,
     prompt,
     maxNewTokens,
-    eviction,
-    ceiling,
+    policies,
     sampling: { temperature: g.temperature },
     seed: g.seed,
     stop,
@@ -280,12 +371,32 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
     (live, l) => `L${l} ${live}/${stats.peakPerLayer[l]}`,
   );
   const rounds = stats.evictionRounds.reduce((a, b) => a + b, 0);
+  const { reads, compute } = result;
+  const readShare =
+    reads.live > 0 && reads.entries < reads.live
+      ? ` | decode read ${reads.entries} of ${reads.live} held entries (${((100 * reads.entries) / reads.live).toFixed(1)}%)`
+      : '';
+  const computeShare =
+    compute.steps > 0
+      ? ` | compute asked: tokenKeep ${compute.tokenKeep.toFixed(3)}, mlpInputKeep ${compute.mlpInputKeep.toFixed(3)}, precision ${compute.precision.toFixed(3)}`
+      : '';
   console.log(
-    `${result.tokensPerSecond.toFixed(1)} tok/s | finish: ${result.finishReason} | live/peak KV entries per layer: ${layers.join('  ')} | eviction rounds ${rounds}\n`,
+    `${result.tokensPerSecond.toFixed(1)} tok/s | finish: ${result.finishReason} | live/peak KV entries per layer: ${layers.join('  ')} | eviction rounds ${rounds}${readShare}${computeShare}\n`,
   );
 }
 
 const EVICTED_LEGEND = '· = evicted by every KV head';
+
+/** What a part's budget allows, in words. */
+function describeBudget(budget: PolicyBudget): string {
+  if ('capacity' in budget) return `${budget.capacity} entries per KV head`;
+  if ('readTokens' in budget) return `reads ${budget.readTokens} entries per KV head and step`;
+  if ('targets' in budget) {
+    const t = budget.targets;
+    return `compute targets tokenKeep ${t.tokenKeep}, mlpInputKeep ${t.mlpInputKeep}, precision ${t.precision}`;
+  }
+  return `keeps ${budget.keepRatio} every ${budget.every} tokens`;
+}
 
 /**
  * The sampling temperature of `--temperature`: a decimal number that `@lethe/model` accepts as a

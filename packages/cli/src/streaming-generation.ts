@@ -1,5 +1,7 @@
-import type { EvictionPolicy, KVCacheStore } from '@lethe/kv-cache';
+import type { KVCacheStore, PolicySet } from '@lethe/kv-cache';
 import {
+  type ComputeUsage,
+  type DecodeReads,
   type DecoderModel,
   type FinishReason,
   generate,
@@ -13,10 +15,11 @@ export interface StreamGenerationOptions {
   /** Prompt token ids (BOS included where the tokenizer has one). */
   readonly prompt: Int32Array;
   readonly maxNewTokens: number;
-  /** Eviction policy (`undefined`: full cache). */
-  readonly eviction: EvictionPolicy | undefined;
-  /** Its ceiling (`PolicySet.ceiling`): the prompt goes in in chunks that never pass it. */
-  readonly ceiling?: number;
+  /**
+   * The policies (`{}`: full cache): an eviction policy with its ceiling (`PolicySet.ceiling`:
+   * the prompt goes in in chunks that never pass it), a read selector, a compute policy.
+   */
+  readonly policies: PolicySet;
   readonly sampling: SamplingOptions;
   readonly seed: number;
   readonly stop: StopConditions;
@@ -35,26 +38,32 @@ export interface StreamGenerationResult {
   readonly finishReason: FinishReason;
   /** Decode tokens per second (prefill excluded). */
   readonly tokensPerSecond: number;
+  /** What the decode steps read of the cache. */
+  readonly reads: DecodeReads;
+  /** The compute the decode steps asked for (`steps` 0 without a compute policy). */
+  readonly compute: ComputeUsage;
 }
 
 /**
- * Generates one sequence with `generate()` of `@lethe/model` (stream id 0), calling `onToken`
- * as each token is sampled, and returns its cache so the caller can show what the eviction
- * policy kept.
+ * Generates one sequence with `generate()` of `@lethe/model` (stream id 0) under `policies`,
+ * calling `onToken` as each token is sampled, and returns its cache so the caller can show what
+ * the eviction policy kept, with what its steps read and the compute they asked for.
  *
  * @throws LetheError `E_ARG` for bad sampling or stop options.
  */
 export async function streamGeneration(
   options: StreamGenerationOptions,
 ): Promise<StreamGenerationResult> {
-  const { prompt } = options;
+  const { prompt, policies } = options;
   const result = await generate({
     model: options.model,
     prompts: [prompt],
     streamIds: [0],
     maxNewTokens: options.maxNewTokens,
-    eviction: options.eviction,
-    ceiling: options.ceiling,
+    eviction: policies.eviction,
+    ceiling: policies.ceiling,
+    readSelector: policies.readSelector,
+    compute: policies.compute,
     sampling: options.sampling,
     seed: options.seed,
     stop: options.stop,
@@ -73,5 +82,7 @@ export async function streamGeneration(
     cache: result.caches[0]!,
     finishReason: result.finishReasons[0]!,
     tokensPerSecond: result.stats.tokensPerSecond,
+    reads: result.stats.reads[0]!,
+    compute: result.stats.compute[0]!,
   };
 }

@@ -134,6 +134,37 @@ describe('lethe eval', () => {
     expect(deterministic(b.cells[0]!.metrics)).toEqual(deterministic(a.cells[0]!.metrics));
   });
 
+  it('runs a composed cell whose reproduce command recomputes it', async () => {
+    const composed = [
+      ...CELL.slice(0, 5),
+      'h2o+sol-fixed',
+      '--policy-options',
+      '{"sol-fixed":{"refresh":false}}',
+      ...CELL.slice(6),
+    ];
+    const first = await lethe(['eval', ...composed, '--results', 'composed.json'], dir);
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^\| arithmetic \| h2o\+sol-fixed \| 50% \|/m);
+    const command = /^reproduce: (lethe eval .*)$/m.exec(first.stdout)?.[1];
+    expect(command).toContain(
+      `--policy h2o+sol-fixed --policy-options '{"sol-fixed":{"refresh":false}}'`,
+    );
+    const bad = await lethe(
+      [
+        'eval',
+        ...composed.slice(0, 6),
+        '--policy-options',
+        '{"sol-fixed":{"window":3}}',
+        ...CELL.slice(6),
+      ],
+      dir,
+    );
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(
+      /\[E_ARG\] --policy-options window \(policies\[0\]\.compose\[1\]\.options\.window\)/,
+    );
+  });
+
   it('runs a sweep from --config, resumes from --results, and lethe report writes the report', async () => {
     const config = {
       tasks: [{ name: 'arithmetic', options: { steps: 2 } }],
@@ -314,6 +345,42 @@ describe('lethe generate', () => {
     }
     expect(out.stdout).toMatch(
       /tok\/s \| finish: \S+ \| live\/peak KV entries per layer: L0 \d+\/\d+ {2}L1 \d+\/\d+/,
+    );
+  });
+
+  it('generates under a composition, each part under its budget, and shows what it read and asked', async () => {
+    const composed = [
+      'generate',
+      '--model',
+      MODEL,
+      '--policy',
+      'h2o+sol-fixed',
+      '--policy-options',
+      '{"sol-fixed":{"refresh":false}}',
+      '--part-budgets',
+      '{"sol-fixed":0.5}',
+      '--budget',
+      '0.4',
+      '--prompt',
+      'compute: 3 +4 *2\\n',
+      '--tokens',
+      '24',
+    ];
+    const out = await lethe(composed, dir);
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    expect(out.stdout).toMatch(
+      /^policy h2o\+sol-fixed, budget 0\.4: 17 entries per KV head; compute targets tokenKeep 0\.5, mlpInputKeep 0\.5, precision 0\.5 /m,
+    );
+    expect(out.stdout).toMatch(/eviction rounds [1-9]\d* .*\| compute asked: tokenKeep 0\.\d+/);
+    // without refresh: false, SOL's KV refresh cannot run beside H2O
+    const refused = await lethe(
+      composed.filter((_, i) => i !== 5 && i !== 6),
+      dir,
+    );
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /\[E_ARG\] sets\[1\]\.compute\.refreshEvery: sol-fixed refreshes its KV entries every 16 steps, which cannot run beside h2o's eviction policy/,
     );
   });
 

@@ -34,6 +34,12 @@ export type { Anchors, CacheGeometry } from './geometry';
 export type { AttentionGate } from './policy/attention-gate';
 export { entriesAfterRound, roomyKeep } from './policy/budget-ceiling';
 export { checkObservation } from './policy/check-observation';
+export {
+  COMPOSITION_SEPARATOR,
+  type ComposedPolicy,
+  composePolicies,
+  composePolicySets,
+} from './policy/composed-policy';
 export type {
   ComputeNeeds,
   ComputePolicy,

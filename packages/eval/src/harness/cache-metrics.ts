@@ -54,13 +54,17 @@ export function cacheMetrics(
     peakKvReduction: peakKvReduction(peaks, fullPeaks),
     meanLive: aggregate(traces.map((t) => t.live.reduce((s, r) => s + r, 0) / t.live.length)),
     peakLive: aggregate(peaks),
-    netKeepRate: aggregate(
-      traces.map((t) =>
-        netKeepRate({ attention: realisedKeepRate(keepFractions([...t.read], [...t.available])) }),
-      ),
-    ),
+    netKeepRate: aggregate(traces.map((t) => netKeepRate({ attention: attentionKeepRate(t) }))),
     realisedBudget: realised,
   };
+}
+
+/**
+ * The realised fraction of the full cache's reads a sequence's attention performed (the
+ * attention axis of {@link cacheMetrics}' `netKeepRate`).
+ */
+export function attentionKeepRate(trace: ReadTrace): number {
+  return realisedKeepRate(keepFractions([...trace.read], [...trace.available]));
 }
 
 /**
@@ -69,19 +73,27 @@ export function cacheMetrics(
  * runtime's `ComputeUsage` records them), aggregated over sequences; undefined when it declares
  * none (the attention reads then tell the net keep-rate, see {@link cacheMetrics}).
  *
+ * @param attention per sequence, its {@link attentionKeepRate}, for a compute policy composed
+ *   with an eviction policy or a read selector: the attention axis is then always counted, from
+ *   the reads (`κ̄` alone would not count the entries they dropped).
  * @throws LetheError as `netKeepRate` for a realised average outside [0, 1].
  */
 export function computeNetKeepRate(
   usages: readonly ComputeUsage[],
   axes: ControlledAxes | undefined,
+  attention?: readonly number[],
 ): Aggregate | undefined {
   if (axes === undefined || !(axes.tokenKeep || axes.mlpInputKeep || axes.activationBits)) {
     return undefined;
   }
   return aggregate(
-    usages.map((usage) =>
+    usages.map((usage, i) =>
       netKeepRate({
-        ...(axes.tokenKeep ? { attention: usage.tokenKeep } : {}),
+        ...(attention !== undefined
+          ? { attention: attention[i]! }
+          : axes.tokenKeep
+            ? { attention: usage.tokenKeep }
+            : {}),
         ...(axes.mlpInputKeep ? { mlp: usage.mlpInputKeep } : {}),
         ...(axes.activationBits ? { precision: usage.precision } : {}),
       }),

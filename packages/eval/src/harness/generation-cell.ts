@@ -1,10 +1,10 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, meanPassAtK } from '../metrics/index';
 import type { GenerationTask } from '../tasks/task';
-import { fullPeakPerHead, sequenceBudget } from './budget';
+import { fullPeakPerHead } from './budget';
 import { cacheMetrics, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
-import { prepareCellPolicy } from './cell-policy';
+import { cellBudgets, prepareCellPolicy } from './cell-policy';
 import { FullCacheReferences } from './full-reference';
 import { planGeneration, runGeneration } from './generation-run';
 import type { CellKey, CellMetrics, SequenceOutcome } from './results';
@@ -53,11 +53,11 @@ export async function runGenerationCell(
     tokenizer = policy.tokenizer ?? tokenizer;
     try {
       const budgets = reference.sequences.map((s) =>
-        sequenceBudget(
+        cellBudgets(
+          policy,
           key.budget,
           fullPeakPerHead(s.peakTotal, layers * kvHeads),
           config.rateEvery,
-          policy.prepared.budgetForms,
         ),
       );
       run = await runGeneration(plan, task, key.seed, env, { policy, budgets });

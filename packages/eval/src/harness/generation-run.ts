@@ -90,15 +90,15 @@ export interface GenerationRun {
 /** A cell policy with the budget each sequence of a plan gets. */
 export interface BudgetedPolicy {
   readonly policy: CellPolicy;
-  /** One budget per sequence of the plan (see `sequenceBudget`). */
-  readonly budgets: readonly PolicyBudget[];
+  /** Per sequence of the plan, one budget per part of the policy (see `cellBudgets`). */
+  readonly budgets: readonly (readonly PolicyBudget[])[];
 }
 
 /**
  * Generates every sequence of `plan` — on the task's model with the full cache when `budgeted`
  * is undefined, else under its policy (on the policy's model). Budgeted sequences are batched by
- * capacity, or a read budget's `readTokens` (one freshly built policy set per batch; a rate
- * schedule or compute targets are one group), the full cache batches consecutive
+ * their parts' capacities and read budgets' `readTokens` (one freshly built policy set per batch;
+ * a rate schedule or compute targets are one group), the full cache batches consecutive
  * sequences; `config.batchSize` at most. Each sequence samples from stream id = its index in
  * the plan, so its draws do not depend on batching. A policy set with a prompt conditioning
  * (NGC's interoception tag) gets its prompts rewritten and tokenized by its model's tokenizer.
@@ -119,12 +119,16 @@ export async function runGeneration(
   const sequences: GeneratedSequence[] = new Array(plan.prompts.length);
   const batches: { tokens: number; ms: number }[] = [];
   const start = clock();
-  // one policy set per batch: its sequences share a capacity (or a read budget's count)
+  // one policy set per batch: its sequences share their parts' capacities and read counts
+  const groupIds = new Map<string, number>();
   const groups = plan.prompts.map((_, s) => {
-    const budget = budgeted?.budgets[s];
-    if (budget === undefined) return 0;
-    if ('capacity' in budget) return budget.capacity;
-    return isReadBudget(budget) ? budget.readTokens : 0;
+    const sizes = (budgeted?.budgets[s] ?? []).map((budget) => {
+      if ('capacity' in budget) return budget.capacity;
+      return isReadBudget(budget) ? budget.readTokens : 0;
+    });
+    const id = sizes.join(',');
+    if (!groupIds.has(id)) groupIds.set(id, groupIds.size);
+    return groupIds.get(id)!;
   });
   for (const batch of planBatches(groups, config.batchSize, budgeted !== undefined)) {
     const policies =

@@ -20,6 +20,7 @@ export type { CellEnvironment } from './cell-environment';
 export {
   batchPolicies,
   type CellPolicy,
+  cellBudgets,
   prepareCellPolicy,
 } from './cell-policy';
 export { runCell } from './cell-runner';
@@ -45,8 +46,15 @@ export { knownPolicies } from './known-policies';
 export type { ModelProvider } from './model-provider';
 export { parseIntegerFlag, parseNumberFlag } from './number-flag';
 export { runPerplexityCell } from './perplexity-cell';
+export { type PolicyFlags, policyFlagEntry, policyFlagWords } from './policy-flags';
 export { listPolicies, type PolicyListing } from './policy-listing';
-export { type PolicySpec, policySpec } from './policy-spec';
+export {
+  POLICY_LABEL_PATTERN,
+  type PolicyPartSpec,
+  type PolicySpec,
+  policyParts,
+  policySpec,
+} from './policy-spec';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';
 export { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 export {

@@ -3,10 +3,9 @@ import { type ControlledAxes, FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
 import { planBatches } from './batching';
-import { sequenceBudget } from './budget';
-import { cacheMetrics, computeNetKeepRate, throughput } from './cache-metrics';
+import { attentionKeepRate, cacheMetrics, computeNetKeepRate, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
-import { batchPolicies, type CellPolicy, prepareCellPolicy } from './cell-policy';
+import { batchPolicies, type CellPolicy, cellBudgets, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
 import type { CellKey, CellMetrics } from './results';
 import { type ScoredDocument, teacherForce } from './teacher-forcing';
@@ -16,13 +15,14 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
  * teacher-forced under the cell's policy (see `teacherForce`), with the budget's capacity taken
  * from the document's own full-cache peak, `P = n − 1` entries per KV head (`⌈b · P⌉`; or the
  * sweep's rate schedule; for a compute policy, `b` is the requested net keep-rate, see
- * `sequenceBudget`). Metrics:
+ * `sequenceBudget`; each part of a composition in its own form, see `cellBudgets`). Metrics:
  *
  * - `perplexity`: per document exp(Σ NLL / (n − 1)), aggregated over documents;
  * - the cache metrics of `cacheMetrics`, against the full cache's exact peak for the same
  *   document, `(n − 1)` entries per layer and KV head (teacher forcing feeds the same tokens
  *   whatever the policy, so the reference needs no run); under a compute policy that declares
- *   its knobs, `netKeepRate` is SOL's, over those knobs (`computeNetKeepRate`);
+ *   its knobs, `netKeepRate` is SOL's, over those knobs (`computeNetKeepRate`) — composed with an
+ *   eviction policy or a read selector, its attention axis counts the reads they left;
  * - `tokensPerSecond`: per batch, the tokens the model ran on (`n − 1` per document, each
  *   predicting the next) per clock second of the pass (see `throughput`).
  *
@@ -56,18 +56,23 @@ export async function runPerplexityCell(
   const scored: ScoredDocument[] = new Array(documents.length);
   const batches: { tokens: number; ms: number }[] = [];
   let axes: ControlledAxes | undefined;
+  let composedWithMemory = false;
   const start = clock();
   try {
     for (const batch of planBatches(lengths, config.batchSize, policy !== undefined)) {
       // A teacher-forced document of n tokens peaks at n − 1 entries per KV head.
-      const budget = sequenceBudget(
-        key.budget,
-        lengths[batch[0]!]! - 1,
-        config.rateEvery,
-        policy?.prepared.budgetForms,
-      );
-      const policies = policy === undefined ? {} : batchPolicies(policy, budget, batch.length);
+      const policies =
+        policy === undefined
+          ? {}
+          : batchPolicies(
+              policy,
+              cellBudgets(policy, key.budget, lengths[batch[0]!]! - 1, config.rateEvery),
+              batch.length,
+            );
       axes = policies.compute?.axes;
+      composedWithMemory =
+        policies.compute !== undefined &&
+        (policies.eviction !== undefined || policies.readSelector !== undefined);
       if (policies.prompt !== undefined) {
         throw new LetheError(
           'E_ARG',
@@ -107,6 +112,7 @@ export async function runPerplexityCell(
       computeNetKeepRate(
         scored.map((d) => d.compute),
         axes,
+        composedWithMemory ? scored.map(attentionKeepRate) : undefined,
       ) ?? cache.netKeepRate,
     realisedBudget: cache.realisedBudget,
     tokensPerSecond: throughput(batches),

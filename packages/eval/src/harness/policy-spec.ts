@@ -1,6 +1,27 @@
 import { LetheError } from '@lethe/core';
-import { FULL_CACHE, POLICY_NAME_PATTERN } from '@lethe/kv-cache';
+import { COMPOSITION_SEPARATOR, FULL_CACHE } from '@lethe/kv-cache';
+import { validateBudgetFraction } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
+
+/**
+ * Cell labels: a policy name, or names joined by `+` (a composition's default label, `namm+sol`).
+ */
+export const POLICY_LABEL_PATTERN = /^[a-z0-9][a-z0-9._-]*(\+[a-z0-9][a-z0-9._-]*)*$/;
+
+/** One part of a composed policy (see {@link PolicySpec.compose}). */
+export interface PolicyPartSpec {
+  /** Registry name of the provider. */
+  readonly name: string;
+  /** Provider options (JSON). */
+  readonly options: Readonly<Record<string, JsonValue>>;
+  /** Policy directory of a learned provider, or null. */
+  readonly dir: string | null;
+  /**
+   * The kept fraction this part always runs at (in (0, 1], mapped to its budget form as the
+   * cell's is), or null for the cell's budget.
+   */
+  readonly budget: number | null;
+}
 
 /**
  * One policy of a sweep: a registry provider, the options it runs with, and for a learned one the
@@ -14,29 +35,49 @@ export interface PolicySpec {
    * entries may share it only when their `tasks` are disjoint.
    */
   readonly label: string;
-  /** Registry name of the provider. */
+  /** Registry name of the provider; for a composition its parts' names joined by `+`. */
   readonly name: string;
-  /** Provider options (JSON; defaults are filled in by the provider when it is prepared). */
+  /**
+   * Provider options (JSON; defaults are filled in by the provider when it is prepared); `{}`
+   * for a composition (its parts carry theirs).
+   */
   readonly options: Readonly<Record<string, JsonValue>>;
-  /** Policy directory of a learned provider (`policy.json` + parameters), or null. */
+  /** Policy directory of a learned provider (`policy.json` + parameters), or null (always for a composition). */
   readonly dir: string | null;
   /**
    * The tasks (names of the sweep's tasks) this policy runs on, or null for all — e.g. a learned
    * policy trained for one task.
    */
   readonly tasks: readonly string[] | null;
+  /**
+   * The parts of a composed policy (kvpress's `ComposedPress`): policies that fill different
+   * slots of one policy set — an eviction policy and a compute policy (`namm+sol`,
+   * `h2o+sol-fixed`), a read selector with either — each under its own budget form, built from
+   * the cell's fraction or the part's own. Absent for a single policy.
+   */
+  readonly compose?: readonly PolicyPartSpec[];
 }
 
-const FIELDS = ['label', 'name', 'options', 'dir', 'tasks'];
+const FIELDS = ['label', 'name', 'options', 'dir', 'tasks', 'compose'];
+const PART_FIELDS = ['name', 'options', 'dir', 'budget'];
+
+/** The parts a spec runs: its composition's, or the single policy as one part at the cell's budget. */
+export function policyParts(spec: PolicySpec): readonly PolicyPartSpec[] {
+  return spec.compose ?? [{ name: spec.name, options: spec.options, dir: spec.dir, budget: null }];
+}
 
 /**
- * Reads one entry of a sweep's `policies`: a provider name (`"h2o"`) or
- * `{ name, label?, options?, dir?, tasks? }`. Task names are checked against the sweep by
- * `validateSweepConfig`.
+ * Reads one entry of a sweep's `policies`: a provider name (`"h2o"`), `{ name, label?, options?,
+ * dir?, tasks? }`, or a composition `{ compose: [part, part, …], label?, tasks? }` whose parts are
+ * names or `{ name, options?, dir?, budget? }` (`budget`: the part's own kept fraction). Task names
+ * are checked against the sweep by `validateSweepConfig`.
  *
  * @throws LetheError `E_ARG` naming `argument` or its field: an unknown field, a name not in
- *   `known` (listing them), a label not matching the name pattern, non-JSON options, an empty
- *   directory, or the full cache under another label or with options.
+ *   `known` (listing them), a label not matching {@link POLICY_LABEL_PATTERN}, non-JSON options,
+ *   an empty directory, the full cache under another label or with options; for a composition,
+ *   fewer than two parts, `name` / `options` / `dir` beside `compose`, a part that is the full
+ *   cache or repeats another (naming `compose[j].…`); `E_BUDGET` naming `compose[j].budget`
+ *   outside (0, 1].
  */
 export function policySpec(
   entry: unknown,
@@ -48,50 +89,27 @@ export function policySpec(
     raw = { name: entry };
   } else if (isPlainObject(entry)) {
     raw = entry;
-    for (const key of Object.keys(raw)) {
-      if (!FIELDS.includes(key)) {
-        throw new LetheError(
-          'E_ARG',
-          `unknown field; valid fields: ${FIELDS.join(', ')}`,
-          `${argument}.${key}`,
-        );
-      }
-    }
+    checkFields(raw, FIELDS, argument);
   } else {
     throw new LetheError(
       'E_ARG',
-      'must be a policy name or { name, label, options, dir, tasks }',
+      'must be a policy name, { name, label, options, dir, tasks } or { compose, label, tasks }',
       argument,
     );
   }
-  const name = raw.name;
-  const nameArgument = typeof entry === 'string' ? argument : `${argument}.name`;
-  if (typeof name !== 'string' || name.length === 0) {
-    throw new LetheError('E_ARG', 'must be a non-empty string', nameArgument);
-  }
-  if (known !== undefined && !known.includes(name)) {
-    throw new LetheError(
-      'E_ARG',
-      `unknown policy ${JSON.stringify(name)}; valid policies: ${known.join(', ')}`,
-      nameArgument,
-    );
-  }
+  const compose = raw.compose === undefined ? undefined : composition(raw, argument, known);
+  const single =
+    compose === undefined
+      ? policyPart(typeof entry === 'string' ? entry : raw, argument, known, false)
+      : undefined;
+  const name = single?.name ?? compose!.map((p) => p.name).join(COMPOSITION_SEPARATOR);
   const label = raw.label === undefined ? name : raw.label;
-  if (typeof label !== 'string' || !POLICY_NAME_PATTERN.test(label)) {
+  if (typeof label !== 'string' || !POLICY_LABEL_PATTERN.test(label)) {
     throw new LetheError(
       'E_ARG',
-      `must match ${POLICY_NAME_PATTERN.source}, got ${JSON.stringify(label)}`,
+      `must match ${POLICY_LABEL_PATTERN.source}, got ${JSON.stringify(label)}`,
       `${argument}.label`,
     );
-  }
-  const options = raw.options === undefined ? {} : raw.options;
-  if (!isPlainObject(options)) {
-    throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
-  }
-  assertJson(options, `${argument}.options`);
-  const dir = raw.dir ?? null;
-  if (dir !== null && (typeof dir !== 'string' || dir.length === 0)) {
-    throw new LetheError('E_ARG', 'must be a non-empty directory path', `${argument}.dir`);
   }
   if ((name === FULL_CACHE) !== (label === FULL_CACHE)) {
     throw new LetheError(
@@ -107,7 +125,121 @@ export function policySpec(
   ) {
     throw new LetheError('E_ARG', 'must be a non-empty array of task names', `${argument}.tasks`);
   }
-  return { label, name, options: options as Record<string, JsonValue>, dir, tasks };
+  return {
+    label,
+    name,
+    options: single?.options ?? {},
+    dir: single?.dir ?? null,
+    tasks,
+    ...(compose === undefined ? {} : { compose }),
+  };
+}
+
+/** Refuses the fields of `raw` outside `fields`, naming `<argument>.<key>`. */
+function checkFields(raw: Record<string, unknown>, fields: readonly string[], argument: string) {
+  for (const key of Object.keys(raw)) {
+    if (!fields.includes(key)) {
+      throw new LetheError(
+        'E_ARG',
+        `unknown field; valid fields: ${fields.join(', ')}`,
+        `${argument}.${key}`,
+      );
+    }
+  }
+}
+
+/** The parts of a `{ compose }` entry (see {@link policySpec}). */
+function composition(
+  raw: Record<string, unknown>,
+  argument: string,
+  known: readonly string[] | undefined,
+): PolicyPartSpec[] {
+  const list = raw.compose;
+  if (!Array.isArray(list) || list.length < 2) {
+    throw new LetheError(
+      'E_ARG',
+      'must list two or more policies (names or { name, options, dir, budget })',
+      `${argument}.compose`,
+    );
+  }
+  const parts = list.map((entry, j) => {
+    const at = `${argument}.compose[${j}]`;
+    if (isPlainObject(entry)) checkFields(entry, PART_FIELDS, at);
+    else if (typeof entry !== 'string') {
+      throw new LetheError('E_ARG', 'must be a policy name or { name, options, dir, budget }', at);
+    }
+    return policyPart(entry, at, known, true);
+  });
+  parts.forEach((part, j) => {
+    if (part.name === FULL_CACHE) {
+      throw new LetheError(
+        'E_ARG',
+        `"${FULL_CACHE}" is no part: a composition without eviction keeps the full cache already`,
+        `${argument}.compose[${j}]`,
+      );
+    }
+    if (parts.findIndex((p) => p.name === part.name) !== j) {
+      throw new LetheError(
+        'E_ARG',
+        `repeats the policy "${part.name}"`,
+        `${argument}.compose[${j}]`,
+      );
+    }
+  });
+  // A validated spec (name "a+b", options {}, dir null) reads back as itself.
+  const name = parts.map((p) => p.name).join(COMPOSITION_SEPARATOR);
+  const canonical: Record<string, (value: unknown) => boolean> = {
+    name: (value) => value === name,
+    options: (value) => isPlainObject(value) && Object.keys(value).length === 0,
+    dir: (value) => value === null,
+  };
+  for (const [key, fits] of Object.entries(canonical)) {
+    if (raw[key] !== undefined && !fits(raw[key])) {
+      throw new LetheError(
+        'E_ARG',
+        'belongs to a part: a composition takes { compose, label, tasks }',
+        `${argument}.${key}`,
+      );
+    }
+  }
+  return parts;
+}
+
+/** A single policy or a composition's part: a name or `{ name, options?, dir?, budget? }`. */
+function policyPart(
+  entry: unknown,
+  argument: string,
+  known: readonly string[] | undefined,
+  isPart: boolean,
+): PolicyPartSpec {
+  const raw: Record<string, unknown> =
+    typeof entry === 'string' ? { name: entry } : (entry as Record<string, unknown>);
+  const name = raw.name;
+  const nameArgument = typeof entry === 'string' ? argument : `${argument}.name`;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new LetheError('E_ARG', 'must be a non-empty string', nameArgument);
+  }
+  if (known !== undefined && !known.includes(name)) {
+    throw new LetheError(
+      'E_ARG',
+      `unknown policy ${JSON.stringify(name)}; valid policies: ${known.join(', ')}`,
+      nameArgument,
+    );
+  }
+  const options = raw.options === undefined ? {} : raw.options;
+  if (!isPlainObject(options)) {
+    throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
+  }
+  assertJson(options, `${argument}.options`);
+  const dir = raw.dir ?? null;
+  if (dir !== null && (typeof dir !== 'string' || dir.length === 0)) {
+    throw new LetheError('E_ARG', 'must be a non-empty directory path', `${argument}.dir`);
+  }
+  const budget =
+    isPart && raw.budget !== undefined && raw.budget !== null
+      ? validateBudgetFraction(raw.budget, `${argument}.budget`)
+      : null;
+  return { name, options: options as Record<string, JsonValue>, dir, budget };
 }
 
 /** Whether `spec` runs on the task named `task`. */

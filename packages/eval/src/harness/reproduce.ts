@@ -2,6 +2,7 @@ import { LetheError } from '@lethe/core';
 import { validateCellKey } from './cells';
 import { parseJsonFlag } from './json';
 import { parseNumberFlag } from './number-flag';
+import { policyFlagEntry, policyFlagWords } from './policy-flags';
 import { policyOfCell } from './policy-spec';
 import type { CellKey } from './results';
 import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
@@ -34,19 +35,29 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
     flag: '--policy',
     field: 'policies[0].name',
     required: true,
-    description: 'policy provider name (`lethe policies` lists them)',
+    description:
+      'policy provider name (`lethe policies` lists them), or names joined by + for a composition (h2o+sol-fixed)',
   },
   {
     flag: '--policy-options',
     field: 'policies[0].options',
     required: false,
-    description: 'policy options as a JSON object (default {}; `lethe policies` lists them)',
+    description:
+      'policy options as a JSON object (default {}; `lethe policies` lists them); for a composition, an object of each part’s options by part name',
   },
   {
     flag: '--policy-dir',
     field: 'policies[0].dir',
     required: false,
-    description: 'directory of a learned policy (policy.json and its parameters)',
+    description:
+      'directory of a learned policy (policy.json and its parameters); for a composition, a JSON object of directories by part name',
+  },
+  {
+    flag: '--part-budgets',
+    field: 'policies[0].compose',
+    required: false,
+    description:
+      'for a composition, a JSON object of the kept fractions some parts always run at, by part name (default: every part runs at --budget)',
   },
   {
     flag: '--policy-label',
@@ -174,11 +185,7 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
     parts.push('--task-options', JSON.stringify(task.options));
   }
   const policy = cell.policies[0]!;
-  parts.push('--policy', policy.name);
-  if (Object.keys(policy.options).length > 0) {
-    parts.push('--policy-options', JSON.stringify(policy.options));
-  }
-  if (policy.dir !== null) parts.push('--policy-dir', policy.dir);
+  parts.push(...policyFlagWords(policy));
   if (policy.label !== policy.name) parts.push('--policy-label', policy.label);
   parts.push('--budget', String(key.budget));
   if (cell.rateEvery !== null) parts.push('--rate-every', String(cell.rateEvery));
@@ -240,12 +247,13 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
       { name: task, options: parseJsonFlag(values.get('--task-options'), '--task-options') ?? {} },
     ],
     policies: [
-      {
-        name: values.get('--policy'),
-        options: parseJsonFlag(values.get('--policy-options'), '--policy-options') ?? {},
-        ...(values.has('--policy-dir') ? { dir: values.get('--policy-dir') } : {}),
-        ...(values.has('--policy-label') ? { label: values.get('--policy-label') } : {}),
-      },
+      policyFlagEntry({
+        policy: values.get('--policy')!,
+        options: values.get('--policy-options'),
+        dir: values.get('--policy-dir'),
+        partBudgets: values.get('--part-budgets'),
+        label: values.get('--policy-label'),
+      }),
     ],
     budgets: [numberFlag(values, '--budget')],
     ...(values.has('--rate-every') ? { rateEvery: numberFlag(values, '--rate-every') } : {}),

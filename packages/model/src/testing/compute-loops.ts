@@ -1,12 +1,13 @@
 import { Rng } from '@lethe/core';
-import type { ComputePolicy, LayerControls, PreparedPolicy } from '@lethe/kv-cache';
-import { tf } from '@lethe/tensor';
+import type { ComputePolicy, LayerControls, PolicySet, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '../decoder/decoder-model';
-import { releaseCache } from '../runtime/default-cache';
-import { generate } from '../runtime/generate';
 import { policyContextOf } from '../runtime/policy-context';
-import { expectEveryEntryKept } from './cache-checks';
-import { expectNoLeak } from './generate-loop';
+import {
+  everyEntryKeptWatch,
+  type GenerateWatch,
+  generateWhere,
+  watchedGenerate,
+} from './generate-watch';
 import { expectSame, expectThat } from './matrix-failure';
 import { type MatrixMode, modeBudget } from './matrix-modes';
 
@@ -98,11 +99,86 @@ export interface ComputeOutcome {
   readonly refreshes: number[];
 }
 
+/** `policy` with every step's controls checked (see `expectValidControls`) as it returns them. */
+function checkedControls(policy: ComputePolicy, layers: number, where: string): ComputePolicy {
+  const { name, needs, axes, refreshEvery } = policy;
+  return {
+    name,
+    needs,
+    axes,
+    refreshEvery,
+    ...(policy.createState === undefined ? {} : { createState: () => policy.createState!() }),
+    controls(observation, rng, state) {
+      const controls = policy.controls(observation, rng, state);
+      expectValidControls(controls, layers, `${where}, step ${observation.step}`);
+      return controls;
+    },
+  };
+}
+
+/**
+ * The watch of a compute policy (`set.compute`) on `model`: every step's controls checked (one
+ * entry per layer, each knob in its range), and at the end each sequence's realised averages in
+ * [0, 1] over every decode step and one KV refresh per `refreshEvery` decode steps. Records each
+ * sequence's realised averages and refreshes.
+ *
+ * @throws PolicyMatrixFailure when the set has no compute policy.
+ */
+export function computeWatch(
+  set: PolicySet,
+  model: DecoderModel,
+  where: string,
+): GenerateWatch<Omit<ComputeOutcome, 'tokens'>> {
+  const { compute } = set;
+  expectThat(compute !== undefined, 'builds a compute policy', where, () => 'none was built');
+  const layers = model.config.num_hidden_layers;
+  return {
+    options: { compute: checkedControls(compute, layers, where) },
+    finish(result) {
+      const { stats } = result;
+      for (const [b, tokens] of result.tokens.entries()) {
+        const at = `${where}, sequence ${b}`;
+        const decodeSteps = tokens.length - 1;
+        const usage = stats.compute[b]!;
+        expectSame(usage.steps, decodeSteps, 'realised compute over every decode step', at);
+        for (const axis of [usage.tokenKeep, usage.mlpInputKeep, usage.precision]) {
+          expectThat(axis >= 0 && axis <= 1, 'realised averages in [0, 1]', at, () => `${axis}`);
+        }
+        const every = compute.refreshEvery;
+        const refreshes = every === undefined ? 0 : Math.floor(decodeSteps / every);
+        expectSame(stats.refreshes[b], refreshes, 'one KV refresh per episode', at);
+      }
+      return {
+        usage: stats.compute.map((u) => ({
+          steps: u.steps,
+          axes: [u.tokenKeep, u.mlpInputKeep, u.precision],
+        })),
+        refreshes: [...stats.refreshes],
+      };
+    },
+  };
+}
+
+/**
+ * Checks that a compute policy's run asked for less than dense compute somewhere: some sequence's
+ * realised average below 1 on some axis.
+ *
+ * @throws PolicyMatrixFailure naming the check.
+ */
+export function expectSparseCompute(outcome: Pick<ComputeOutcome, 'usage'>, where: string): void {
+  expectThat(
+    outcome.usage.some(({ axes }) => axes.some((axis) => axis < 1)),
+    'asks for less than dense compute somewhere',
+    where,
+    () => `realised averages ${JSON.stringify(outcome.usage.map(({ axes }) => axes))}`,
+  );
+}
+
 /**
  * The `generate()` loop of a compute policy: greedy decoding of `prompts` on `model` under the
- * compute policy built for the batch. Checks: no tensor left behind, the cache keeps every entry
- * (a compute policy evicts nothing), the realised averages in [0, 1] over every decode step, and
- * one KV refresh per `refreshEvery` decode steps.
+ * compute policy built for the batch. Checks: no tensor left behind, every step's controls valid,
+ * the cache keeps every entry (a compute policy evicts nothing), the realised averages in [0, 1]
+ * over every decode step, and one KV refresh per `refreshEvery` decode steps.
  *
  * @throws PolicyMatrixFailure naming the check.
  */
@@ -113,49 +189,17 @@ export async function computeGenerateLoop(
   streamIds: readonly number[],
   mode: MatrixMode,
 ): Promise<ComputeOutcome> {
-  const where = `generate(), ${prompts.length} sequence(s)`;
-  const context = policyContextOf(model, prompts.length);
-  const { compute, eviction } = prepared.build(modeBudget(mode, 2), context);
-  expectThat(compute !== undefined, 'builds a compute policy', where, () => 'none was built');
+  const where = generateWhere(prompts.length);
+  const set = prepared.build(modeBudget(mode, 2), policyContextOf(model, prompts.length));
+  const watch = computeWatch(set, model, where);
   expectThat(
-    eviction === undefined,
+    set.eviction === undefined,
     'a compute policy evicts nothing',
     where,
     () => 'it built an eviction policy',
   );
-  const before = tf.memory().numTensors;
-  const result = await generate({
-    model,
-    prompts,
-    streamIds,
-    maxNewTokens: 20,
-    sampling: { temperature: 0 },
-    seed: 5,
-    compute,
-  });
-  expectNoLeak(before, where);
-  const { stats } = result;
-  for (const [b, cache] of result.caches.entries()) {
-    const at = `${where}, sequence ${b}`;
-    const fed = prompts[b]!.length + result.tokens[b]!.length - 1;
-    expectEveryEntryKept(cache, fed, at);
-    const decodeSteps = result.tokens[b]!.length - 1;
-    const usage = stats.compute[b]!;
-    expectSame(usage.steps, decodeSteps, 'realised compute over every decode step', at);
-    for (const axis of [usage.tokenKeep, usage.mlpInputKeep, usage.precision]) {
-      expectThat(axis >= 0 && axis <= 1, 'realised averages in [0, 1]', at, () => `${axis}`);
-    }
-    const every = compute.refreshEvery;
-    const refreshes = every === undefined ? 0 : Math.floor(decodeSteps / every);
-    expectSame(stats.refreshes[b], refreshes, 'one KV refresh per episode', at);
-  }
-  for (const cache of result.caches) releaseCache(cache);
-  return {
-    tokens: result.tokens.map((t) => [...t]),
-    usage: stats.compute.map((u) => ({
-      steps: u.steps,
-      axes: [u.tokenKeep, u.mlpInputKeep, u.precision],
-    })),
-    refreshes: [...stats.refreshes],
-  };
+  const watches = [watch, everyEntryKeptWatch(prompts, where)] as const;
+  const run = { model, prompts, streamIds, maxNewTokens: 20, where };
+  const { tokens, outcomes } = await watchedGenerate(run, watches);
+  return { tokens, ...outcomes[0] };
 }

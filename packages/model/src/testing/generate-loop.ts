@@ -1,8 +1,5 @@
-import type { PreparedPolicy } from '@lethe/kv-cache';
-import { tf } from '@lethe/tensor';
+import type { PolicySet, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '../decoder/decoder-model';
-import { releaseCache } from '../runtime/default-cache';
-import { generate } from '../runtime/generate';
 import { policyContextOf } from '../runtime/policy-context';
 import {
   expectAnchorsKept,
@@ -12,6 +9,7 @@ import {
   finalPositions,
   liveKeyNorms,
 } from './cache-checks';
+import { type GenerateWatch, generateWhere, watchedGenerate } from './generate-watch';
 import { expectThat } from './matrix-failure';
 import { type MatrixMode, modeBound, modeBudget } from './matrix-modes';
 
@@ -26,10 +24,78 @@ export interface GenerateOutcome {
 /** Tokens each sequence generates in the `generate()` loops. */
 export const MATRIX_NEW_TOKENS = 24;
 
-/** Throws unless the tensor count is back to `before`. */
-export function expectNoLeak(before: number, where: string): void {
-  const after = tf.memory().numTensors;
-  expectThat(after === before, 'no tensor leak', where, () => `${after - before} tensors left`);
+/** Capacity of the eviction policies in the `generate()` loops (prompts of 9–13 + 24 tokens). */
+export const GENERATE_CAPACITY = 8;
+
+/**
+ * The watch of an eviction policy (`set.eviction`, built under `mode`'s budget at `capacity`):
+ * prompts fed one token at a time, the budget checked before every step and at the end, every
+ * round's decision checked, and at the end the anchors of every layer that ran a round. Records
+ * each sequence's live positions and live keys' norms.
+ *
+ * @throws PolicyMatrixFailure when the set has no eviction policy.
+ */
+export function evictionWatch(
+  set: PolicySet,
+  capacity: number,
+  mode: MatrixMode,
+  where: string,
+): GenerateWatch<Omit<GenerateOutcome, 'tokens'>> {
+  const { eviction } = set;
+  expectThat(eviction !== undefined, 'builds an eviction policy', where, () => 'none was built');
+  const bound = modeBound(mode, capacity, eviction);
+  return {
+    options: {
+      eviction,
+      prefillChunk: 1,
+      onStep: ({ sequences, caches }) => {
+        for (const b of sequences) {
+          expectWithinBudget(caches[b]!, bound, mode, `${where}, sequence ${b}, before a step`);
+        }
+      },
+      onEvictionRound: ({ decision, observation }) => {
+        expectValidDecision(decision, observation.liveCounts, `${where}, a round`);
+      },
+    },
+    async finish(result) {
+      for (const [b, cache] of result.caches.entries()) {
+        expectWithinBudget(cache, bound, mode, `${where}, sequence ${b}, at the end`);
+        for (let layer = 0; layer < cache.geometry.layers; layer++) {
+          if (cache.stats().evictionRounds[layer]! > 0) {
+            expectAnchorsKept(cache, layer, eviction, `${where}, sequence ${b}, at the end`);
+          }
+        }
+      }
+      return {
+        positions: result.caches.map(finalPositions),
+        keyNorms: await Promise.all(result.caches.map(liveKeyNorms)),
+      };
+    },
+  };
+}
+
+/**
+ * Checks that an eviction policy evicted in every sequence of a run of `prompts`: some head
+ * holds fewer entries than the tokens fed to it (its prompt and every generated token but the
+ * last).
+ *
+ * @throws PolicyMatrixFailure naming the check.
+ */
+export function expectEvicted(
+  outcome: Pick<GenerateOutcome, 'tokens' | 'positions'>,
+  prompts: readonly Int32Array[],
+  where: string,
+): void {
+  for (const [b, layers] of outcome.positions.entries()) {
+    const fed = prompts[b]!.length + outcome.tokens[b]!.length - 1;
+    const held = layers.flat().map((head) => head.length);
+    expectThat(
+      held.some((n) => n < fed),
+      'evicts',
+      `${where}, sequence ${b}`,
+      () => `heads hold [${held}] of ${fed} tokens`,
+    );
+  }
 }
 
 /**
@@ -38,7 +104,7 @@ export function expectNoLeak(before: number, where: string): void {
  * with the budget checked before every step and at the end, every round's decision and anchors
  * checked, and no tensor left behind.
  *
- * @throws PolicyMatrixFailure naming the check; Error when the provider builds no eviction policy.
+ * @throws PolicyMatrixFailure naming the check, also when the provider builds no eviction policy.
  */
 export async function generateLoop(
   prepared: PreparedPolicy,
@@ -48,41 +114,10 @@ export async function generateLoop(
   capacity: number,
   mode: MatrixMode,
 ): Promise<GenerateOutcome> {
-  const where = `generate(), ${prompts.length} sequence(s)`;
-  const context = policyContextOf(model, prompts.length);
-  const { eviction } = prepared.build(modeBudget(mode, capacity), context);
-  expectThat(eviction !== undefined, 'builds an eviction policy', where, () => 'none was built');
-  const bound = modeBound(mode, capacity, eviction);
-  const before = tf.memory().numTensors;
-  const result = await generate({
-    model,
-    prompts,
-    streamIds,
-    maxNewTokens: MATRIX_NEW_TOKENS,
-    sampling: { temperature: 0 },
-    seed: 5,
-    eviction,
-    prefillChunk: 1,
-    onStep: ({ sequences, caches }) => {
-      for (const b of sequences) {
-        expectWithinBudget(caches[b]!, bound, mode, `${where}, sequence ${b}, before a step`);
-      }
-    },
-    onEvictionRound: ({ decision, observation }) => {
-      expectValidDecision(decision, observation.liveCounts, `${where}, a round`);
-    },
-  });
-  expectNoLeak(before, where);
-  for (const [b, cache] of result.caches.entries()) {
-    expectWithinBudget(cache, bound, mode, `${where}, sequence ${b}, at the end`);
-    for (let layer = 0; layer < cache.geometry.layers; layer++) {
-      if (cache.stats().evictionRounds[layer]! > 0) {
-        expectAnchorsKept(cache, layer, eviction, `${where}, sequence ${b}, at the end`);
-      }
-    }
-  }
-  const positions = result.caches.map(finalPositions);
-  const keyNorms = await Promise.all(result.caches.map(liveKeyNorms));
-  for (const cache of result.caches) releaseCache(cache);
-  return { tokens: result.tokens.map((t) => [...t]), positions, keyNorms };
+  const where = generateWhere(prompts.length);
+  const set = prepared.build(modeBudget(mode, capacity), policyContextOf(model, prompts.length));
+  const watch = evictionWatch(set, capacity, mode, where);
+  const run = { model, prompts, streamIds, maxNewTokens: MATRIX_NEW_TOKENS, where };
+  const { tokens, outcomes } = await watchedGenerate(run, [watch]);
+  return { tokens, ...outcomes[0] };
 }

@@ -5,6 +5,9 @@
  * the contract's promises (budget, anchors, indices or pages, seeding, isolation between
  * sequences, no tensor leak); any test runner runs its cases. The loops and checks are exported
  * for runtime-parity tests (a policy on the WebGPU device cache against the CPU).
+ * `composedMatrixCases(parts)` runs compositions (`composePolicies`: an eviction policy with a
+ * compute policy, a read selector with either) on `generate()`, every part checked as its own
+ * matrix checks it, in one run.
  *
  * @packageDocumentation
  */
@@ -17,6 +20,13 @@ export {
   finalPositions,
   liveKeyNorms,
 } from './cache-checks';
+export { type ComposedOutcome, composedGenerateLoop } from './composed-loop';
+export {
+  COMPOSED_DEFAULT_MODES,
+  type ComposedMatrixPart,
+  composedMatrixCases,
+  runComposedMatrix,
+} from './composed-matrix';
 export {
   type ComputeOutcome,
   computeGenerateLoop,
@@ -34,6 +44,7 @@ export {
   modeBound,
   modeBudget,
   modeForm,
+  modeKind,
   modeReadPages,
   type ProviderKind,
   providerKind,

@@ -175,6 +175,12 @@ export function providerKind(provider: AnyPolicyProvider): ProviderKind {
   return forms.includes('read') ? 'read' : 'eviction';
 }
 
+/** What a provider run in `mode` builds: the kind whose budget form `mode`'s budget has. */
+export function modeKind(mode: MatrixMode): ProviderKind {
+  if (mode.compute !== undefined) return 'compute';
+  return mode.read === undefined ? 'eviction' : 'read';
+}
+
 /** Whether `provider` takes `mode`'s budget form and its schema every option of `mode`. */
 export function accepts(provider: AnyPolicyProvider, mode: MatrixMode): boolean {
   return (

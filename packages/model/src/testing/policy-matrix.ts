@@ -1,24 +1,18 @@
-import {
-  type AnyPolicyProvider,
-  memoryPolicyDirectory,
-  type PolicyModelShape,
-  PolicyRegistry,
-  type PreparedPolicy,
-} from '@lethe/kv-cache';
+import type { AnyPolicyProvider, PolicyModelShape, PreparedPolicy } from '@lethe/kv-cache';
 import { policyContextOf } from '../runtime/policy-context';
+import { COMPARED_ALONE, expectBatchIsolation } from './batch-isolation';
 import { computeGenerateLoop, controlsLoop } from './compute-loops';
-import { generateLoop } from './generate-loop';
+import { GENERATE_CAPACITY, generateLoop } from './generate-loop';
 import { kvCacheLoop, kvCacheLoopContext } from './kv-cache-loop';
 import { expectSame, expectThat } from './matrix-failure';
-import { matrixModel, matrixPrompts } from './matrix-model';
+import { matrixModel } from './matrix-model';
 import { accepts, MATRIX_MODES, type MatrixMode, modeBudget, providerKind } from './matrix-modes';
-import type { PolicyFixture } from './policy-fixture';
-import { readCacheLoop, readGenerateLoop } from './read-loops';
+import { type PolicyFixture, prepareInMode } from './policy-fixture';
+import { expectSparseReads, readCacheLoop, readGenerateLoop } from './read-loops';
 
-/** Capacity of the KVCache loop (60 tokens) and of `generate()` (prompts of 9–13 + 24 tokens). */
+/** Capacity of the KVCache loop (60 tokens). */
 const LOOP_CAPACITY = 12;
 const LOOP_TOKENS = 60;
-const GENERATE_CAPACITY = 8;
 
 /** Options of {@link policyMatrixCases}. */
 export interface PolicyMatrixOptions {
@@ -50,8 +44,9 @@ export interface PolicyMatrixCase {
  * each checks, at every token, the budget, the anchors, the decision's indices — and that the
  * same seed gives the same result, that each sequence alone ends as it did in the batch, no
  * tensor is left behind, and the policy did evict. A compute policy runs the controls loop
- * (valid knobs per layer, not all dense) and `generate()` (no eviction, realised averages in
- * [0, 1], one refresh per episode), with the same seeding and isolation checks. A read selector
+ * (valid knobs per layer, not all dense) and `generate()` (valid knobs at every step, no
+ * eviction, realised averages in [0, 1], one refresh per episode), with the same seeding and
+ * isolation checks. A read selector
  * runs the KVCache loop (60 random tokens, the selector asked at every layer of every token as
  * the decode step asks it: valid pages, the newest among them, at most the mode's page budget
  * per KV head — see `modeReadPages`) and `generate()` (every entry kept, no step reading more
@@ -76,12 +71,8 @@ export function policyMatrixCases(
   if (provider.learned !== undefined && options.fixture === undefined) {
     throw new Error(`learned provider "${provider.name}" needs a fixture to run the matrix`);
   }
-  const prepare = (mode: MatrixMode, shape: PolicyModelShape): Promise<PreparedPolicy> => {
-    const registry = new PolicyRegistry([provider]);
-    const directory =
-      options.fixture === undefined ? undefined : memoryPolicyDirectory(options.fixture(shape));
-    return registry.prepare(provider.name, { options: mode.options, directory });
-  };
+  const prepare = (mode: MatrixMode, shape: PolicyModelShape): Promise<PreparedPolicy> =>
+    prepareInMode(provider, mode, options.fixture, shape);
   const kind = providerKind(provider);
   return modes.flatMap((mode) => {
     const loops =
@@ -171,17 +162,10 @@ async function generateCase(prepare: Prepare, mode: MatrixMode): Promise<void> {
   const model = matrixModel();
   const prepared = await prepare(mode, policyContextOf(model, 1).model);
   try {
-    const prompts = matrixPrompts();
-    const loop = (which: Int32Array[], ids: number[]) =>
-      generateLoop(prepared, model, which, ids, GENERATE_CAPACITY, mode);
-    const batch = await loop(prompts, [0, 1]);
-    expectSame(await loop(prompts, [0, 1]), batch, 'same seed, same result', 'generate()');
-    for (const b of [0, 1]) {
-      const alone = await loop([prompts[b]!], [b]);
-      const where = `generate(), sequence ${b} alone`;
-      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
-      expectSame(alone.positions[0], batch.positions[b], 'the same entries as in the batch', where);
-    }
+    await expectBatchIsolation(
+      (prompts, ids) => generateLoop(prepared, model, prompts, ids, GENERATE_CAPACITY, mode),
+      COMPARED_ALONE.eviction,
+    );
   } finally {
     prepared.release();
     model.dispose();
@@ -235,27 +219,10 @@ async function computeGenerateCase(prepare: Prepare, mode: MatrixMode): Promise<
   const model = matrixModel();
   const prepared = await prepare(mode, policyContextOf(model, 1).model);
   try {
-    const prompts = matrixPrompts();
-    const batch = await computeGenerateLoop(prepared, model, prompts, [0, 1], mode);
-    const again = await computeGenerateLoop(prepared, model, prompts, [0, 1], mode);
-    expectSame(again, batch, 'same seed, same result', 'generate()');
-    for (const b of [0, 1]) {
-      const alone = await computeGenerateLoop(prepared, model, [prompts[b]!], [b], mode);
-      const where = `generate(), sequence ${b} alone`;
-      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
-      expectSame(
-        alone.usage[0],
-        batch.usage[b],
-        'the same realised compute as in the batch',
-        where,
-      );
-      expectSame(
-        alone.refreshes[0],
-        batch.refreshes[b],
-        'the same refreshes as in the batch',
-        where,
-      );
-    }
+    await expectBatchIsolation(
+      (prompts, ids) => computeGenerateLoop(prepared, model, prompts, ids, mode),
+      COMPARED_ALONE.compute,
+    );
   } finally {
     prepared.release();
     model.dispose();
@@ -312,23 +279,11 @@ async function readGenerateCase(prepare: Prepare, mode: MatrixMode): Promise<voi
   const model = matrixModel();
   const prepared = await prepare(mode, policyContextOf(model, 1).model);
   try {
-    const prompts = matrixPrompts();
-    const batch = await readGenerateLoop(prepared, model, prompts, [0, 1], mode);
-    const again = await readGenerateLoop(prepared, model, prompts, [0, 1], mode);
-    expectSame(again, batch, 'same seed, same result', 'generate()');
-    for (const b of [0, 1]) {
-      const alone = await readGenerateLoop(prepared, model, [prompts[b]!], [b], mode);
-      const where = `generate(), sequence ${b} alone`;
-      expectSame(alone.tokens[0], batch.tokens[b], 'the same tokens as in the batch', where);
-      expectSame(alone.reads[0], batch.reads[b], 'the same reads as in the batch', where);
-    }
-    const read = batch.reads.map((steps) => steps.reduce((sum, n) => sum + n, 0));
-    expectThat(
-      read.every((entries, b) => entries < batch.live[b]!),
-      'reads fewer entries than the cache holds',
-      'generate()',
-      () => `read [${read}] of [${batch.live}] entries`,
+    const batch = await expectBatchIsolation(
+      (prompts, ids) => readGenerateLoop(prepared, model, prompts, ids, mode),
+      COMPARED_ALONE.read,
     );
+    expectSparseReads(batch, 'generate()');
   } finally {
     prepared.release();
     model.dispose();

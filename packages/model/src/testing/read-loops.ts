@@ -1,12 +1,14 @@
 import { Rng } from '@lethe/core';
-import { KVCache, type PreparedPolicy, type ReadSelector } from '@lethe/kv-cache';
-import { tf } from '@lethe/tensor';
+import { KVCache, type PolicySet, type PreparedPolicy, type ReadSelector } from '@lethe/kv-cache';
 import type { DecoderModel } from '../decoder/decoder-model';
-import { releaseCache } from '../runtime/default-cache';
-import { generate } from '../runtime/generate';
 import { policyContextOf } from '../runtime/policy-context';
-import { expectEveryEntryKept } from './cache-checks';
-import { expectNoLeak, MATRIX_NEW_TOKENS } from './generate-loop';
+import { MATRIX_NEW_TOKENS } from './generate-loop';
+import {
+  everyEntryKeptWatch,
+  type GenerateWatch,
+  generateWhere,
+  watchedGenerate,
+} from './generate-watch';
 import { kvCacheLoopContext } from './kv-cache-loop';
 import { expectThat } from './matrix-failure';
 import { type MatrixMode, modeBudget, modeReadPages } from './matrix-modes';
@@ -162,6 +164,89 @@ export interface ReadOutcome {
 }
 
 /**
+ * The watch of a read selector (`set.readSelector`, built under `mode`'s read budget) in a run of
+ * `sequences` sequences: the entries each decode step read (`StepEvent.reads`, summed over
+ * layers and KV heads) never exceed what the mode's page budget allows that step — per layer and
+ * KV head the live entries or `modeReadPages` full pages, whichever is fewer — and are counted at
+ * every decode step. Records them, and the entries the steps would have read densely.
+ *
+ * @throws PolicyMatrixFailure when the set has no read selector.
+ */
+export function readWatch(
+  set: PolicySet,
+  mode: MatrixMode,
+  sequences: number,
+  where: string,
+): GenerateWatch<Omit<ReadOutcome, 'tokens'>> {
+  const { readSelector } = set;
+  expectThat(readSelector !== undefined, 'builds a read selector', where, () => 'none was built');
+  const most = modeReadPages(mode, readSelector.pageSize) * readSelector.pageSize;
+  const reads: number[][] = Array.from({ length: sequences }, () => []);
+  // per sequence, the step now running: its allowance and the reads counted when it began
+  const running: ({ allowed: number; before: number } | undefined)[] = reads.map(() => undefined);
+  const settle = (b: number, readSoFar: number) => {
+    const step = running[b];
+    if (step === undefined) return;
+    const read = readSoFar - step.before;
+    expectThat(
+      read <= step.allowed,
+      'within the read budget',
+      `${where}, sequence ${b}, decode step ${reads[b]!.length}`,
+      () => `read ${read} entries; the budget allows ${step.allowed}`,
+    );
+    reads[b]!.push(read);
+    running[b] = undefined;
+  };
+  return {
+    options: {
+      readSelector,
+      onStep: ({ sequences: stepping, caches, reads: counted }) => {
+        for (const b of stepping) {
+          settle(b, counted[b]!.entries);
+          let allowed = 0;
+          for (let layer = 0; layer < caches[b]!.geometry.layers; layer++) {
+            for (const live of caches[b]!.liveCounts(layer)) allowed += Math.min(live, most);
+          }
+          running[b] = { allowed, before: counted[b]!.entries };
+        }
+      },
+    },
+    finish(result) {
+      const { stats } = result;
+      for (const [b, tokens] of result.tokens.entries()) {
+        settle(b, stats.reads[b]!.entries);
+        expectThat(
+          reads[b]!.length === tokens.length - 1,
+          'reads counted at every decode step',
+          `${where}, sequence ${b}`,
+          () => `${reads[b]!.length} steps counted of ${tokens.length - 1}`,
+        );
+      }
+      return { reads, live: stats.reads.map((r) => r.live) };
+    },
+  };
+}
+
+/**
+ * Checks that every sequence of a read selector's run read fewer entries than its decode steps
+ * would have read densely.
+ *
+ * @throws PolicyMatrixFailure naming the check.
+ */
+export function expectSparseReads(
+  outcome: Pick<ReadOutcome, 'reads' | 'live'>,
+  where: string,
+): void {
+  const read = outcome.reads.map((steps) => steps.reduce((sum, n) => sum + n, 0));
+  expectThat(
+    read.every((entries, b) => entries < outcome.live[b]!),
+    'reads fewer entries than the cache holds',
+    where,
+    () => `read [${read}] of [${outcome.live}] entries`,
+  );
+}
+
+/**
  * The `generate()` loop of a read selector: greedy decoding of `prompts` on `model` under the
  * read selector built for the batch. Checks: no tensor left behind, the cache keeps every entry
  * (a read selector evicts nothing), and the entries each decode step read (`StepEvent.reads`,
@@ -177,71 +262,17 @@ export async function readGenerateLoop(
   streamIds: readonly number[],
   mode: MatrixMode,
 ): Promise<ReadOutcome> {
-  const where = `generate(), ${prompts.length} sequence(s)`;
-  const context = policyContextOf(model, prompts.length);
-  const { readSelector, eviction } = prepared.build(modeBudget(mode, 2), context);
-  expectThat(readSelector !== undefined, 'builds a read selector', where, () => 'none was built');
+  const where = generateWhere(prompts.length);
+  const set = prepared.build(modeBudget(mode, 2), policyContextOf(model, prompts.length));
+  const watch = readWatch(set, mode, prompts.length, where);
   expectThat(
-    eviction === undefined,
+    set.eviction === undefined,
     'a read selector evicts nothing',
     where,
     () => 'it built an eviction policy',
   );
-  const most = modeReadPages(mode, readSelector.pageSize) * readSelector.pageSize;
-  const reads: number[][] = prompts.map(() => []);
-  // per sequence, the step now running: its allowance and the reads counted when it began
-  const running: ({ allowed: number; before: number } | undefined)[] = prompts.map(() => undefined);
-  const settle = (b: number, readSoFar: number) => {
-    const step = running[b];
-    if (step === undefined) return;
-    const read = readSoFar - step.before;
-    expectThat(
-      read <= step.allowed,
-      'within the read budget',
-      `${where}, sequence ${b}, decode step ${reads[b]!.length}`,
-      () => `read ${read} entries; the budget allows ${step.allowed}`,
-    );
-    reads[b]!.push(read);
-    running[b] = undefined;
-  };
-  const before = tf.memory().numTensors;
-  const result = await generate({
-    model,
-    prompts,
-    streamIds,
-    maxNewTokens: MATRIX_NEW_TOKENS,
-    sampling: { temperature: 0 },
-    seed: 5,
-    readSelector,
-    onStep: ({ sequences, caches, reads: counted }) => {
-      for (const b of sequences) {
-        settle(b, counted[b]!.entries);
-        let allowed = 0;
-        for (let layer = 0; layer < caches[b]!.geometry.layers; layer++) {
-          for (const live of caches[b]!.liveCounts(layer)) allowed += Math.min(live, most);
-        }
-        running[b] = { allowed, before: counted[b]!.entries };
-      }
-    },
-  });
-  expectNoLeak(before, where);
-  const { stats } = result;
-  for (const [b, cache] of result.caches.entries()) {
-    settle(b, stats.reads[b]!.entries);
-    const at = `${where}, sequence ${b}`;
-    const fed = prompts[b]!.length + result.tokens[b]!.length - 1;
-    expectEveryEntryKept(cache, fed, at);
-    expectThat(
-      reads[b]!.length === result.tokens[b]!.length - 1,
-      'reads counted at every decode step',
-      at,
-      () => `${reads[b]!.length} steps counted of ${result.tokens[b]!.length - 1}`,
-    );
-  }
-  for (const cache of result.caches) releaseCache(cache);
-  return {
-    tokens: result.tokens.map((t) => [...t]),
-    reads,
-    live: stats.reads.map((r) => r.live),
-  };
+  const watches = [watch, everyEntryKeptWatch(prompts, where)] as const;
+  const run = { model, prompts, streamIds, maxNewTokens: MATRIX_NEW_TOKENS, where };
+  const { tokens, outcomes } = await watchedGenerate(run, watches);
+  return { tokens, ...outcomes[0] };
 }

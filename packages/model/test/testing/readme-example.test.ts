@@ -14,3 +14,12 @@ describe('README: Testing a policy', () => {
     expect(Number(out.split(' ')[0])).toBeGreaterThanOrEqual(8);
   });
 });
+
+describe('README: Testing compositions', () => {
+  it('runs H2O in two modes with Quest through the composed matrix', () => {
+    const out = runDocExample(join(pkg, 'README.md'), '### Testing compositions', pkg);
+    expect(out).toBe(
+      'h2o+quest × per-head+read-defaults × generate()\nh2o+quest × block+read-defaults × generate()\n',
+    );
+  });
+});
