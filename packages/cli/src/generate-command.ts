@@ -48,6 +48,13 @@ import { unescapePrompt } from './prompt-text';
 import { streamGeneration } from './streaming-generation';
 import { tokenGlyphs } from './token-glyphs';
 
+/** A part of the policy, prepared, with the directory it was read from (learned parts). */
+interface PreparedPart {
+  readonly policy: PreparedPolicy;
+  readonly directory?: PolicyDirectory;
+  readonly dir: string | null;
+}
+
 /** Generated tokens when neither `--tokens` nor a task bounds them. */
 const DEFAULT_NEW_TOKENS = 200;
 
@@ -147,11 +154,7 @@ export function addGenerateCommand(program: Command): void {
       // First: a learned provider may upload its parameters when it is prepared.
       await initBackend((flags.backend ?? 'wasm') as BackendName);
       const parts = policyParts(spec);
-      const prepared: {
-        readonly policy: PreparedPolicy;
-        readonly directory?: PolicyDirectory;
-        readonly dir: string | null;
-      }[] = [];
+      const prepared: PreparedPart[] = [];
       try {
         for (const [j, part] of parts.entries()) {
           try {
@@ -219,11 +222,7 @@ async function generateWith(
   flags: GenerateFlags,
   spec: PolicySpec,
   policy: ComposedPolicy,
-  prepared: readonly {
-    readonly policy: PreparedPolicy;
-    readonly directory?: PolicyDirectory;
-    readonly dir: string | null;
-  }[],
+  prepared: readonly PreparedPart[],
 ): Promise<void> {
   const budget = validateBudgetFraction(parseNumberFlag(flags.budget, '--budget'), '--budget');
   if (spec.name === FULL_CACHE && budget !== 1) {
