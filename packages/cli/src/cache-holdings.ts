@@ -30,20 +30,15 @@ export function renderCacheHoldings(
   glyphs: readonly string[],
   style: HoldingsStyle,
 ): string[] {
-  const { layers, kvHeads } = cache.geometry;
+  const { kvHeads } = cache.geometry;
   const tokens = glyphs.length;
   const rows: { label: string; heldBy: Uint8Array; heads: number }[] = [];
-  for (let layer = 0; layer < layers; layer++) {
-    // positions only: an observation, which every cache serves (a device cache's keys may live
-    // on its device alone)
-    const view = cache.observe(layer, NO_NEEDS);
-    const perHead = Array.from({ length: kvHeads }, () => new Uint8Array(tokens));
-    for (let h = 0; h < kvHeads; h++) {
-      for (let i = 0; i < view.liveCounts[h]!; i++) {
-        const position = view.positions[h * view.maxLive + i]!;
-        if (position >= 0 && position < tokens) perHead[h]![position] = 1;
-      }
-    }
+  for (const [layer, heads] of heldPositions(cache).entries()) {
+    const perHead = heads.map((positions) => {
+      const held = new Uint8Array(tokens);
+      for (const position of positions) if (position >= 0 && position < tokens) held[position] = 1;
+      return held;
+    });
     if (style.perHead) {
       perHead.forEach((held, h) => {
         rows.push({ label: `L${layer}.h${h}`, heldBy: held, heads: 1 });
@@ -74,6 +69,23 @@ export function renderCacheHoldings(
     });
   }
   return lines;
+}
+
+/**
+ * The positions each KV head of `cache` holds, ascending, as `held[layer][kvHead]` (so
+ * `held[l][h].length` is that head's live count), read from a positions-only observation of each
+ * layer — one every cache serves (a device cache's keys may live on its device alone).
+ */
+export function heldPositions(cache: KVCacheStore): number[][][] {
+  const { layers, kvHeads } = cache.geometry;
+  return Array.from({ length: layers }, (_, layer) => {
+    const view = cache.observe(layer, NO_NEEDS);
+    return Array.from({ length: kvHeads }, (_, h) => {
+      const start = h * view.maxLive;
+      const live = view.positions.subarray(start, start + view.liveCounts[h]!);
+      return Array.from(live).sort((a, b) => a - b);
+    });
+  });
 }
 
 function cell(glyph: string, heldBy: number, heads: number, color: boolean): string {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LetheError, withArgument } from '@lethe/core';
 import type { Task } from '@lethe/eval';
 import {
-  encodeText,
+  encodePrompt,
   fullCacheLength,
   type PolicySpec,
   parseIntegerFlag,
@@ -18,20 +18,21 @@ import {
   COMPOSITION_SEPARATOR,
   type ComposedPolicy,
   composePolicies,
+  describeBudget,
   FULL_CACHE,
-  type PolicyBudget,
   type PolicyDirectory,
   type PolicyRegistry,
+  type PolicySet,
   type PreparedPolicy,
 } from '@lethe/kv-cache';
 import {
-  CharTokenizer,
   checkPolicyBaseModel,
   type DecoderModel,
   DecodeStream,
   policyContextOf,
   type StopConditions,
   type Tokenizer,
+  tokenGlyphs,
   validateSampling,
 } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
@@ -43,10 +44,10 @@ import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { renderCacheHoldings } from './cache-holdings';
 import { evalFlagOf, nameFlag } from './flag-errors';
+import { type GenerationRecord, type GenerationSetup, generationRecord } from './generation-record';
 import { promptLines } from './prompt-lines';
 import { unescapePrompt } from './prompt-text';
-import { streamGeneration } from './streaming-generation';
-import { tokenGlyphs } from './token-glyphs';
+import { type StreamGenerationResult, streamGeneration } from './streaming-generation';
 
 /** A part of the policy, prepared, with the directory it was read from (learned parts). */
 interface PreparedPart {
@@ -70,11 +71,14 @@ interface GenerateFlags {
   readonly seed: string;
   readonly temperature: string;
   readonly perHead?: boolean;
+  readonly json?: boolean;
   readonly backend?: string;
 }
 
 /** What one generation needs, checked once. */
 interface Generator {
+  /** The model directory the model was read from. */
+  readonly modelDir: string;
   readonly model: DecoderModel;
   readonly tokenizer: Tokenizer;
   /** The ids that end a generation (the tokenizer's EOS, or the directory's). */
@@ -89,6 +93,8 @@ interface Generator {
   readonly seed: number;
   readonly temperature: number;
   readonly perHead: boolean;
+  /** One JSON line per prompt (`--json`) instead of the text and holdings. */
+  readonly json: boolean;
 }
 
 const DIM = '\u001b[2m';
@@ -101,7 +107,8 @@ const RESET = '\u001b[0m';
  * at a budget fraction of the full-cache length, streams the text, and then shows, one row per
  * layer, which tokens the KV cache still holds (evicted ones as `·`; colours only on a
  * terminal). Without `--prompt` it reads prompts line by line from stdin until EOF
- * (interactively, with a `lethe> ` prompt, on a terminal).
+ * (interactively, with a `lethe> ` prompt, on a terminal). With `--json` it prints, per prompt,
+ * one line on stdout instead: a {@link GenerationRecord} as JSON.
  */
 export function addGenerateCommand(program: Command): void {
   program
@@ -146,6 +153,14 @@ export function addGenerateCommand(program: Command): void {
     .option('--seed <n>', 'sampling and eviction seed', '0')
     .option('--temperature <t>', 'sampling temperature, 0 = greedy', '0')
     .option('--per-head', 'one row per KV head instead of one per layer')
+    .option(
+      '--json',
+      'print per prompt one JSON line on stdout and nothing else (errors still go to stderr): ' +
+        '{model, task (or null), policy, budget, budgets (per part: {capacity} | {readTokens} | {targets} | {keepRatio, every}), ' +
+        'fullCacheLength, prompt (as fed), promptTokens, text, tokens (ids), finishReason, livePerLayer (summed over KV heads), ' +
+        'peakPerLayer, livePerHead ([layer][kvHead]), evictionRounds (total), held ([layer][kvHead]: positions held, ascending), ' +
+        'reads {entries, live}, compute ({steps, tokenKeep, mlpInputKeep, precision} or null), tokensPerSecond}',
+    )
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
     .action(async (flags: GenerateFlags) => {
       const registry = createDefaultRegistry();
@@ -246,6 +261,7 @@ async function generateWith(
         await checkPolicyBaseModel(p.directory, loaded.model, modelDir);
     }
     const generator: Generator = {
+      modelDir,
       model: loaded.model,
       tokenizer: loaded.tokenizer!,
       eosTokenIds: loaded.eosTokenIds,
@@ -257,16 +273,21 @@ async function generateWith(
       seed,
       temperature,
       perHead: flags.perHead ?? false,
+      json: flags.json ?? false,
     };
     const c = loaded.model.config;
-    console.log(
-      `model: ${modelDir}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
-    );
+    if (!generator.json) {
+      console.log(
+        `model: ${modelDir}${loaded.task ? ` (${loaded.task.name} task model)` : ''}: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, ${c.num_attention_heads} query / ${c.num_key_value_heads} KV heads`,
+      );
+    }
     if (flags.prompt !== undefined) {
       await generateOne(generator, flags.prompt);
     } else {
       const interactive = process.stdin.isTTY === true;
-      for await (const line of promptLines(process.stdin, process.stdout, interactive)) {
+      // with --json, stdout carries the JSON lines alone: the `lethe> ` prompt goes to stderr
+      const echo = generator.json ? process.stderr : process.stdout;
+      for await (const line of promptLines(process.stdin, echo, interactive)) {
         if (line.trim() === '') continue;
         try {
           await generateOne(generator, line);
@@ -290,32 +311,28 @@ async function taskModelOf(
   return { ...loaded, eosTokenIds: [eos] };
 }
 
-/**
- * Token ids of a prompt (BOS first when the tokenizer has one).
- *
- * @throws LetheError `E_ARG` naming `--prompt` for a character outside the alphabet of a
- *   character tokenizer.
- */
-function encodePrompt(tokenizer: Tokenizer, text: string): Int32Array {
-  const prompt = encodeText(tokenizer, text);
-  if (!(tokenizer instanceof CharTokenizer)) return prompt;
-  const unknown = prompt.indexOf(tokenizer.unkId);
-  if (unknown >= 0) {
-    const char = Array.from(text)[unknown - (tokenizer.bosId === undefined ? 0 : 1)];
-    throw new LetheError(
-      'E_ARG',
-      `character ${JSON.stringify(char)} is not in the model's alphabet ${JSON.stringify(tokenizer.alphabet.join(''))}`,
-      '--prompt',
-    );
-  }
-  return prompt;
+/** One prompt, ready to generate from. */
+interface PromptRun {
+  /** What the record says before generating. */
+  readonly setup: GenerationSetup;
+  /** Tokens of the typed prompt (before any prompt conditioning). */
+  readonly typedTokens: number;
+  readonly maxNewTokens: number;
+  /** The token ids fed: `setup.prompt` encoded. */
+  readonly ids: Int32Array;
+  readonly policies: PolicySet;
+  readonly stop: StopConditions;
 }
 
-/** Generates from one prompt, streaming it, then prints the cache holdings and stats. */
-async function generateOne(g: Generator, raw: string): Promise<void> {
+/**
+ * Unescapes and encodes a prompt, and builds the policy under budgets of the full-cache length.
+ *
+ * @throws LetheError `E_ARG` naming `--prompt` for a character outside the model's alphabet.
+ */
+function preparePrompt(g: Generator, raw: string): PromptRun {
   const { tokenizer, model, task } = g;
   const typed = unescapePrompt(raw);
-  const typedIds = encodePrompt(tokenizer, typed);
+  const typedIds = encodePrompt(tokenizer, typed, '--prompt');
   const maxNewTokens =
     g.tokens ?? (task?.kind === 'generation' ? task.maxNewTokens : DEFAULT_NEW_TOKENS);
   const fullLength = fullCacheLength(typedIds.length, maxNewTokens);
@@ -325,77 +342,116 @@ async function generateOne(g: Generator, raw: string): Promise<void> {
   const { prompt: conditioning, ...policies } = g.policy.build(budgets, policyContextOf(model, 1));
   // A policy that conditions the prompt on its budget (NGC's interoception tag) rewrites it.
   const prompted = conditioning === undefined ? typed : conditioning.text(typed);
-  const prompt = conditioning === undefined ? typedIds : encodePrompt(tokenizer, prompted);
-  const tty = process.stdout.isTTY === true;
-  const color = tty && process.env.NO_COLOR === undefined;
-  console.log(
-    g.policy.name === FULL_CACHE
-      ? `policy full: no eviction (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`
-      : `policy ${g.policy.name}, budget ${g.budget}: ${budgets.map(describeBudget).join('; ')} (full-cache length ${fullLength} = prompt ${typedIds.length} + ${maxNewTokens} tokens)`,
-  );
+  const ids = conditioning === undefined ? typedIds : encodePrompt(tokenizer, prompted, '--prompt');
   const stop: StopConditions = {
     eosTokenIds: g.eosTokenIds,
     stopSequences:
       task?.kind === 'generation' && task.stopText !== '' ? [tokenizer.encode(task.stopText)] : [],
   };
-  process.stdout.write('\n');
-  process.stdout.write(color ? `${DIM}${prompted}${RESET}` : prompted);
-  const stream = new DecodeStream(tokenizer, { skipSpecialTokens: true });
+  const setup: GenerationSetup = {
+    model: g.modelDir,
+    task: task?.name ?? null,
+    policy: g.policy.name,
+    budget: g.budget,
+    budgets,
+    fullCacheLength: fullLength,
+    prompt: prompted,
+    promptTokens: ids.length,
+  };
+  return { setup, typedTokens: typedIds.length, maxNewTokens, ids, policies, stop };
+}
+
+/**
+ * Generates from a prepared prompt, passing the text to `onText` as it is decoded, and returns
+ * its record with the generation's result (its cache, the tokens it fed).
+ */
+async function runPrompt(
+  g: Generator,
+  run: PromptRun,
+  onText: (text: string) => void,
+): Promise<{ readonly record: GenerationRecord; readonly result: StreamGenerationResult }> {
+  const stream = new DecodeStream(g.tokenizer, { skipSpecialTokens: true });
+  let text = '';
+  const emit = (piece: string): void => {
+    text += piece;
+    onText(piece);
+  };
   const result = await streamGeneration({
-    model,
-    prompt,
-    maxNewTokens,
-    policies,
+    model: g.model,
+    prompt: run.ids,
+    maxNewTokens: run.maxNewTokens,
+    policies: run.policies,
     sampling: { temperature: g.temperature },
     seed: g.seed,
-    stop,
-    onToken: (token) => {
-      process.stdout.write(stream.step(token));
-    },
+    stop: run.stop,
+    onToken: (token) => emit(stream.step(token)),
   });
-  process.stdout.write(`${stream.flush()}\n\n`);
+  emit(stream.flush());
+  return { record: generationRecord(run.setup, text, result), result };
+}
+
+/** Generates from one prompt: one JSON line with `--json`, else the streamed text and holdings. */
+function generateOne(g: Generator, raw: string): Promise<void> {
+  return g.json ? printJsonGeneration(g, raw) : printGeneration(g, raw);
+}
+
+/** Generates from one prompt and prints its {@link GenerationRecord} as one JSON line. */
+async function printJsonGeneration(g: Generator, raw: string): Promise<void> {
+  const { record } = await runPrompt(g, preparePrompt(g, raw), () => {});
+  process.stdout.write(`${JSON.stringify(record)}\n`);
+}
+
+/** Generates from one prompt, streaming it, then prints the cache holdings and stats. */
+async function printGeneration(g: Generator, raw: string): Promise<void> {
+  const run = preparePrompt(g, raw);
+  const tty = process.stdout.isTTY === true;
+  const color = tty && process.env.NO_COLOR === undefined;
+  console.log(policyLine(g, run));
+  const prompted = run.setup.prompt;
+  process.stdout.write('\n');
+  process.stdout.write(color ? `${DIM}${prompted}${RESET}` : prompted);
+  const { record, result } = await runPrompt(g, run, (text) => {
+    process.stdout.write(text);
+  });
+  process.stdout.write('\n\n');
   console.log(
     `KV cache after ${result.fed.length} tokens (${EVICTED_LEGEND}${color ? '; yellow: held by some KV heads only' : ''}):`,
   );
   const columns = tty ? (process.stdout.columns ?? 100) : Number.POSITIVE_INFINITY;
-  const lines = renderCacheHoldings(result.cache, tokenGlyphs(tokenizer, result.fed), {
+  const lines = renderCacheHoldings(result.cache, tokenGlyphs(g.tokenizer, result.fed), {
     color,
     perHead: g.perHead,
     width: columns - 20,
   });
   for (const line of lines) console.log(line);
-  const stats = result.cache.stats();
-  const layers = Array.from(
-    stats.livePerLayer,
-    (live, l) => `L${l} ${live}/${stats.peakPerLayer[l]}`,
-  );
-  const rounds = stats.evictionRounds.reduce((a, b) => a + b, 0);
-  const { reads, compute } = result;
+  console.log(statsLine(record));
+}
+
+/** The line naming the policy, its budgets and the full-cache length. */
+function policyLine(g: Generator, run: PromptRun): string {
+  const { budgets, fullCacheLength: full } = run.setup;
+  const length = `full-cache length ${full} = prompt ${run.typedTokens} + ${run.maxNewTokens} tokens`;
+  return g.policy.name === FULL_CACHE
+    ? `policy full: no eviction (${length})`
+    : `policy ${g.policy.name}, budget ${g.budget}: ${budgets.map(describeBudget).join('; ')} (${length})`;
+}
+
+/** The last line: speed, finish reason, live/peak entries per layer, rounds, reads, compute. */
+function statsLine(record: GenerationRecord): string {
+  const layers = record.livePerLayer.map((live, l) => `L${l} ${live}/${record.peakPerLayer[l]}`);
+  const { reads, compute } = record;
   const readShare =
     reads.live > 0 && reads.entries < reads.live
       ? ` | decode read ${reads.entries} of ${reads.live} held entries (${((100 * reads.entries) / reads.live).toFixed(1)}%)`
       : '';
   const computeShare =
-    compute.steps > 0
+    compute !== null
       ? ` | compute asked: tokenKeep ${compute.tokenKeep.toFixed(3)}, mlpInputKeep ${compute.mlpInputKeep.toFixed(3)}, precision ${compute.precision.toFixed(3)}`
       : '';
-  console.log(
-    `${result.tokensPerSecond.toFixed(1)} tok/s | finish: ${result.finishReason} | live/peak KV entries per layer: ${layers.join('  ')} | eviction rounds ${rounds}${readShare}${computeShare}\n`,
-  );
+  return `${record.tokensPerSecond.toFixed(1)} tok/s | finish: ${record.finishReason} | live/peak KV entries per layer: ${layers.join('  ')} | eviction rounds ${record.evictionRounds}${readShare}${computeShare}\n`;
 }
 
 const EVICTED_LEGEND = '· = evicted by every KV head';
-
-/** What a part's budget allows, in words. */
-function describeBudget(budget: PolicyBudget): string {
-  if ('capacity' in budget) return `${budget.capacity} entries per KV head`;
-  if ('readTokens' in budget) return `reads ${budget.readTokens} entries per KV head and step`;
-  if ('targets' in budget) {
-    const t = budget.targets;
-    return `compute targets tokenKeep ${t.tokenKeep}, mlpInputKeep ${t.mlpInputKeep}, precision ${t.precision}`;
-  }
-  return `keeps ${budget.keepRatio} every ${budget.every} tokens`;
-}
 
 /**
  * The sampling temperature of `--temperature`: a decimal number that `@lethe/model` accepts as a

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CellMetrics, SweepResults } from '@lethe/eval';
-import { emptyResults, validateSweepConfig } from '@lethe/eval';
+import type { CellMetrics, RetrievalOptionsInput, SweepResults } from '@lethe/eval';
+import { createTask, emptyResults, validateSweepConfig } from '@lethe/eval';
 import {
   formatPolicyManifest,
   POLICY_FORMAT,
@@ -15,6 +15,7 @@ import { encodeGsaParameters, gsaPolicyContents, initGateParameters } from '@let
 import { TASK_MODEL_FILE, type TaskModelManifest } from '@lethe/task-models';
 import { ensureWebGpu } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GenerationRecord } from '../src/generation-record';
 import { installShim, lethe, requireBuiltCli, run } from './run-lethe';
 
 let dir: string;
@@ -404,6 +405,219 @@ describe('lethe generate', () => {
     expect(out.status).toBe(0);
     expect(out.stdout.match(/^KV cache after \d+ tokens/gm)).toHaveLength(2);
     expect(out.stdout.match(/^L0\.h0 /gm)).toHaveLength(2);
+  });
+});
+
+describe('lethe generate --json', () => {
+  /** The retrieval task model at the repository root. */
+  const RETRIEVAL = fileURLToPath(new URL('../../../models/retrieval', import.meta.url));
+  const FIELDS = [
+    'model',
+    'task',
+    'policy',
+    'budget',
+    'budgets',
+    'fullCacheLength',
+    'prompt',
+    'promptTokens',
+    'text',
+    'tokens',
+    'finishReason',
+    'livePerLayer',
+    'peakPerLayer',
+    'livePerHead',
+    'evictionRounds',
+    'held',
+    'reads',
+    'compute',
+    'tokensPerSecond',
+  ];
+  let manifest: TaskModelManifest;
+  /** Held-out examples (seed 0) of the model's task: prompt, as `--prompt` text, and target. */
+  let prompts: { text: string; flag: string; target: string }[];
+
+  beforeAll(async () => {
+    manifest = JSON.parse(
+      await readFile(join(RETRIEVAL, TASK_MODEL_FILE), 'utf8'),
+    ) as TaskModelManifest;
+    const task = createTask('retrieval', manifest.task.options as RetrievalOptionsInput);
+    prompts = [1, 2].map((index) => {
+      const { prompt: text, target } = task.example(0, index);
+      return { text, flag: text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n'), target };
+    });
+  });
+
+  /** The JSON lines of `stdout`: every line must be one, and nothing else is there. */
+  function records(stdout: string): GenerationRecord[] {
+    expect(stdout).not.toContain('\u001b[');
+    expect(stdout.endsWith('\n')).toBe(true);
+    return stdout
+      .slice(0, -1)
+      .split('\n')
+      .map((line) => {
+        const record = JSON.parse(line) as GenerationRecord;
+        expect(Object.keys(record)).toEqual(FIELDS);
+        return record;
+      });
+  }
+
+  /** Tokens the cache saw: the prompt, then every generated token but the last. */
+  const fedOf = (r: GenerationRecord) => r.promptTokens + r.tokens.length - 1;
+
+  /** Checks the holdings: per head, ascending distinct positions fed, as many as it holds. */
+  function expectConsistentHoldings(r: GenerationRecord): void {
+    const { layers, kvHeads } = manifest.model;
+    const fed = fedOf(r);
+    expect(r.held).toHaveLength(layers);
+    expect(r.livePerHead).toHaveLength(layers);
+    for (let l = 0; l < layers; l++) {
+      expect(r.held[l]).toHaveLength(kvHeads);
+      expect(r.livePerHead[l]).toHaveLength(kvHeads);
+      for (let h = 0; h < kvHeads; h++) {
+        const held = r.held[l]![h]!;
+        expect(held.length).toBe(r.livePerHead[l]![h]);
+        expect(
+          held.every(
+            (p, i) => Number.isInteger(p) && p >= 0 && p < fed && (i === 0 || p > held[i - 1]!),
+          ),
+        ).toBe(true);
+      }
+      // cache.stats(): live entries per layer summed over its KV heads
+      expect(r.livePerLayer[l]).toBe(r.livePerHead[l]!.reduce((a, b) => a + b, 0));
+      expect(r.peakPerLayer[l]).toBeGreaterThanOrEqual(r.livePerLayer[l]!);
+    }
+  }
+
+  it('prints one JSON line with the text, counts and holdings the text output shows', async () => {
+    const flags = ['generate', '--model', RETRIEVAL, '--policy', 'h2o', '--budget', '0.25'];
+    const [shown, json] = await Promise.all([
+      lethe([...flags, '--prompt', prompts[0]!.flag], dir),
+      lethe([...flags, '--prompt', prompts[0]!.flag, '--json'], dir),
+    ]);
+    expect(shown.stderr).toBe('');
+    expect(json.stderr).toBe('');
+    expect(shown.status).toBe(0);
+    expect(json.status).toBe(0);
+    const all = records(json.stdout);
+    expect(all).toHaveLength(1);
+    const r = all[0]!;
+    const out = shown.stdout;
+    const policy =
+      /^policy h2o, budget 0\.25: (\d+) entries per KV head \(full-cache length (\d+) = prompt (\d+) \+ \d+ tokens\)\n\n/m.exec(
+        out,
+      );
+    expect(policy).not.toBeNull();
+    const [line, capacity, full, promptTokens] = policy!;
+    expect(r).toMatchObject({
+      model: RETRIEVAL,
+      task: 'retrieval',
+      policy: 'h2o',
+      budget: 0.25,
+      budgets: [{ capacity: Number(capacity) }],
+      fullCacheLength: Number(full),
+      prompt: prompts[0]!.text,
+      promptTokens: Number(promptTokens),
+    });
+    // the streamed text: after the prompt, up to the blank line before the holdings
+    const textStart = policy!.index + line.length;
+    expect(out.slice(textStart, textStart + r.prompt.length)).toBe(r.prompt);
+    const streamed = out.slice(textStart + r.prompt.length, out.lastIndexOf('\n\nKV cache after '));
+    expect(r.text).toBe(streamed);
+    expect(r.text).not.toBe('');
+    const fed = Number(/^KV cache after (\d+) tokens/m.exec(out)?.[1]);
+    expect(fedOf(r)).toBe(fed);
+    expect(r.tokens.every((t) => Number.isInteger(t) && t >= 0)).toBe(true);
+    const stats =
+      /^[\d.]+ tok\/s \| finish: (\S+) \| live\/peak KV entries per layer: (.+) \| eviction rounds (\d+)$/m.exec(
+        out,
+      );
+    expect(stats).not.toBeNull();
+    const [, finish, layers, rounds] = stats!;
+    expect(r.finishReason).toBe(finish);
+    expect(r.evictionRounds).toBe(Number(rounds));
+    expect(r.evictionRounds).toBeGreaterThan(0);
+    const perLayer = layers!.split('  ').map((l) => /^L\d+ (\d+)\/(\d+)$/.exec(l)!);
+    expect(r.livePerLayer).toEqual(perLayer.map((m) => Number(m[1])));
+    expect(r.peakPerLayer).toEqual(perLayer.map((m) => Number(m[2])));
+    expectConsistentHoldings(r);
+    for (const heads of r.livePerHead) {
+      for (const live of heads) expect(live).toBeLessThanOrEqual(Number(capacity));
+    }
+    // a layer row draws the positions some KV head of the layer holds
+    const rows = out.split('\n').filter((row) => /^L\d /.test(row));
+    expect(rows).toHaveLength(manifest.model.layers);
+    rows.forEach((row, l) => {
+      const [, held, total, text] = /^L\d+ (\d+)\/(\d+) │(.*)│$/.exec(row)!;
+      const drawn = Array.from(text!).flatMap((glyph, p) => (glyph === '·' ? [] : [p]));
+      const union = [...new Set(r.held[l]!.flat())].sort((a, b) => a - b);
+      expect(union).toEqual(drawn);
+      expect(union).toHaveLength(Number(held));
+      expect(Number(total)).toBe(fed);
+    });
+    // no read selector, no compute policy
+    expect(r.reads.live).toBeGreaterThan(0);
+    expect(r.reads.entries).toBe(r.reads.live);
+    expect(r.compute).toBeNull();
+    expect(r.tokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it('prints one line per stdin prompt, the same as for --prompt, and errors on stderr', async () => {
+    const flags = [
+      'generate',
+      '--model',
+      RETRIEVAL,
+      '--policy',
+      'streaming-llm',
+      '--budget',
+      '0.5',
+      '--json',
+    ];
+    const [piped, single] = await Promise.all([
+      lethe(flags, dir, `${prompts[0]!.flag}\nWHAT?\n\n${prompts[1]!.flag}\n`),
+      lethe([...flags, '--prompt', prompts[1]!.flag], dir),
+    ]);
+    expect(piped.status).toBe(0);
+    expect(piped.stderr).toMatch(
+      /^lethe: \[E_ARG\] --prompt: character "W" is not in the model's alphabet "[^"]+"\n$/,
+    );
+    const lines = records(piped.stdout);
+    expect(lines.map((r) => r.prompt)).toEqual(prompts.map((p) => p.text));
+    for (const r of lines) {
+      expectConsistentHoldings(r);
+      // StreamingLLM: every head keeps the sink and the newest token
+      for (const heads of r.held) {
+        for (const held of heads) {
+          expect(held[0]).toBe(0);
+          expect(held.at(-1)).toBe(fedOf(r) - 1);
+        }
+      }
+    }
+    const { tokensPerSecond: _a, ...second } = lines[1]!;
+    const { tokensPerSecond: _b, ...alone } = records(single.stdout)[0]!;
+    expect(second).toEqual(alone);
+  });
+
+  it('shows every KV head holding every position fed under the full cache', async () => {
+    const out = await lethe(
+      ['generate', '--model', RETRIEVAL, '--prompt', prompts[1]!.flag, '--json'],
+      dir,
+    );
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    const [r, ...more] = records(out.stdout);
+    expect(more).toHaveLength(0);
+    expect(r).toMatchObject({ policy: 'full', budget: 1, evictionRounds: 0, compute: null });
+    expect(r!.budgets).toEqual([{ capacity: r!.fullCacheLength }]);
+    expect(r!.text).toBe(prompts[1]!.target); // this held-out example, answered right
+    expect(r!.finishReason).toBe('stop-sequence');
+    const fed = fedOf(r!);
+    const all = Array.from({ length: fed }, (_, p) => p);
+    const { layers, kvHeads } = manifest.model;
+    expect(r!.held).toEqual(Array.from({ length: layers }, () => Array(kvHeads).fill(all)));
+    expect(r!.livePerHead).toEqual(Array.from({ length: layers }, () => Array(kvHeads).fill(fed)));
+    expect(r!.livePerLayer).toEqual(Array(layers).fill(fed * kvHeads));
+    expect(r!.peakPerLayer).toEqual(r!.livePerLayer);
+    expect(r!.reads.entries).toBe(r!.reads.live);
   });
 });
 

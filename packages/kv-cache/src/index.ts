@@ -33,6 +33,7 @@ export { CACHE_FORMAT_VERSION } from './cache/serialization';
 export type { Anchors, CacheGeometry } from './geometry';
 export type { AttentionGate } from './policy/attention-gate';
 export { entriesAfterRound, roomyKeep } from './policy/budget-ceiling';
+export { describeBudget } from './policy/budget-words';
 export { checkObservation } from './policy/check-observation';
 export {
   COMPOSITION_SEPARATOR,

@@ -4,8 +4,8 @@ import type { DecoderModel, Tokenizer } from '@lethe/model';
 /**
  * Where the cells of learned policies get their files: policy directories and the model
  * checkpoints their manifests name (NGC's policy is its RL-trained model). In Node,
- * `nodePolicyStore()` of `@lethe/policies/node` reads them from disk; a browser passes one over
- * `fetch`.
+ * `nodePolicyStore()` of `@lethe/policies/node` reads them from disk; a browser passes
+ * `filesPolicyStore` over `ModelFiles` of `@lethe/model` (a server's URLs, picked files).
  */
 export interface PolicyStore {
   /** Opens the policy directory `dir` (reads and checks its `policy.json`). */

@@ -1,9 +1,10 @@
 /**
  * `@lethe/task-models`: tiny task models — the task-model directory format (`lethe-model.json`
- * beside `config.json`, `model.safetensors`, `tokenizer.json`), model sizes, and the training data
- * of tasks (generation batches with held-out prompts excluded, text windows, the training seeds);
- * browser-safe. Pretraining, the `lethe pretrain` flags and loading a task model from a
- * directory are in `@lethe/task-models/node`.
+ * beside `config.json`, `model.safetensors`, `tokenizer.json`), reading a task model through
+ * `ModelFiles` (over HTTP or from picked files: `readTaskModelFiles`), model sizes, and the
+ * training data of tasks (generation batches with held-out prompts excluded, text windows, the
+ * training seeds); browser-safe. Pretraining, the `lethe pretrain` flags and loading a task model
+ * from a directory on disk are in `@lethe/task-models/node`.
  *
  * @packageDocumentation
  */
@@ -28,6 +29,7 @@ export {
   resolveModelSize,
   taskModelConfig,
 } from './model-size';
+export { readTaskModelFiles, type TaskModel } from './read-task-model-files';
 export { shellQuote } from './shell-quote';
 export { formatTaskOptionFlag, parseTaskOptionFlag } from './task-option-flag';
 export { taskSequence } from './task-sequence';

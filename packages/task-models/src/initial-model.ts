@@ -8,9 +8,10 @@ import {
   type ModelConfig,
   TOKENIZER_FILE,
 } from '@lethe/model';
-import { loadTaskModel, type TaskModel } from './load-task-model';
+import { loadTaskModel } from './load-task-model';
 import type { TaskModelInit } from './manifest';
 import type { PretrainSettings } from './pretrain-settings';
+import type { TaskModel } from './read-task-model-files';
 
 /** The weights a run starts from. */
 export interface InitialModel {

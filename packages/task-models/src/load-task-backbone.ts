@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import { readModelDirectory } from '@lethe/model/node';
-import { loadTaskModel, type TaskModel } from './load-task-model';
+import { loadTaskModel } from './load-task-model';
+import type { TaskModel } from './read-task-model-files';
 
 /** The config fields two directories must share for one's weights to stand in for the other's. */
 const SHAPE_FIELDS = [

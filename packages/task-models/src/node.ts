@@ -13,7 +13,7 @@ export {
 } from './held-out-evaluation';
 export { type InitialModel, initialModel } from './initial-model';
 export { loadTaskBackbone } from './load-task-backbone';
-export { loadTaskModel, type TaskModel } from './load-task-model';
+export { loadTaskModel } from './load-task-model';
 export {
   type ParsedPretrainFlags,
   PRETRAIN_FLAGS,
@@ -34,4 +34,5 @@ export {
   type PretrainResult,
   pretrainTaskModel,
 } from './pretrain-task-model';
+export type { TaskModel } from './read-task-model-files';
 export { guardTrainingState, TRAINING_STATE_SETTINGS_FILE } from './training-state-guard';

@@ -3,7 +3,7 @@ import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTaskBackbone } from '../src/load-task-backbone';
-import type { TaskModel } from '../src/load-task-model';
+import type { TaskModel } from '../src/read-task-model-files';
 
 const MODELS = join(__dirname, '../../../models');
 

@@ -56,6 +56,7 @@ export {
   policySpec,
 } from './policy-spec';
 export { estimateRemainingMs, type ProgressCallback, type SweepProgress } from './progress';
+export { encodePrompt } from './prompt-encoding';
 export { liveTotal, ReadRecorder, type ReadTrace } from './read-trace';
 export {
   cellConfig,

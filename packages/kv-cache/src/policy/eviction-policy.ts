@@ -3,15 +3,28 @@ import type { AttentionGate } from './attention-gate';
 import type { LayerObservation, ObservationNeeds } from './observation';
 import type { RandomSource } from './random-source';
 
-/** The keep set chosen for one layer: indices into the live entries (see {@link LayerObservation}). */
+/**
+ * The keep set chosen for one layer: indices into the live entries (see {@link LayerObservation}).
+ *
+ * `scores`, when the policy scores entries, are the scores it chose from, `[kvHeads, maxLive]`
+ * laid out as the observation's entries (padding unspecified), higher meaning more worth keeping —
+ * for whoever shows why entries went (the browser example); a runtime ignores them. The scoring
+ * heuristics, GSA and NAMM give them.
+ */
 export type KeepDecision =
   /** One keep set shared by every KV head of the layer (NGC); heads must have equal live sets. */
-  | { readonly granularity: 'layer'; readonly keep: Int32Array; readonly logProb?: number }
+  | {
+      readonly granularity: 'layer';
+      readonly keep: Int32Array;
+      readonly logProb?: number;
+      readonly scores?: Float32Array;
+    }
   /** One keep set per KV head (GSA, NAMM, per-head heuristics). */
   | {
       readonly granularity: 'head';
       readonly keep: readonly Int32Array[];
       readonly logProb?: number;
+      readonly scores?: Float32Array;
     };
 
 /** What a trigger sees when asked whether to run an eviction round for a layer. */

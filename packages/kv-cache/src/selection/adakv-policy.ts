@@ -67,6 +67,7 @@ export class AdaKVPolicy implements EvictionPolicy {
     return {
       granularity: 'head',
       keep: selectAdaKV(scores, observation, this.anchors, quotas, this.safeguard),
+      scores,
     };
   }
 }

@@ -73,6 +73,8 @@ export function meanOverHeads(
  * - `'layer'`: the heads must hold the same entries ({@link alignedLiveCount}); their scores are
  *   averaged over heads and `selectRow` runs once; the decision holds that one keep set.
  *
+ * The decision carries `scores` (`KeepDecision.scores`: what it was chosen from).
+ *
  * @param scores `[kvHeads, maxLive]`, higher is more important; NaN in a live entry throws `E_ARG`.
  */
 export function decideKeep(
@@ -87,12 +89,12 @@ export function decideKeep(
   if (granularity === 'layer') {
     const live = alignedLiveCount(observation);
     const mean = meanOverHeads(scores, kvHeads, maxLive, live);
-    return { granularity: 'layer', keep: selectRow(mean, positions.subarray(0, live)) };
+    return { granularity: 'layer', keep: selectRow(mean, positions.subarray(0, live)), scores };
   }
   const keep: Int32Array[] = [];
   for (let h = 0; h < kvHeads; h++) {
     const live = liveCounts[h];
     keep.push(selectRow(headRow(scores, h, maxLive, live), headRow(positions, h, maxLive, live)));
   }
-  return { granularity: 'head', keep };
+  return { granularity: 'head', keep, scores };
 }

@@ -44,7 +44,8 @@ describe('decideKeep', () => {
     const decision = decideKeep(scores, observation, 'layer', (s, p) =>
       selectTopK(s, p, { sinks: 0, window: 0 }, 1),
     );
-    expect(decision).toEqual({ granularity: 'layer', keep: Int32Array.from([2]) });
+    // the decision carries the scores it was chosen from
+    expect(decision).toEqual({ granularity: 'layer', keep: Int32Array.from([2]), scores });
   });
 
   it('rejects layer granularity on heads with different live sets (E_STATE)', () => {

@@ -85,6 +85,7 @@ describe('ScorerPolicy', () => {
     expect(policy.select(observation, noRandom)).toEqual({
       granularity: 'layer',
       keep: Int32Array.from([0, 2]),
+      scores,
     });
   });
 
@@ -194,6 +195,7 @@ describe('AdaKVPolicy', () => {
     expect(decision).toEqual({
       granularity: 'head',
       keep: [Int32Array.from([0]), Int32Array.from([0, 1, 2])],
+      scores,
     });
   });
 

@@ -22,5 +22,6 @@ export {
   TOKENIZER_FILE,
 } from './hf-tokenizer';
 export { TOKENIZER_CONFIG_FILE } from './special-tokens';
+export { tokenGlyphs } from './token-glyphs';
 export type { DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer';
 export { tokenizerFromJson } from './tokenizer-json';

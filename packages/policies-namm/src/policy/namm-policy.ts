@@ -192,7 +192,11 @@ export class NammPolicy implements EvictionPolicy<NammState> {
       checkFiniteScores(headScores, memory.positions, observation.layer, h);
       return headScores;
     });
-    return { granularity: 'head', keep: this.keepSets(scores, observation.incoming) };
+    return {
+      granularity: 'head',
+      keep: this.keepSets(scores, observation.incoming),
+      scores: layerScores(scores, observation.maxLive),
+    };
   }
 
   /** Scores `n` entries whose features `write` fills; returns a copy of the scores. */
@@ -224,4 +228,13 @@ export class NammPolicy implements EvictionPolicy<NammState> {
     }
     return keep;
   }
+}
+
+/** Per-head scores laid out `[kvHeads, maxLive]` as the observation's entries (`KeepDecision.scores`). */
+function layerScores(perHead: readonly Float32Array[], maxLive: number): Float32Array {
+  const scores = new Float32Array(perHead.length * maxLive);
+  perHead.forEach((head, h) => {
+    scores.set(head, h * maxLive);
+  });
+  return scores;
 }

@@ -74,6 +74,15 @@ describe('NammPolicy', () => {
     );
   });
 
+  it('returns the scores it chose from, laid out as the observation (KeepDecision.scores)', () => {
+    const scores = (head: number, n: number) => range(n).map((i) => (i % 5) - head);
+    const p = policy({ scorer: fixedScorer(scores) });
+    const obs = observation(32);
+    const decision = p.select(obs, undefined, p.createState());
+    expect(obs.maxLive).toBe(32);
+    expect([...decision.scores!]).toEqual([...scores(0, 32), ...scores(1, 32)]);
+  });
+
   it('under a capacity keeps the best-scoring `kept` (the newest among them) when more pass', () => {
     const scores = (_: number, n: number) => range(n).map((i) => Math.cos(i));
     const p = policy({ scorer: fixedScorer(scores), budget: { kind: 'capacity', kept: 5 } });

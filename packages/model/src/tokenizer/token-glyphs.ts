@@ -1,4 +1,4 @@
-import type { Tokenizer } from '@lethe/model';
+import type { Tokenizer } from './tokenizer';
 
 const VISIBLE: Readonly<Record<string, string>> = { '\n': '⏎', '\t': '⇥', '\r': '␍' };
 
@@ -6,7 +6,13 @@ const VISIBLE: Readonly<Record<string, string>> = { '\n': '⏎', '\t': '⇥', '\
  * One visible glyph string per token id of `ids`, for drawing which tokens a cache holds:
  * the token's text with newline, tab and carriage return drawn as `⏎`, `⇥`, `␍` and other
  * control characters as `?`; special tokens as `^` (BOS), `$` (EOS), `_` (pad) or `?`.
- * The glyphs of a character tokenizer are one character each.
+ * The glyphs of a character tokenizer are one character each. What `lethe generate` and the
+ * browser example draw a cache's holdings with.
+ *
+ * @example
+ * ```ts
+ * tokenGlyphs(tokenizer, tokenizer.encode('a\nb')); // ['a', '⏎', 'b']
+ * ```
  */
 export function tokenGlyphs(tokenizer: Tokenizer, ids: ArrayLike<number>): string[] {
   return Array.from(ids, (id) => {
