@@ -8,6 +8,13 @@ export default defineConfig({
   base: './',
   appType: 'mpa',
   worker: { format: 'es' },
-  build: { outDir: 'dist', target: 'es2022', chunkSizeWarningLimit: 4096 },
+  build: {
+    outDir: 'dist',
+    target: 'es2022',
+    chunkSizeWarningLimit: 4096,
+    // Rolldown's notes on slow plugin callbacks carry colour codes whatever NO_COLOR says (CI's
+    // log must have none) and concern Vite's own plugins, not this page
+    rolldownOptions: { checks: { bundlerTimings: false } },
+  },
   preview: { port: 4173, host: '127.0.0.1' },
 });

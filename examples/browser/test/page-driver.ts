@@ -35,11 +35,14 @@ export async function openPage(page: Page, url: string, backend: 'wasm' | 'webgp
   );
 }
 
-/** Draws held-out examples until the prompt is example `index` of the loaded task (seed 0). */
+/**
+ * Draws held-out examples (documents, for the LM) until the prompt is example `index` of the
+ * loaded task (seed 0).
+ */
 export async function drawExample(page: Page, index: number): Promise<string> {
   for (;;) {
     const status = (await page.textContent('#example-status')) ?? '';
-    const shown = /example (\d+)/.exec(status);
+    const shown = /(?:example|document) (\d+)/.exec(status);
     if (shown !== null && Number(shown[1]) === index) return page.inputValue('#prompt');
     if (shown !== null && Number(shown[1]) > index) throw new Error(`example ${index} has passed`);
     await page.click('#example');

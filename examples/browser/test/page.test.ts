@@ -90,6 +90,7 @@ describe.skipIf(skip)('the browser example in Chromium', () => {
           : /^L0 \(step \d+\) highest scored — head 0: \d+ /,
       );
       expect(shown.figures['tokens/s'], c.policy).toMatch(/^\d+(\.\d+)? on wasm$/);
+      expect(shown.figures.cache, c.policy).toBe('KVCache (host memory)');
     }
     // on this example the full cache and NAMM find the needle and H2O loses it
     expect(verdicts).toEqual(['correct', 'wrong', 'correct']);
@@ -207,6 +208,7 @@ describe.skipIf(skip)('the browser example in Chromium', () => {
       const shown = await readLane(page, lane);
       expect(shown.error, c.policy).toBe('');
       expect(shown.figures['tokens/s'], c.policy).toMatch(/ on webgpu$/);
+      expect(shown.figures.cache, c.policy).toBe('DeviceKVCache (WebGPU device pages)');
       const node = await cliGeneration({ model: 'models/retrieval', ...c, prompt });
       expect(shown.answer, c.policy).toBe(node.text);
       expect(shown.livePerHead, c.policy).toEqual(node.livePerHead);
@@ -249,6 +251,63 @@ describe.skipIf(skip)('the browser example in Chromium', () => {
     for (const live of shown.livePerHead.flat()) expect(live).toBeLessThanOrEqual(capacity);
     expect(await page.getAttribute('.lane .heat-map', 'aria-label')).toMatch(
       /^heat map of 4 \(layer, KV head\) rows over \d+ positions; live entries are in the table below$/,
+    );
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs the shipped learned policies, Quest and a composition on their models as lethe generate does', async () => {
+    const { page, errors } = await retrievalPage('wasm');
+    const cases = [
+      {
+        model: 'retrieval',
+        policy: 'gsa',
+        budget: 0.5,
+        policyDir: 'models/gsa-retrieval',
+        policyOptions: '{"sinks":2,"window":8}',
+      },
+      { model: 'retrieval', policy: 'quest', budget: 0.25 },
+      { model: 'lm', policy: 'sol', budget: 0.5, policyDir: 'models/sol-lm' },
+      {
+        model: 'lm',
+        policy: 'h2o+sol-fixed',
+        budget: 0.25,
+        policyOptions: '{"sol-fixed":{"refresh":false}}',
+      },
+    ];
+    let model = 'retrieval';
+    for (const c of cases) {
+      if (c.model !== model) {
+        await page.selectOption('#model', c.model);
+        await idle(page);
+        model = c.model;
+      }
+      const prompt = await drawExample(page, 0);
+      await fillLane(page, 0, {
+        policy: c.policy,
+        budget: c.budget,
+        ...(c.policyOptions === undefined ? {} : { options: c.policyOptions }),
+      });
+      await generate(page);
+      const shown = await readLane(page, 0);
+      expect(shown.error, c.policy).toBe('');
+      const node = await cliGeneration({ ...c, model: `models/${c.model}`, prompt });
+      expect(shown.answer, c.policy).toBe(node.text);
+      expect(shown.livePerHead, c.policy).toEqual(node.livePerHead);
+    }
+
+    // NGC brings its own model (its policy directory's: "model": ".") and runs under a ceiling
+    await page.selectOption('#model', 'countdown');
+    await idle(page);
+    await drawExample(page, 0);
+    await fillLane(page, 0, { policy: 'ngc', budget: 0.5 });
+    await generate(page);
+    const ngc = await readLane(page, 0);
+    expect(ngc.error).toBe('');
+    expect(ngc.state).toBe('done');
+    expect(ngc.verdict).toMatch(/^(correct|wrong)$/);
+    expect(await page.textContent('section.lane[data-lane="0"] .budgets')).toMatch(
+      /^\d+ entries per KV head \(full-cache length \d+\)$/,
     );
     expect(errors).toEqual([]);
     await page.close();

@@ -172,6 +172,7 @@ export class LaneView {
       ['tokens', `${result.tokens} (${result.finishReason})`],
       ['time to first token', `${result.firstTokenMs.toFixed(0)} ms`],
       ['tokens/s', `${result.tokensPerSecond.toFixed(1)} on ${result.backend}`],
+      ['cache', result.cache],
     ];
     if (result.verdict !== undefined) {
       rows.push([

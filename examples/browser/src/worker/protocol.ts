@@ -159,6 +159,8 @@ export interface LaneResult {
   readonly verdict: { readonly correct: boolean; readonly reason?: string } | undefined;
   /** The tfjs backend it ran on. */
   readonly backend: string;
+  /** Where the cache lived: `@lethe/kernels-webgpu`'s device pages, or host typed arrays. */
+  readonly cache: 'DeviceKVCache (WebGPU device pages)' | 'KVCache (host memory)' | 'another cache';
   /** Tensors tfjs holds after the lane (the model's weights; more would be a leak). */
   readonly tensors: number;
 }

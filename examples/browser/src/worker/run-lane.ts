@@ -6,7 +6,8 @@ import {
   sequenceBudget,
   type TaskExample,
 } from '@lethe/eval';
-import { describeBudget, type KVCacheStore } from '@lethe/kv-cache';
+import { DeviceKVCache } from '@lethe/kernels-webgpu';
+import { describeBudget, KVCache, type KVCacheStore } from '@lethe/kv-cache';
 import {
   checkPolicyBaseModel,
   DecodeStream,
@@ -181,6 +182,12 @@ export async function runLane(run: LaneRun): Promise<Omit<LaneResult, 'tensors'>
           ? task.verify(run.example, text)
           : undefined,
       backend: run.backend,
+      cache:
+        cache instanceof DeviceKVCache
+          ? 'DeviceKVCache (WebGPU device pages)'
+          : cache instanceof KVCache
+            ? 'KVCache (host memory)'
+            : 'another cache',
     };
   } finally {
     for (const cache of caches) releaseCache(cache);
