@@ -20,7 +20,6 @@ for (const model of shipped.models) {
 for (const dir of dirs) {
   cpSync(join(models, dir), join(publicDir, 'models', dir), { recursive: true });
 }
-// The policies' own models (NGC's is its policy directory, `"model": "."`) come with them.
 
 const require = createRequire(import.meta.url);
 const wasmOut = join(

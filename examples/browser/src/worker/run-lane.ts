@@ -108,7 +108,11 @@ export async function runLane(run: LaneRun): Promise<Omit<LaneResult, 'tensors'>
     const started = performance.now();
     /** Glyphs of the positions fed since the last snapshot. */
     const newGlyphs = (fed: number): string[] => {
-      const ids = [...prompt, ...generated].slice(fedGlyphs, fed);
+      // only the new positions: the prompt's, then generated tokens' (no copy of the whole run)
+      const ids = Array.from({ length: fed - fedGlyphs }, (_, i) => {
+        const position = fedGlyphs + i;
+        return position < prompt.length ? prompt[position]! : generated[position - prompt.length]!;
+      });
       fedGlyphs = fed;
       return tokenGlyphs(tokenizer, ids);
     };
