@@ -3,8 +3,9 @@ import '@tensorflow/tfjs-backend-wasm';
 import './register-gradients';
 import './wasm-kernels/register';
 import { LetheError } from '@lethe/core';
+import { chooseMatMulForAdapter } from './software-matmul';
 import { tf } from './tf';
-import { ensureWebGpu } from './webgpu-node';
+import { ensureWebGpu, isSoftwareAdapter } from './webgpu-node';
 
 /**
  * A tensor backend Lethe can run on. `auto` picks `webgpu` when a hardware adapter exists, else
@@ -58,7 +59,10 @@ export async function initBackend(name: BackendName = 'auto'): Promise<string> {
       return activate('cpu');
     }
   }
-  if (name === 'webgpu') await ensureWebGpu({ required: true });
+  if (name === 'webgpu') {
+    await ensureWebGpu({ required: true });
+    chooseMatMulForAdapter(isSoftwareAdapter());
+  }
   return activate(name);
 }
 

@@ -37,6 +37,13 @@ const DAWN_PACKAGE = 'webgpu';
 
 let dawnModule: Promise<DawnModule> | undefined;
 let tfjsWebGpu: Promise<unknown> | undefined;
+/** Whether the adapter {@link ensureWebGpu} last found is a software one. */
+let softwareAdapter = false;
+
+/** Whether the WebGPU adapter found last by {@link ensureWebGpu} is a software one (SwiftShader). */
+export function isSoftwareAdapter(): boolean {
+  return softwareAdapter;
+}
 
 /**
  * Makes `navigator.gpu` available and registers tfjs's webgpu backend.
@@ -84,6 +91,7 @@ export async function ensureWebGpu(options: EnsureWebGpuOptions): Promise<boolea
     if (adapter && (allowSoftware || !isSoftware(adapter))) installNavigatorGpu(gpu, dawn.globals);
   }
   if (!adapter) return fail(`no WebGPU adapter found${nodeHint()}`);
+  softwareAdapter = isSoftware(adapter);
   if (!allowSoftware && isSoftware(adapter)) {
     const name = adapter.info?.description ?? 'fallback adapter';
     return fail(

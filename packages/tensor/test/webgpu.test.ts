@@ -129,6 +129,34 @@ console.log(JSON.stringify({ auto, webgpu, sum, software: adapter.info.isFallbac
     },
   );
 
+  it.skipIf(skip)(
+    'webgpu on a software adapter takes tfjs’s tiled matmul unless the flag was set; results stay',
+    async () => {
+      const flag = `tf.env().getNumber('WEBGPU_MATMUL_PROGRAM_TYPE')`;
+      const chosen = (await inChild(
+        `${CHECK}
+await initBackend('webgpu');
+const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+const a = tf.tensor2d([[1.5, -2, 0.25, 3]]);
+const w = tf.tensor2d([[1, 2], [3, 4], [5, 6], [7, 8]]);
+console.log(JSON.stringify({ software: adapter.info.isFallbackAdapter, flag: ${flag}, product: Array.from(await tf.matMul(a, w).data()), sum: await check() }));`,
+        NO_DRIVER_CHOICE,
+      )) as { software: boolean; flag: number; product: number[]; sum: number };
+      // 3: MatMulPackedProgram; -1: tfjs picks per shape (a hardware adapter keeps that)
+      expect(chosen.flag).toBe(chosen.software ? 3 : -1);
+      expect(chosen.product).toEqual([17.75, 20.5]);
+      expect(chosen.sum).toBe(512);
+      const userSet = await inChild(
+        `await ensureWebGpu({ required: true }); // registers tfjs's WebGPU flags
+tf.env().set('WEBGPU_MATMUL_PROGRAM_TYPE', 2);
+await initBackend('webgpu');
+console.log(JSON.stringify({ flag: ${flag} }));`,
+        NO_DRIVER_CHOICE,
+      );
+      expect(userSet).toEqual({ flag: 2 });
+    },
+  );
+
   it.skipIf(skip)('auto picks webgpu when the adapter is hardware', async () => {
     // Present the (possibly software) adapter as hardware; everything else is the real device.
     const out = await inChild(
@@ -147,9 +175,12 @@ const asHardware = (adapter) => new Proxy(adapter, {
 });
 Object.defineProperty(navigator, 'gpu', { value: { requestAdapter: async (o) => asHardware(await real.requestAdapter(o)) }, configurable: true });
 const auto = await initBackend('auto');
-console.log(JSON.stringify({ auto, sum: await check() }));`,
+const sum = await check();
+await initBackend('webgpu');
+console.log(JSON.stringify({ auto, sum, flag: tf.env().getNumber('WEBGPU_MATMUL_PROGRAM_TYPE') }));`,
       NO_DRIVER_CHOICE,
     );
-    expect(out).toEqual({ auto: 'webgpu', sum: 512 });
+    // a hardware adapter keeps tfjs's own matmul pick
+    expect(out).toEqual({ auto: 'webgpu', sum: 512, flag: -1 });
   });
 });

@@ -76,3 +76,40 @@ export function placeNeedle(
     depth: around === 0 ? 0 : starts[best]! / around,
   };
 }
+
+/**
+ * Scatters `items` among `units` at uniformly drawn unit boundaries (several items may share a
+ * boundary), keeping the items' order, and returns the combined sequence. The units keep their
+ * order too, so joining the result with a separator lengthens the joined units by the items
+ * and one separator each.
+ */
+export function scatterInOrder(
+  random: SeededRandom,
+  units: readonly string[],
+  items: readonly string[],
+): string[] {
+  const gaps = items.map(() => random.int(0, units.length)).sort((a, b) => a - b);
+  const out: string[] = [];
+  let next = 0;
+  for (let u = 0; u <= units.length; u++) {
+    while (next < items.length && gaps[next] === u) out.push(items[next++]!);
+    if (u < units.length) out.push(units[u]!);
+  }
+  return out;
+}
+
+/**
+ * A filler context holding `items` in order: filler sentences for the `chars` the items and
+ * their separators leave, with the items scattered among them ({@link scatterInOrder}), joined
+ * by spaces. The result is at most `chars` long (when the items fit) and falls short of it by
+ * less than the longest filler sentence plus a space.
+ */
+export function fillerWithItems(
+  random: SeededRandom,
+  chars: number,
+  items: readonly string[],
+): string {
+  const itemChars = items.reduce((sum, item) => sum + item.length + 1, 0);
+  const units = fillerUnits(random, chars - itemChars);
+  return scatterInOrder(random, units, items).join(' ');
+}

@@ -30,7 +30,25 @@ export {
   type CountdownSolverOptions,
   solveCountdown,
 } from './countdown-solver';
-export { FILLER_SENTENCES, fillerUnits, type Haystack, placeNeedle } from './haystack';
+export {
+  FREQUENT_WORD_SYLLABLES,
+  FREQUENT_WORDS_MIN_GAP,
+  type FrequentWordsInstance,
+  type FrequentWordsSpec,
+  frequentWordCounts,
+  frequentWordsInstance,
+  frequentWordsTotal,
+  topGap,
+  zipfCounts,
+} from './frequent-words';
+export {
+  FILLER_SENTENCES,
+  fillerUnits,
+  fillerWithItems,
+  type Haystack,
+  placeNeedle,
+  scatterInOrder,
+} from './haystack';
 export {
   LANGUAGE_MODEL_DEFAULTS,
   type LanguageModelOptions,
@@ -44,6 +62,13 @@ export {
   mqarContextLength,
   mqarInstance,
 } from './mqar';
+export {
+  type MultiValueInstance,
+  type MultiValueSpec,
+  multiValueInstance,
+  multiValueMinChars,
+  multiValueNeedleCount,
+} from './multi-value';
 export {
   kvNeedleCount,
   NEEDLE_KEY_SYLLABLES,
@@ -62,9 +87,11 @@ export {
   type TaskOptionsByName,
 } from './registry';
 export {
+  type FrequentWordsOptions,
   MAX_RETRIEVAL_KEYS,
   type MqarOptions,
   type NiahMultiOptions,
+  type NiahMultiValueOptions,
   type NiahSingleOptions,
   RETRIEVAL_VARIANTS,
   type RetrievalData,
@@ -72,6 +99,8 @@ export {
   type RetrievalOptionsInput,
   type RetrievalVariant,
   retrievalTask,
+  type TwoHopOptions,
+  type VariableTrackingOptions,
   verifyRetrieval,
 } from './retrieval';
 export { SeededRandom } from './seeded';
@@ -79,4 +108,26 @@ export { STORY_CAST, storyDocument } from './story-grammar';
 export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from './task';
 export { checkTaskTokenizer } from './task-tokenizer-check';
 export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';
-export { distinctPseudoWords, pseudoWord, randomDigits, SYLLABLE_COUNT } from './words';
+export {
+  linkSentence,
+  type TwoHopInstance,
+  type TwoHopSpec,
+  twoHopInstance,
+  twoHopMinChars,
+} from './two-hop';
+export {
+  assignmentStatement,
+  VARIABLE_NAME_SYLLABLES,
+  type VariableTrackingInstance,
+  type VariableTrackingSpec,
+  variableTrackingInstance,
+  variableTrackingMinChars,
+} from './variable-tracking';
+export {
+  digitValueCount,
+  distinctPseudoWords,
+  distinctRandomDigits,
+  pseudoWord,
+  randomDigits,
+  SYLLABLE_COUNT,
+} from './words';

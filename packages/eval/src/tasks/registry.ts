@@ -38,7 +38,8 @@ export function isTaskName(name: unknown): name is TaskName {
 
 /**
  * Creates a task by registry name: `countdown`, `retrieval` (option `variant`: `niah-single`,
- * `niah-multi`, `mqar`), `arithmetic`, `lm`. Options are validated: a field the task does not
+ * `niah-multi`, `mqar`, `niah-multivalue`, `variable-tracking`, `frequent-words`, `two-hop`),
+ * `arithmetic`, `lm`. Options are validated: a field the task does not
  * know, of the wrong type or out of range throws.
  *
  * @example

@@ -1,14 +1,35 @@
 import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
+import {
+  FREQUENT_WORD_SYLLABLES,
+  frequentWordCounts,
+  frequentWordsInstance,
+} from './frequent-words';
 import { mqarContextLength, mqarInstance } from './mqar';
+import { multiValueInstance, multiValueMinChars } from './multi-value';
 import { kvNeedleCount, type NiahSpec, needleLength, niahInstance } from './niah';
-import { choiceOption, intOption, optionFields } from './options';
+import { choiceOption, intOption, numberOption, optionFields } from './options';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
+import { twoHopInstance, twoHopMinChars } from './two-hop';
+import {
+  VARIABLE_NAME_SYLLABLES,
+  variableTrackingInstance,
+  variableTrackingMinChars,
+} from './variable-tracking';
+import { digitValueCount } from './words';
 
 /** The retrieval variants. */
-export const RETRIEVAL_VARIANTS = ['niah-single', 'niah-multi', 'mqar'] as const;
+export const RETRIEVAL_VARIANTS = [
+  'niah-single',
+  'niah-multi',
+  'mqar',
+  'niah-multivalue',
+  'variable-tracking',
+  'frequent-words',
+  'two-hop',
+] as const;
 
 /** A retrieval variant. */
 export type RetrievalVariant = (typeof RETRIEVAL_VARIANTS)[number];
@@ -54,8 +75,59 @@ export interface MqarOptions {
   readonly valueDigits: number;
 }
 
+/** Options of the multi-value needle-in-a-haystack variant. */
+export interface NiahMultiValueOptions {
+  readonly variant: 'niah-multivalue';
+  readonly contextChars: number;
+  /** Distinct keys with needles, the queried one included (default 1: no distractors). */
+  readonly keys: number;
+  /** Needles of the queried key, with distinct values (default 4). */
+  readonly values: number;
+  /** Digits of a value (default 4). */
+  readonly valueDigits: number;
+}
+
+/** Options of the variable-tracking variant. */
+export interface VariableTrackingOptions {
+  readonly variant: 'variable-tracking';
+  readonly contextChars: number;
+  /** Chains of assignments, one queried (default 4). */
+  readonly chains: number;
+  /** Variable-to-variable assignments per chain, `hops + 1` variables (default 4). */
+  readonly hops: number;
+  /** Digits of a chain's value (default 5). */
+  readonly valueDigits: number;
+}
+
+/** Options of the frequent-words variant. */
+export interface FrequentWordsOptions {
+  readonly variant: 'frequent-words';
+  readonly contextChars: number;
+  /** Most frequent words asked for (default 3). */
+  readonly top: number;
+  /** Zipf exponent of the word counts (default 1). */
+  readonly alpha: number;
+}
+
+/** Options of the two-hop variant. */
+export interface TwoHopOptions {
+  readonly variant: 'two-hop';
+  readonly contextChars: number;
+  /** Chains `a → b → value`, one queried (default 4). */
+  readonly chains: number;
+  /** Digits of a value (default 4). */
+  readonly valueDigits: number;
+}
+
 /** Resolved options of the retrieval task: one of the variants. */
-export type RetrievalOptions = NiahSingleOptions | NiahMultiOptions | MqarOptions;
+export type RetrievalOptions =
+  | NiahSingleOptions
+  | NiahMultiOptions
+  | MqarOptions
+  | NiahMultiValueOptions
+  | VariableTrackingOptions
+  | FrequentWordsOptions
+  | TwoHopOptions;
 
 /** Options accepted by {@link retrievalTask} (fields of the chosen variant only). */
 export interface RetrievalOptionsInput {
@@ -67,16 +139,28 @@ export interface RetrievalOptionsInput {
   readonly keys?: number;
   readonly queries?: number;
   readonly valueDigits?: number;
+  readonly values?: number;
+  readonly chains?: number;
+  readonly hops?: number;
+  readonly top?: number;
+  readonly alpha?: number;
 }
 
 /** Ground truth of a retrieval example (its `data`). */
 export type RetrievalData = {
   readonly variant: RetrievalVariant;
-  /** Queried keys, in order. */
+  /**
+   * What each expected value answers, in order: the queried keys (`niah-*`, `mqar`, `two-hop`;
+   * `niah-multivalue` repeats its key once per value), the queried value once per variable
+   * (`variable-tracking`), or `rank 1`, `rank 2`, … (`frequent-words`).
+   */
   readonly queries: readonly string[];
-  /** Their values: the expected answer, in order. */
+  /** The expected answer, in order: values, variable names or words. */
   readonly values: readonly string[];
-  /** Keys in the context (needles or pairs). */
+  /**
+   * Keys in the context (needles or pairs; for `variable-tracking` the variables, for
+   * `frequent-words` the distinct words, for `two-hop` both keys of every chain).
+   */
   readonly keys: number;
   /** Length of the context before the question line. */
   readonly contextLength: number;
@@ -86,6 +170,10 @@ export type RetrievalData = {
   readonly depth?: number;
   /** NIAH only: character offset of the queried needle in the prompt. */
   readonly needleStart?: number;
+  /** `two-hop` only: the key whose number the queried key's is. */
+  readonly via?: string;
+  /** `frequent-words` only: occurrences of the expected words, then of the next word. */
+  readonly counts?: readonly number[];
 };
 
 /**
@@ -97,6 +185,21 @@ export type RetrievalData = {
  *   'filler'`, `keys` needles) or as the whole context (`haystack: 'kv'`).
  * - `mqar`: multi-query associative recall: `keys` pairs `key:value`, then several queried keys;
  *   the answer lists their values in query order.
+ * - `niah-multivalue`: the queried key has `values` needles (distinct values) scattered in
+ *   filler, with one needle for each of `keys - 1` distractor keys; the answer lists the key's
+ *   values in the order they appear.
+ * - `variable-tracking`: `chains` interleaved chains `var x0 is <value>.`, `var x1 is x0.`, …
+ *   (`hops` links, `hops + 1` variables) in filler; the question names one chain's value and
+ *   the answer lists that chain's variables in order.
+ * - `frequent-words`: a context of 4-letter pseudo-words with Zipf-like counts (exponent
+ *   `alpha`), the `top` most frequent set apart by at least 2 occurrences; the answer lists
+ *   them, most frequent first.
+ * - `two-hop`: `chains` pairs of needles `the number for <a> is the number for <b>.` and
+ *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`.
+ *
+ * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
+ * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
+ * `hops` 4; `frequent-words` `top` 3, `alpha` 1; `two-hop` `chains` 4.
  *
  * Format (`niah-single` with `contextChars: 160, depth: 0.5`; `mqar` with `keys: 4,
  * queries: 2`; seed 0, index 0):
@@ -108,6 +211,25 @@ export type RetrievalData = {
  * prompt:  gofe:84 lanu:70 nude:22 dodi:94\nquery: dodi lanu\n
  * target:  answer: 94 70.
  * ```
+ * The newer variants at `contextChars: 160` (`variable-tracking` with `chains: 2, hops: 2`,
+ * `two-hop` with `chains: 2`) and `frequent-words` at `contextChars: 120`:
+ * ```
+ * prompt:  the number for zatu is 7692. the grass is green. the number for zatu is 8671. the
+ *          number for zatu is 3269. the number for zatu is 5897.\nwhat are all the numbers
+ *          for zatu?\n
+ * target:  answer: 7692 8671 3269 5897.
+ * prompt:  var luko is 81142. var tibi is 60726. var popo is luko. var dume is popo. the river
+ *          runs to the sea. var ramo is tibi. var pari is ramo.\nwhich variables hold 81142?\n
+ * target:  answer: luko popo dume.
+ * prompt:  mefa mefa sido zupe zati mefa zati zati mefa sido mefa mefa mefa zati sido sido mefa
+ *          zupe dike sido mefa dota sido dike\nwhat are the 3 most frequent words in order of
+ *          frequency?\n
+ * target:  answer: mefa sido zati.
+ * prompt:  the number for zaze is the number for rode. the number for rode is 4242. the number
+ *          for nati is 9537. the number for luka is the number for nati.\nwhat is the number
+ *          for luka?\n
+ * target:  answer: 9537.
+ * ```
  * Context lengths are in characters, which are the tokens of the task's tokenizer. The
  * verifier compares the final `answer:` line's whitespace-separated values exactly.
  *
@@ -118,15 +240,40 @@ export function retrievalTask(options?: RetrievalOptionsInput): GenerationTask<R
   const tokenizer = taskTokenizer('retrieval');
   const stream = `retrieval/${resolved.variant}`;
 
-  const instanceOf = (
-    random: SeededRandom,
-  ): { prompt: string; target: string; data: RetrievalData } => {
-    if (resolved.variant === 'mqar') {
+  const example = (seed: number, index: number): TaskExample => {
+    const random = SeededRandom.forExample(stream, seed, index);
+    const { prompt, target, data } = retrievalInstance(random, resolved);
+    return { task: 'retrieval', seed, index, prompt, target, data };
+  };
+
+  return {
+    kind: 'generation',
+    name: 'retrieval',
+    options: resolved,
+    tokenizer,
+    maxNewTokens: formatAnswer(longestAnswer(resolved)).length,
+    stopText: STOP_TEXT,
+    example,
+    verify: verifyRetrieval,
+  };
+}
+
+/** A generated retrieval instance with its ground truth. */
+interface RetrievalInstance {
+  readonly prompt: string;
+  readonly target: string;
+  readonly data: RetrievalData;
+}
+
+function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): RetrievalInstance {
+  const { variant } = resolved;
+  switch (resolved.variant) {
+    case 'mqar': {
       const instance = mqarInstance(random, resolved);
       return {
         ...instance,
         data: {
-          variant: 'mqar',
+          variant,
           queries: instance.queries,
           values: instance.values,
           keys: instance.pairs.length,
@@ -134,43 +281,102 @@ export function retrievalTask(options?: RetrievalOptionsInput): GenerationTask<R
         },
       };
     }
-    const spec: NiahSpec =
-      resolved.variant === 'niah-single'
-        ? { ...resolved, haystack: 'filler', needles: 1 }
-        : { ...resolved, needles: resolved.keys };
-    const instance = niahInstance(random, spec);
-    return {
-      ...instance,
-      data: {
-        variant: resolved.variant,
-        queries: [instance.key],
-        values: [instance.value],
-        keys: instance.needles,
-        contextLength: instance.contextLength,
-        requestedDepth: instance.requestedDepth,
-        depth: instance.depth,
-        needleStart: instance.needleStart,
-      },
-    };
-  };
+    case 'niah-multivalue': {
+      const instance = multiValueInstance(random, resolved);
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: instance.values.map(() => instance.key),
+          values: instance.values,
+          keys: resolved.keys,
+          contextLength: instance.contextLength,
+        },
+      };
+    }
+    case 'variable-tracking': {
+      const instance = variableTrackingInstance(random, resolved);
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: instance.variables.map(() => instance.value),
+          values: instance.variables,
+          keys: instance.variableCount,
+          contextLength: instance.contextLength,
+        },
+      };
+    }
+    case 'frequent-words': {
+      const instance = frequentWordsInstance(random, {
+        ...resolved,
+        maxWords: MAX_RETRIEVAL_KEYS,
+      });
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: instance.words.map((_, r) => `rank ${r + 1}`),
+          values: instance.words,
+          keys: instance.vocabulary,
+          contextLength: instance.contextLength,
+          counts: instance.counts,
+        },
+      };
+    }
+    case 'two-hop': {
+      const instance = twoHopInstance(random, resolved);
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: [instance.key],
+          values: [instance.value],
+          keys: 2 * resolved.chains,
+          contextLength: instance.contextLength,
+          via: instance.via,
+        },
+      };
+    }
+    default: {
+      const spec: NiahSpec =
+        resolved.variant === 'niah-single'
+          ? { ...resolved, haystack: 'filler', needles: 1 }
+          : { ...resolved, needles: resolved.keys };
+      const instance = niahInstance(random, spec);
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: [instance.key],
+          values: [instance.value],
+          keys: instance.needles,
+          contextLength: instance.contextLength,
+          requestedDepth: instance.requestedDepth,
+          depth: instance.depth,
+          needleStart: instance.needleStart,
+        },
+      };
+    }
+  }
+}
 
-  const example = (seed: number, index: number): TaskExample => {
-    const { prompt, target, data } = instanceOf(SeededRandom.forExample(stream, seed, index));
-    return { task: 'retrieval', seed, index, prompt, target, data };
-  };
-
-  const answers = resolved.variant === 'mqar' ? resolved.queries : 1;
-  const longest = Array.from({ length: answers }, () => '9'.repeat(resolved.valueDigits));
-  return {
-    kind: 'generation',
-    name: 'retrieval',
-    options: resolved,
-    tokenizer,
-    maxNewTokens: formatAnswer(longest.join(' ')).length,
-    stopText: STOP_TEXT,
-    example,
-    verify: verifyRetrieval,
-  };
+/** The longest answer text of a variant (its `maxNewTokens` is that answer's length). */
+function longestAnswer(resolved: RetrievalOptions): string {
+  const repeat = (count: number, item: string): string =>
+    Array.from({ length: count }, () => item).join(' ');
+  switch (resolved.variant) {
+    case 'mqar':
+      return repeat(resolved.queries, '9'.repeat(resolved.valueDigits));
+    case 'niah-multivalue':
+      return repeat(resolved.values, '9'.repeat(resolved.valueDigits));
+    case 'variable-tracking':
+      return repeat(resolved.hops + 1, 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES));
+    case 'frequent-words':
+      return repeat(resolved.top, 'x'.repeat(2 * FREQUENT_WORD_SYLLABLES));
+    default:
+      return '9'.repeat(resolved.valueDigits);
+  }
 }
 
 /**
@@ -212,6 +418,10 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'niah-single': ['variant', 'contextChars', 'depth', 'valueDigits'],
   'niah-multi': ['variant', 'contextChars', 'depth', 'haystack', 'keys', 'valueDigits'],
   mqar: ['variant', 'keys', 'queries', 'valueDigits'],
+  'niah-multivalue': ['variant', 'contextChars', 'keys', 'values', 'valueDigits'],
+  'variable-tracking': ['variant', 'contextChars', 'chains', 'hops', 'valueDigits'],
+  'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
+  'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits'],
 };
 
 function resolveRetrievalOptions(options: unknown): RetrievalOptions {
@@ -225,6 +435,16 @@ function resolveRetrievalOptions(options: unknown): RetrievalOptions {
     return { variant, keys, queries, valueDigits };
   }
   const contextChars = intOption(fields, 'contextChars', 1024, 16, 10_000_000);
+  switch (variant) {
+    case 'niah-multivalue':
+      return multiValueOptions(fields, contextChars);
+    case 'variable-tracking':
+      return variableTrackingOptions(fields, contextChars);
+    case 'frequent-words':
+      return frequentWordsOptions(fields, contextChars);
+    case 'two-hop':
+      return twoHopOptions(fields, contextChars);
+  }
   const depth = depthOption(fields.depth);
   const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
   const needle = needleLength(valueDigits);
@@ -262,6 +482,80 @@ function resolveRetrievalOptions(options: unknown): RetrievalOptions {
     );
   }
   return { variant, contextChars, depth, haystack, keys, valueDigits };
+}
+
+type Fields = Readonly<Record<string, unknown>>;
+
+function multiValueOptions(fields: Fields, contextChars: number): NiahMultiValueOptions {
+  const keys = intOption(fields, 'keys', 1, 1, MAX_RETRIEVAL_KEYS);
+  const values = intOption(fields, 'values', 4, 2, MAX_RETRIEVAL_KEYS);
+  const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
+  checkDistinctValues(values, valueDigits, 'values');
+  const options = { variant: 'niah-multivalue', contextChars, keys, values, valueDigits } as const;
+  checkFits(contextChars, multiValueMinChars(options), `${values + keys - 1} needles`);
+  return options;
+}
+
+function variableTrackingOptions(fields: Fields, contextChars: number): VariableTrackingOptions {
+  const chains = intOption(fields, 'chains', 4, 1, MAX_RETRIEVAL_KEYS / 2);
+  const hops = intOption(fields, 'hops', 4, 1, MAX_RETRIEVAL_KEYS / 2 - 1);
+  if (chains * (hops + 1) > MAX_RETRIEVAL_KEYS) {
+    throw new LetheError(
+      'E_ARG',
+      `gives ${chains * (hops + 1)} variables with hops ${hops}, at most ${MAX_RETRIEVAL_KEYS}`,
+      'chains',
+    );
+  }
+  const valueDigits = intOption(fields, 'valueDigits', 5, 1, 9);
+  checkDistinctValues(chains, valueDigits, 'chains');
+  const options = {
+    variant: 'variable-tracking',
+    contextChars,
+    chains,
+    hops,
+    valueDigits,
+  } as const;
+  checkFits(contextChars, variableTrackingMinChars(options), `${chains * (hops + 1)} assignments`);
+  return options;
+}
+
+function frequentWordsOptions(fields: Fields, contextChars: number): FrequentWordsOptions {
+  const top = intOption(fields, 'top', 3, 1, 20);
+  const alpha = numberOption(fields, 'alpha', 1, 0.25, 4);
+  if (frequentWordCounts(contextChars, top, alpha, MAX_RETRIEVAL_KEYS) === undefined) {
+    throw new LetheError(
+      'E_ARG',
+      `is too short to set ${top} most frequent words apart under alpha ${alpha} (raise it or lower top)`,
+      'contextChars',
+    );
+  }
+  return { variant: 'frequent-words', contextChars, top, alpha };
+}
+
+function twoHopOptions(fields: Fields, contextChars: number): TwoHopOptions {
+  const chains = intOption(fields, 'chains', 4, 1, MAX_RETRIEVAL_KEYS / 2);
+  const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
+  const options = { variant: 'two-hop', contextChars, chains, valueDigits } as const;
+  checkDistinctValues(chains, valueDigits, 'chains');
+  checkFits(contextChars, twoHopMinChars(options), `${2 * chains} needles`);
+  return options;
+}
+
+function checkDistinctValues(count: number, valueDigits: number, field: string): void {
+  const most = Math.floor(digitValueCount(valueDigits) / 2);
+  if (count > most) {
+    throw new LetheError(
+      'E_ARG',
+      `needs ${count} distinct ${valueDigits}-digit values, at most ${most} (raise valueDigits)`,
+      field,
+    );
+  }
+}
+
+function checkFits(contextChars: number, needed: number, what: string): void {
+  if (contextChars < needed) {
+    throw new LetheError('E_ARG', `must hold ${what} (at least ${needed})`, 'contextChars');
+  }
 }
 
 function depthOption(value: unknown): number | 'random' {

@@ -59,3 +59,38 @@ export function randomDigits(random: SeededRandom, digits: number): string {
   for (let i = 1; i < digits; i++) text += String(random.int(0, 9));
   return text;
 }
+
+/** How many `digits`-digit values {@link randomDigits} can draw (no leading 0). */
+export function digitValueCount(digits: number): number {
+  return 9 * 10 ** (digits - 1);
+}
+
+/**
+ * `count` distinct {@link randomDigits} values, in draw order.
+ *
+ * @throws LetheError `E_ARG` (argument `count`) when `count` exceeds half of the values there
+ *   are (beyond that, drawing without repeats would crawl).
+ */
+export function distinctRandomDigits(
+  random: SeededRandom,
+  count: number,
+  digits: number,
+): string[] {
+  const available = digitValueCount(digits);
+  if (count > available / 2) {
+    throw new LetheError(
+      'E_ARG',
+      `${count} distinct ${digits}-digit values requested, at most ${Math.floor(available / 2)}`,
+      'count',
+    );
+  }
+  const seen = new Set<string>();
+  const out: string[] = [];
+  while (out.length < count) {
+    const value = randomDigits(random, digits);
+    if (seen.has(value)) continue;
+    seen.add(value);
+    out.push(value);
+  }
+  return out;
+}

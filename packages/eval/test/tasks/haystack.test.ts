@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FILLER_SENTENCES, fillerUnits, placeNeedle } from '../../src/tasks/haystack';
+import {
+  FILLER_SENTENCES,
+  fillerUnits,
+  fillerWithItems,
+  placeNeedle,
+  scatterInOrder,
+} from '../../src/tasks/haystack';
 import { SeededRandom } from '../../src/tasks/seeded';
 
 describe('haystack', () => {
@@ -48,5 +54,32 @@ describe('haystack', () => {
     expect(text.length).toBeGreaterThan(500 - longest - 1);
     for (const unit of units) expect(FILLER_SENTENCES).toContain(unit);
     expect(fillerUnits(random, 3)).toEqual([]);
+  });
+
+  it('scatters items among units, keeping both orders (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { maxLength: 20 }),
+        fc.array(fc.stringMatching(/^[0-9]{1,4}$/), { maxLength: 10 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (units, items, seed) => {
+          const random = SeededRandom.forExample('scatter', seed, 0);
+          const mixed = scatterInOrder(random, units, items);
+          expect(mixed.filter((x) => /^[a-z]/.test(x))).toEqual(units);
+          expect(mixed.filter((x) => /^[0-9]/.test(x))).toEqual(items);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('fills a context around items without passing its length', () => {
+    const random = SeededRandom.forExample('filler', 1, 0);
+    const items = ['the number for bado is 1234.', 'the number for kemi is 5678.'];
+    const text = fillerWithItems(random, 300, items);
+    expect(text.length).toBeLessThanOrEqual(300);
+    expect(text.length).toBeGreaterThan(300 - 27);
+    expect(text.indexOf(items[0]!)).toBeLessThan(text.indexOf(items[1]!));
+    expect(fillerWithItems(random, 57, items)).toBe(items.join(' '));
   });
 });

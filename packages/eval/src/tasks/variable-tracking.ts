@@ -1,0 +1,84 @@
+import { formatAnswer } from './answer';
+import { fillerWithItems } from './haystack';
+import type { SeededRandom } from './seeded';
+import { distinctPseudoWords, distinctRandomDigits } from './words';
+
+/** Syllables of a variable name (names are 4 letters). */
+export const VARIABLE_NAME_SYLLABLES = 2;
+
+/** What a variable-tracking instance is made of. */
+export interface VariableTrackingSpec {
+  /** Longest context (filler with assignments, before the question), in characters = tokens. */
+  readonly contextChars: number;
+  /** Chains of assignments, one of them queried; their values are distinct. */
+  readonly chains: number;
+  /** Variable-to-variable assignments per chain: a chain has `hops + 1` variables. */
+  readonly hops: number;
+  /** Digits of a chain's value. */
+  readonly valueDigits: number;
+}
+
+/** A generated variable-tracking instance. */
+export interface VariableTrackingInstance {
+  readonly prompt: string;
+  readonly target: string;
+  /** The value the question names (assigned to the queried chain's first variable). */
+  readonly value: string;
+  /** The queried chain's variables in order of appearance (the expected answer). */
+  readonly variables: readonly string[];
+  /** Variables in the context (all chains). */
+  readonly variableCount: number;
+  /** Length of the context (the prompt before the question line). */
+  readonly contextLength: number;
+}
+
+/** An assignment statement: `var <name> is <source>.` (a value or another variable). */
+export function assignmentStatement(name: string, source: string): string {
+  return `var ${name} is ${source}.`;
+}
+
+/** Shortest context that holds every assignment of `spec` (and the spaces between them). */
+export function variableTrackingMinChars(spec: Omit<VariableTrackingSpec, 'contextChars'>): number {
+  const name = 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES);
+  const first = assignmentStatement(name, '0'.repeat(spec.valueDigits)).length + 1;
+  const link = assignmentStatement(name, name).length + 1;
+  return spec.chains * (first + spec.hops * link) - 1;
+}
+
+/**
+ * RULER's variable tracking: `chains` chains `var x0 is <value>.`, `var x1 is x0.`, …,
+ * `var x<hops> is x<hops-1>.` with distinct 4-letter names and distinct values. The chains are
+ * interleaved at random (each chain's statements keep their order, so every variable is
+ * assigned after its source) and scattered in filler sentences.
+ *
+ * Prompt: the context, a newline, `which variables hold <value>?` (the value of one chain), a
+ * newline. Target: `answer: <x0> <x1> ….` — that chain's variables in order of appearance.
+ */
+export function variableTrackingInstance(
+  random: SeededRandom,
+  spec: VariableTrackingSpec,
+): VariableTrackingInstance {
+  const width = spec.hops + 1;
+  const names = distinctPseudoWords(random, spec.chains * width, VARIABLE_NAME_SYLLABLES);
+  const values = distinctRandomDigits(random, spec.chains, spec.valueDigits);
+  const chains = values.map((value, c) => {
+    const vars = names.slice(c * width, (c + 1) * width);
+    const statements = vars.map((name, i) =>
+      assignmentStatement(name, i === 0 ? value : vars[i - 1]!),
+    );
+    return { value, vars, statements };
+  });
+  const turns = random.shuffle(chains.flatMap((_, c) => Array.from({ length: width }, () => c)));
+  const taken = chains.map(() => 0);
+  const statements = turns.map((c) => chains[c]!.statements[taken[c]!++]!);
+  const context = fillerWithItems(random, spec.contextChars, statements);
+  const queried = chains[random.int(0, spec.chains - 1)]!;
+  return {
+    prompt: `${context}\nwhich variables hold ${queried.value}?\n`,
+    target: formatAnswer(queried.vars.join(' ')),
+    value: queried.value,
+    variables: queried.vars,
+    variableCount: names.length,
+    contextLength: context.length,
+  };
+}

@@ -1,0 +1,40 @@
+import { expect } from 'vitest';
+import type { TaskExample } from '../../src/tasks/task';
+
+/** The context of a retrieval example: the prompt before its question line. */
+export function contextOf(example: TaskExample): string {
+  return example.prompt.slice(0, example.prompt.lastIndexOf('\n', example.prompt.length - 2));
+}
+
+/** The question line of a retrieval example. */
+export function questionOf(example: TaskExample): string {
+  return example.prompt.slice(contextOf(example).length + 1, -1);
+}
+
+/** `[key, value]` of every needle `the number for <key> is <value>.` of `text`, in order. */
+export function valueNeedles(text: string): [string, string][] {
+  return [...text.matchAll(/the number for ([a-z]+) is ([0-9]+)\./g)].map((m) => [m[1]!, m[2]!]);
+}
+
+/**
+ * Checks that the verifier accepts `values` and rejects the usual near misses: a value left
+ * out, one too many, the first two swapped, the first one replaced by `wrong`, no answer line.
+ */
+export function expectNearMissesRejected(
+  verify: (completion: string) => { correct: boolean; reason?: string },
+  values: readonly string[],
+  wrong: string,
+): void {
+  const answer = (items: readonly string[]): string => `answer: ${items.join(' ')}.`;
+  expect(verify(answer(values))).toEqual({ correct: true });
+  expect(verify(answer(values.slice(0, -1))).reason).toMatch(
+    values.length > 1 ? /^expected \d+ values?, got/ : /^malformed: empty answer/,
+  );
+  expect(verify(answer([...values, values[0]!])).reason).toMatch(/^expected \d+ values?, got/);
+  if (values.length > 1) {
+    const swapped = [values[1]!, values[0]!, ...values.slice(2)];
+    expect(verify(answer(swapped)).reason).toMatch(/^wrong value for /);
+  }
+  expect(verify(answer([wrong, ...values.slice(1)])).reason).toMatch(/^wrong value for /);
+  expect(verify(values.join(' ')).reason).toMatch(/^malformed/);
+}

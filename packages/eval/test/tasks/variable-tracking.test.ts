@@ -1,0 +1,148 @@
+import { expectLetheError } from '@lethe/test-utils';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
+import { variableTrackingMinChars } from '../../src/tasks/variable-tracking';
+import { indexArb, seedArb } from './helpers';
+import { contextOf, expectNearMissesRejected, questionOf } from './ruler-helpers';
+
+/** `[name, source]` of every statement `var <name> is <source>.` of `text`, in order. */
+function statements(text: string): [string, string][] {
+  return [...text.matchAll(/var ([a-z]+) is ([a-z0-9]+)\./g)].map((m) => [m[1]!, m[2]!]);
+}
+
+describe('retrieval: variable-tracking', () => {
+  const task = retrievalTask({
+    variant: 'variable-tracking',
+    contextChars: 160,
+    chains: 2,
+    hops: 2,
+  });
+
+  it('has the documented defaults and format', () => {
+    expect(retrievalTask({ variant: 'variable-tracking' }).options).toEqual({
+      variant: 'variable-tracking',
+      contextChars: 1024,
+      chains: 4,
+      hops: 4,
+      valueDigits: 5,
+    });
+    expect(retrievalTask({ variant: 'variable-tracking' }).maxNewTokens).toBe(
+      'answer: abcd abcd abcd abcd abcd.'.length,
+    );
+    const example = task.example(0, 0);
+    expect(example.prompt).toBe(
+      'var luko is 81142. var tibi is 60726. var popo is luko. var dume is popo. the river runs to the sea. var ramo is tibi. var pari is ramo.\nwhich variables hold 81142?\n',
+    );
+    expect(example.target).toBe('answer: luko popo dume.');
+    expect(example.data).toEqual({
+      variant: 'variable-tracking',
+      queries: ['81142', '81142', '81142'],
+      values: ['luko', 'popo', 'dume'],
+      keys: 6,
+      contextLength: 136,
+    });
+  });
+
+  it('is deterministic per (seed, index) and varies across indices', () => {
+    const big = retrievalTask({ variant: 'variable-tracking' });
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        expect(big.example(seed, index)).toEqual(big.example(seed, index));
+        expect(big.example(seed, index).prompt).not.toBe(big.example(seed, index + 1).prompt);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('holds acyclic chains whose variables the answer lists exactly (property)', () => {
+    fc.assert(
+      fc.property(
+        seedArb,
+        indexArb,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1000, max: 4096 }),
+        (seed, index, chains, hops, contextChars) => {
+          const t = retrievalTask({ variant: 'variable-tracking', contextChars, chains, hops });
+          const example = t.example(seed, index);
+          const data = example.data as RetrievalData;
+          const found = statements(contextOf(example));
+          expect(found).toHaveLength(chains * (hops + 1));
+          // Every variable is assigned once, from a value or a variable assigned before it.
+          const valueByKey = new Map<string, string>();
+          for (const [name, source] of found) {
+            expect(valueByKey.has(name)).toBe(false);
+            const value = /^[0-9]+$/.test(source) ? source : valueByKey.get(source);
+            expect(value).toBeDefined();
+            valueByKey.set(name, value!);
+          }
+          expect(data.keys).toBe(valueByKey.size);
+          const values = found.filter(([, source]) => /^[0-9]+$/.test(source)).map(([, v]) => v);
+          expect(new Set(values).size).toBe(chains);
+          const asked = data.queries[0]!;
+          expect(values).toContain(asked);
+          expect(data.queries).toEqual(data.values.map(() => asked));
+          expect(questionOf(example)).toBe(`which variables hold ${asked}?`);
+          const holders = found
+            .map(([name]) => name)
+            .filter((name) => valueByKey.get(name) === asked);
+          expect(holders).toEqual(data.values);
+          expect(holders).toHaveLength(hops + 1);
+          for (const name of holders) expect(name).toMatch(/^[a-z]{4}$/);
+          expect(example.target).toBe(`answer: ${holders.join(' ')}.`);
+          expect(example.target.length).toBeLessThanOrEqual(t.maxNewTokens);
+          expect(t.verify(example, example.target)).toEqual({ correct: true });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('interleaves the chains', () => {
+    const t = retrievalTask({ variant: 'variable-tracking', chains: 3, hops: 3 });
+    const interleaved = Array.from({ length: 20 }, (_, i) => {
+      const found = statements(contextOf(t.example(5, i)));
+      // Unless interleaved, every link directly follows the statement of its source.
+      return found.some(([, source], j) => /^[a-z]/.test(source) && found[j - 1]![0] !== source);
+    });
+    expect(interleaved.filter(Boolean).length).toBeGreaterThan(10);
+  });
+
+  it('rejects a wrong, partial or reordered answer', () => {
+    const example = task.example(0, 0);
+    const verify = (completion: string) => task.verify(example, completion);
+    expectNearMissesRejected(verify, ['luko', 'popo', 'dume'], 'tibi');
+    expect(verify('answer: luko popo dume ramo.').reason).toBe('expected 3 values, got 4');
+    expect(verify('answer: dume popo luko.')).toEqual({
+      correct: false,
+      reason: 'wrong value for 81142: got dume, expected luko',
+    });
+  });
+
+  it('rejects bad options, naming the field', () => {
+    const vt = { variant: 'variable-tracking' } as const;
+    expectLetheError(() => retrievalTask({ ...vt, chains: 0 }), 'E_ARG', 'chains');
+    expectLetheError(() => retrievalTask({ ...vt, hops: 0 }), 'E_ARG', 'hops');
+    expectLetheError(() => retrievalTask({ ...vt, hops: 1.5 }), 'E_ARG', 'hops');
+    expectLetheError(
+      () => retrievalTask({ ...vt, chains: 500, hops: 9, contextChars: 1_000_000 }),
+      'E_ARG',
+      'chains',
+    );
+    expectLetheError(() => retrievalTask({ ...vt, chains: 5, valueDigits: 1 }), 'E_ARG', 'chains');
+    expectLetheError(() => retrievalTask({ ...vt, keys: 4 }), 'E_ARG', 'keys');
+    expectLetheError(() => retrievalTask({ ...vt, top: 4 }), 'E_ARG', 'top');
+    const needed = variableTrackingMinChars({ chains: 4, hops: 4, valueDigits: 5 });
+    expect(needed).toBe(4 * ('var abcd is 12345. '.length + 4 * 'var abcd is efgh. '.length) - 1);
+    expectLetheError(
+      () => retrievalTask({ ...vt, contextChars: needed - 1 }),
+      'E_ARG',
+      'contextChars',
+    );
+    const tight = retrievalTask({ ...vt, contextChars: needed });
+    const example = tight.example(2, 3);
+    expect(contextOf(example)).toHaveLength(needed);
+    expect(tight.verify(example, example.target)).toEqual({ correct: true });
+  });
+});
