@@ -25,6 +25,7 @@ import { interruptController } from './interrupt';
 import { readJsonFile } from './json-file';
 import { declareFlags, givenFlagArgs } from './option-args';
 import { sweepBar } from './progress-bars';
+import { reportOptions } from './report-options';
 
 /**
  * Builds the task once to check its options.
@@ -187,7 +188,9 @@ export function addEvalCommand(program: Command): void {
         interrupt.dispose();
       }
       bar.stop();
-      process.stdout.write(`\n${renderMarkdown(results)}`);
+      process.stdout.write(
+        `\n${renderMarkdown(results, reportOptions(results, config, registry))}`,
+      );
       if (opts.config === undefined) {
         process.stdout.write(`\nreproduce: ${results.cells[0]!.command}\n`);
       }

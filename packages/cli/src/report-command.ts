@@ -7,13 +7,16 @@ import {
   validateSweepConfig,
 } from '@lethe/eval';
 import { writeReport } from '@lethe/eval/node';
+import { createDefaultRegistry } from '@lethe/policies';
 import type { Command } from 'commander';
 import { readJsonFile } from './json-file';
+import { reportOptions } from './report-options';
 
 /**
  * Adds `lethe report`: reads a results file (`lethe eval --results`, checked like a sweep
  * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out` (a
- * directory that cannot be written is reported naming `--out`).
+ * directory that cannot be written is reported naming `--out`), each policy compared with the
+ * best heuristic at its budget where the cells carry per-example outcomes.
  */
 export function addReportCommand(program: Command): void {
   program
@@ -35,14 +38,17 @@ export function addReportCommand(program: Command): void {
         );
       }
       let results: ReturnType<typeof checkResults>;
+      let config: ReturnType<typeof validateSweepConfig>;
       try {
-        results = checkResults(json, validateSweepConfig(json.config), opts.results);
+        config = validateSweepConfig(json.config);
+        results = checkResults(json, config, opts.results);
       } catch (error) {
         throw inFile(opts.results, error);
       }
+      const options = reportOptions(results, config, createDefaultRegistry());
       let files: Awaited<ReturnType<typeof writeReport>>;
       try {
-        files = await writeReport(opts.out, results);
+        files = await writeReport(opts.out, results, options);
       } catch (error) {
         if (error instanceof LetheError) throw error;
         // A file-system error: `--out` names a file, or a directory that cannot be written.

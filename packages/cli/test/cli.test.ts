@@ -204,9 +204,15 @@ describe('lethe eval', () => {
       'report.md',
       'results.json',
     ]);
-    expect(await readFile(join(dir, 'report', 'report.md'), 'utf8')).toMatch(
-      /^\| arithmetic \| h2o \|/m,
+    const markdown = await readFile(join(dir, 'report', 'report.md'), 'utf8');
+    expect(markdown).toMatch(/^\| arithmetic \| h2o \|/m);
+    // h2o and tova are both heuristics: the better one is the baseline, the other is compared
+    // with it on the same 2 examples (McNemar; far too few to tell them apart)
+    expect(markdown).toContain('### Against the best heuristic');
+    expect(markdown).toMatch(
+      /^\| 50% \| (h2o|tova) \| [\d.]+% \| (tova|h2o) \| [\d.]+% \| 2 \| McNemar \(exact\) \| [\d.e-]+ \| [\d.e-]+ \| · not told apart \|$/m,
     );
+    expect(first.stdout).toContain('### Against the best heuristic');
   });
 });
 

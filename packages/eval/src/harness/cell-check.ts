@@ -31,7 +31,8 @@ const METRIC_RANGES: Readonly<Record<string, readonly [number, number]>> = {
  * aggregate (see `isAggregate`) whose mean the metric can have (a perplexity ≥ 1, an accuracy in
  * [0, 1], counts and rates ≥ 0), `passAtK` probabilities keyed by positive integers, no other
  * field; `sequences`, when present, one outcome per sequence of the sweep
- * (`examplesPerCell × samplesPerExample`, sequence `i · S + j` of example `i`); the command; a
+ * (`examplesPerCell × samplesPerExample`, sequence `i · S + j` of example `i`); `documents`, when
+ * present, one outcome per document (`examplesPerCell`, in index order); the command; a
  * finite `elapsedMs` ≥ 0. Whether the key is a cell of the sweep is the caller's check.
  *
  * @throws LetheError `E_FORMAT` naming `source`, with a message naming the cell and the field
@@ -50,7 +51,7 @@ export function checkCell(
   if (!isPlainObject(cell)) {
     throw new LetheError('E_FORMAT', `${where} is not an object`, source);
   }
-  const { key, metrics, sequences, command, elapsedMs } = cell;
+  const { key, metrics, sequences, documents, command, elapsedMs } = cell;
   if (
     !isPlainObject(key) ||
     typeof key.task !== 'string' ||
@@ -68,6 +69,7 @@ export function checkCell(
   if (!isPlainObject(metrics)) fail('metrics', `must be an object, got ${shown(metrics)}`);
   checkMetrics(metrics as Record<string, unknown>, fail);
   if (sequences !== undefined) checkSequences(sequences, config, fail);
+  if (documents !== undefined) checkDocuments(documents, config, fail);
   if (typeof command !== 'string') fail('command', `must be a string, got ${shown(command)}`);
   if (typeof elapsedMs !== 'number' || !Number.isFinite(elapsedMs) || elapsedMs < 0) {
     fail('elapsedMs', `must be a finite number ≥ 0, got ${shown(elapsedMs)}`);
@@ -129,6 +131,29 @@ function checkSequences(sequences: unknown, config: SweepConfig, fail: Fail): vo
       fail(
         `sequences[${s}]`,
         `must be { example: ${example}, correct: boolean, peakTotal: integer ≥ 0, generated: integer ≥ 0 }, got ${shown(outcome)}`,
+      );
+    }
+  });
+}
+
+function checkDocuments(documents: unknown, config: SweepConfig, fail: Fail): void {
+  const count = config.examplesPerCell;
+  if (!Array.isArray(documents) || documents.length !== count) {
+    const got = Array.isArray(documents) ? `${documents.length} outcomes` : shown(documents);
+    fail('documents', `must be an array of ${count} outcomes (examplesPerCell), got ${got}`);
+  }
+  (documents as unknown[]).forEach((outcome, example) => {
+    if (
+      !isPlainObject(outcome) ||
+      outcome.example !== example ||
+      typeof outcome.sumNll !== 'number' ||
+      !(Number.isFinite(outcome.sumNll) && outcome.sumNll >= 0) ||
+      !isCount(outcome.predicted) ||
+      (outcome.predicted as number) < 1
+    ) {
+      fail(
+        `documents[${example}]`,
+        `must be { example: ${example}, sumNll: finite number ≥ 0, predicted: integer ≥ 1 }, got ${shown(outcome)}`,
       );
     }
   });

@@ -10,8 +10,8 @@ import type { CellKey, CellResult } from './results';
 /**
  * Computes one cell of a sweep — generation tasks with `runGenerationCell`, language modelling
  * with `runPerplexityCell` — and returns its {@link CellResult}: the key, the metrics, the
- * `lethe eval` command that recomputes it, the outcome of every sequence (generation cells), and
- * the clock time of its generation.
+ * `lethe eval` command that recomputes it, the outcome of every sequence (generation cells) or
+ * document (perplexity cells), and the clock time of its generation.
  *
  * @throws LetheError `E_BUDGET` / `E_ARG` for a bad key (`full` at a budget other than 1, a
  *   missing or `null` field, …); `E_ARG` naming `env` or `env.<field>` when the environment or
@@ -45,14 +45,15 @@ export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellR
       'model',
     );
   }
-  const { metrics, elapsedMs, sequences } =
+  const { metrics, elapsedMs, sequences, documents } =
     task.kind === 'generation'
-      ? await runGenerationCell(key, task, env)
+      ? { ...(await runGenerationCell(key, task, env)), documents: undefined }
       : { ...(await runPerplexityCell(key, task, env)), sequences: undefined };
   return {
     key: { task: key.task, policy: key.policy, budget: key.budget, seed: key.seed },
     metrics,
     ...(sequences === undefined ? {} : { sequences }),
+    ...(documents === undefined ? {} : { documents }),
     command,
     elapsedMs,
   };

@@ -42,7 +42,7 @@ export {
   type JsonValue,
   parseJsonFlag,
 } from './json';
-export { knownPolicies } from './known-policies';
+export { knownPolicies, type LeaderboardRoles, leaderboardRoles } from './known-policies';
 export type { ModelProvider } from './model-provider';
 export { parseIntegerFlag, parseNumberFlag } from './number-flag';
 export { runPerplexityCell } from './perplexity-cell';
@@ -70,6 +70,7 @@ export {
   type CellKey,
   type CellMetrics,
   type CellResult,
+  type DocumentOutcome,
   RESULTS_FORMAT,
   RESULTS_VERSION,
   type SequenceOutcome,

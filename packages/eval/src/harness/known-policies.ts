@@ -1,6 +1,6 @@
-import { MEMORY_BUDGET_FORMS, type PolicyRegistry } from '@lethe/kv-cache';
+import { FULL_CACHE, MEMORY_BUDGET_FORMS, type PolicyRegistry } from '@lethe/kv-cache';
 import { requireObject } from './arguments';
-import type { KnownNames } from './sweep-config';
+import type { KnownNames, SweepConfig } from './sweep-config';
 
 /**
  * What a sweep config is checked against for `registry`: its provider names, and the memory
@@ -28,4 +28,51 @@ export function knownPolicies(
       )
       .map((provider) => provider.name),
   };
+}
+
+/** The roles of a sweep's policies on its leaderboard (see {@link leaderboardRoles}). */
+export interface LeaderboardRoles {
+  /** Labels of the heuristics: every part an untrained memory policy, no directory. */
+  readonly heuristics: readonly string[];
+  /**
+   * Labels compared with the best heuristic: every policy whose parts all evict under a memory
+   * budget (the full cache aside) — learned ones and the heuristics themselves. Compute policies
+   * and read selectors read the budget in another unit and are left out.
+   */
+  readonly compared: readonly string[];
+  /** Labels of the compute policies (a part of them reads a compute budget: SOL's). */
+  readonly compute: readonly string[];
+}
+
+/**
+ * Which policies of `config` are heuristics, which are compared with the best of them at each
+ * budget (`compareToBestHeuristic`), and which are compute policies (plotted against their net
+ * keep-rate), by what `registry` says of their providers.
+ *
+ * @throws LetheError `E_ARG` naming `registry` when it is not an object; `E_ARG` from the
+ *   registry for a provider name it does not know.
+ */
+export function leaderboardRoles(config: SweepConfig, registry: PolicyRegistry): LeaderboardRoles {
+  const { untrained } = knownPolicies(registry);
+  const heuristics: string[] = [];
+  const compared: string[] = [];
+  const compute: string[] = [];
+  for (const spec of config.policies) {
+    if (spec.name === FULL_CACHE) continue;
+    const parts = spec.name.split('+');
+    if (parts.some((part) => registry.provider(part).budgetForms?.includes('compute'))) {
+      compute.push(spec.label);
+    }
+    const memory = parts.every((part) =>
+      (registry.provider(part).budgetForms ?? MEMORY_BUDGET_FORMS).some((form) =>
+        MEMORY_BUDGET_FORMS.includes(form),
+      ),
+    );
+    if (!memory) continue;
+    compared.push(spec.label);
+    if (spec.dir === null && parts.every((part) => untrained!.includes(part))) {
+      heuristics.push(spec.label);
+    }
+  }
+  return { heuristics, compared, compute };
 }

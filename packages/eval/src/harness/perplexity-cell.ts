@@ -7,7 +7,7 @@ import { attentionKeepRate, cacheMetrics, computeNetKeepRate, throughput } from 
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy, cellBudgets, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
-import type { CellKey, CellMetrics } from './results';
+import type { CellKey, CellMetrics, DocumentOutcome } from './results';
 import { type ScoredDocument, teacherForce } from './teacher-forcing';
 
 /**
@@ -26,7 +26,8 @@ import { type ScoredDocument, teacherForce } from './teacher-forcing';
  * - `tokensPerSecond`: per batch, the tokens the model ran on (`n − 1` per document, each
  *   predicting the next) per clock second of the pass (see `throughput`).
  *
- * Returns the metrics and the clock time of the cell.
+ * Returns the metrics, every document's outcome (its summed NLL and predicted tokens) and the
+ * clock time of the cell.
  *
  * @throws LetheError `E_ARG` naming `key.policy` for a policy that conditions prompts (a
  *   document has none).
@@ -35,7 +36,7 @@ export async function runPerplexityCell(
   key: CellKey,
   task: PerplexityTask,
   env: CellEnvironment,
-): Promise<{ metrics: CellMetrics; elapsedMs: number }> {
+): Promise<{ metrics: CellMetrics; documents: DocumentOutcome[]; elapsedMs: number }> {
   const { config, clock } = env;
   const documents = Array.from({ length: config.examplesPerCell }, (_, i) =>
     encodeText(task.tokenizer, task.document(key.seed, i)),
@@ -117,5 +118,6 @@ export async function runPerplexityCell(
     realisedBudget: cache.realisedBudget,
     tokensPerSecond: throughput(batches),
   };
-  return { metrics, elapsedMs };
+  const outcomes = scored.map(({ sumNll, predicted }, example) => ({ example, sumNll, predicted }));
+  return { metrics, documents: outcomes, elapsedMs };
 }

@@ -80,6 +80,16 @@ export interface SequenceOutcome {
   readonly generated: number;
 }
 
+/** What one teacher-forced document of a perplexity cell did. */
+export interface DocumentOutcome {
+  /** Index of the document within the seed. */
+  readonly example: number;
+  /** Σ negative log-likelihood (nats) of the tokens it predicted. */
+  readonly sumNll: number;
+  /** Tokens it predicted (its length − 1): its perplexity is `exp(sumNll / predicted)`. */
+  readonly predicted: number;
+}
+
 /** The result of one cell, with the command that reproduces it. */
 export interface CellResult {
   readonly key: CellKey;
@@ -89,6 +99,11 @@ export interface CellResult {
    * policies on the same examples (absent in files written before it existed).
    */
   readonly sequences?: readonly SequenceOutcome[];
+  /**
+   * Perplexity cells: every document's outcome, in index order — for paired comparisons (absent
+   * in files written before it existed).
+   */
+  readonly documents?: readonly DocumentOutcome[];
   /** A `lethe eval …` command that recomputes exactly this cell. */
   readonly command: string;
   /** Wall time of the cell, ms. */

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 export { aggregate, isAggregate, poolAggregates } from './aggregate';
+export { holmAdjust } from './holm';
 export {
   keepFractions,
   type NetKeepAxes,
@@ -13,6 +14,11 @@ export {
   realisedKeepRate,
 } from './net-keep-rate';
 export { type PairedAccuracy, pairedAccuracy } from './paired-accuracy';
+export {
+  type PairedBootstrap,
+  type PairedBootstrapOptions,
+  pairedBootstrap,
+} from './paired-bootstrap';
 export { type PairedComparison, pairedComparison } from './paired-comparison';
 export { meanPassAtK, type PassAtKCounts, passAtK } from './pass-at-k';
 export { peakKvReduction } from './peak-kv-reduction';

@@ -1,4 +1,6 @@
 import type { SweepResults } from '../harness/results';
+import { BASELINE_HEADER, BASELINE_NUMERIC, baselineCaption, baselineRows } from './baseline-table';
+import type { BaselineComparison } from './best-heuristic';
 import { renderChartFigure } from './chart';
 import {
   type CompactTable,
@@ -9,6 +11,7 @@ import {
 import { escapeHtml } from './escape';
 import { formatBudget, formatInterval, formatScore } from './format';
 import { renderLegend } from './legend';
+import type { ReportOptions } from './markdown';
 import { reportPlots, type TaskPlots } from './plots';
 import { type ReportRow, reportRows } from './rows';
 import { summaryParagraphs } from './summary';
@@ -54,7 +57,8 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
  * - per task a `<section id="task-<slug>">` with, per score (accuracy, perplexity), the legend
  *   its plots share, two hand-written SVG plots (`reportPlots`: score vs realised budget and vs
  *   peak KV entries, each a `<figure id="plot-<slug>-<score>-budget|peak">` whose `<svg>` has
- *   a `<title>`), and the policy × budget table (`<table class="compact">`);
+ *   a `<title>`), and the policy × budget table (`<table class="compact">`); given
+ *   `options.comparisons`, each policy against the best heuristic (`<table class="baseline">`);
  * - `<section id="all-rows">`: every row with all metrics and the commands that reproduce it,
  *   scrolling inside its own box;
  * - the sweep configuration, folded.
@@ -63,9 +67,9 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
  *
  * @throws LetheError `E_FORMAT` for malformed results (see `reportRows`).
  */
-export function renderHtml(results: SweepResults): string {
+export function renderHtml(results: SweepResults, options: ReportOptions = {}): string {
   const rows = reportRows(results);
-  const plots = reportPlots(rows);
+  const plots = reportPlots(rows, options.computePolicies);
   const tasks = [...new Set(plots.map((entry) => entry.view.task))].map((task) => {
     const own = plots.filter((entry) => entry.view.task === task);
     return { task, id: `task-${own[0]!.view.slug}`, own };
@@ -74,6 +78,10 @@ export function renderHtml(results: SweepResults): string {
     ({ task, id, own }) =>
       `<section class="task" id="${escapeHtml(id)}">\n<h2>${escapeHtml(task)}</h2>\n` +
       own.map((entry) => renderScore(entry, own.length > 1)).join('\n') +
+      renderBaseline(
+        (options.comparisons ?? []).filter((c) => c.task === task),
+        options.alpha ?? 0.05,
+      ) +
       '\n</section>',
   );
   const links = [
@@ -113,6 +121,24 @@ ${renderFullTable(rows)}
 </body>
 </html>
 `;
+}
+
+/** A task's comparisons with the best heuristic as a table ('' without any). */
+function renderBaseline(comparisons: readonly BaselineComparison[], alpha: number): string {
+  if (comparisons.length === 0) return '';
+  const cell = (text: string, i: number) =>
+    `<td${BASELINE_NUMERIC[i] ? ' class="num"' : ''}>${escapeHtml(text)}</td>`;
+  return (
+    '\n<h3>Against the best heuristic</h3>\n' +
+    `<p class="note">${escapeHtml(baselineCaption(alpha))}</p>\n` +
+    '<table class="baseline">\n<thead><tr>' +
+    BASELINE_HEADER.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('') +
+    '</tr></thead>\n<tbody>\n' +
+    baselineRows(comparisons)
+      .map((row) => `<tr>${row.map(cell).join('')}</tr>`)
+      .join('\n') +
+    '\n</tbody>\n</table>'
+  );
 }
 
 /** One score of a task: its legend, its two plots, its policy × budget table and notes. */

@@ -4,12 +4,17 @@
  *
  * @packageDocumentation
  */
+export {
+  type BaselineComparison,
+  type BestHeuristicOptions,
+  compareToBestHeuristic,
+} from './best-heuristic';
 export type { ChartPoint, ChartSeries, ChartSpec } from './chart';
 export { renderChartFigure } from './chart';
 export { escapeHtml, escapeMarkdown, markdownCode } from './escape';
 export { renderHtml } from './html';
 export { type Interval, meanInterval, studentT95, wilsonInterval } from './interval';
-export { renderMarkdown } from './markdown';
+export { type ReportOptions, renderMarkdown } from './markdown';
 export { MARKER_SHAPES, type MarkerShape, type SeriesStyle } from './markers';
 export { type LegendEntry, reportPlots, type TaskPlots } from './plots';
 export { type ReportRow, type RowMetrics, reportRows } from './rows';

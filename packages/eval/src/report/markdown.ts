@@ -1,4 +1,6 @@
 import type { SweepResults } from '../harness/results';
+import { BASELINE_HEADER, BASELINE_NUMERIC, baselineCaption, baselineRows } from './baseline-table';
+import type { BaselineComparison } from './best-heuristic';
 import { compactTable, compactTableCaption, identicalNote } from './compact-table';
 import { escapeMarkdown, markdownCode } from './escape';
 import { formatBudget, formatInterval, formatScore, MISSING } from './format';
@@ -7,12 +9,29 @@ import { summaryParagraphs } from './summary';
 import { COMMAND_HEADER, TABLE_COLUMNS } from './table';
 import { type ScoreView, scoreViews } from './views';
 
+/** Options of {@link renderMarkdown} and `renderHtml`. */
+export interface ReportOptions {
+  /**
+   * Each policy against the best heuristic (`compareToBestHeuristic`): shown per task, after its
+   * score tables. Absent: no such section.
+   */
+  readonly comparisons?: readonly BaselineComparison[];
+  /** The family-wise error rate the comparisons were judged at (default 0.05), for the caption. */
+  readonly alpha?: number;
+  /**
+   * Labels of the compute policies (SOL's), plotted against their net keep-rate on a plot of their
+   * own (`reportPlots`; the HTML report) — e.g. `leaderboardRoles(config, registry).compute`.
+   */
+  readonly computePolicies?: readonly string[];
+}
+
 /**
  * A Markdown (GFM) report of a sweep, in the order of the HTML report without its plots: a
  * heading and the summary (what was swept, the budget rule, how intervals are computed); per
  * task a section with, per score, the policy × budget table (score with its 95% confidence
  * interval, the best at each budget in bold, the full cache above it) and a note naming
- * policies with identical results; then "All rows": one row per (task, policy, budget) — seeds
+ * policies with identical results, then, given `options.comparisons`, each policy against the
+ * best heuristic (paired tests, Holm-adjusted, a verdict mark); then "All rows": one row per (task, policy, budget) — seeds
  * pooled — with the columns budget, realised budget, examples (seeds), accuracy and perplexity
  * (95% CI), peak KV reduction (NGC eq. 7), net keep-rate (SOL), mean / peak live KV entries,
  * tokens/s and the commands that reproduce the row as code spans. Every name and command is
@@ -20,7 +39,7 @@ import { type ScoreView, scoreViews } from './views';
  *
  * @throws LetheError `E_FORMAT` for malformed results (see `reportRows`).
  */
-export function renderMarkdown(results: SweepResults): string {
+export function renderMarkdown(results: SweepResults, options: ReportOptions = {}): string {
   const rows = reportRows(results);
   const views = scoreViews(rows);
   const tasks = [...new Set(views.map((view) => view.task))];
@@ -33,6 +52,8 @@ export function renderMarkdown(results: SweepResults): string {
     for (const view of views.filter((candidate) => candidate.task === task)) {
       lines.push(...compactLines(view), '');
     }
+    const own = (options.comparisons ?? []).filter((c) => c.task === task);
+    if (own.length > 0) lines.push(...baselineLines(own, options.alpha ?? 0.05), '');
   }
   lines.push('## All rows', '');
   lines.push(tableLine([...TABLE_COLUMNS.map((column) => column.header), COMMAND_HEADER]));
@@ -75,6 +96,18 @@ function compactLines(view: ScoreView): string[] {
       ]),
     ),
     ...(note === '' ? [] : ['', escapeMarkdown(note)]),
+  ];
+}
+
+function baselineLines(comparisons: readonly BaselineComparison[], alpha: number): string[] {
+  return [
+    '### Against the best heuristic',
+    '',
+    escapeMarkdown(baselineCaption(alpha)),
+    '',
+    tableLine(BASELINE_HEADER.map((column) => escapeMarkdown(column))),
+    tableLine(BASELINE_NUMERIC.map((numeric) => (numeric ? '--:' : '---'))),
+    ...baselineRows(comparisons).map((row) => tableLine(row.map(escapeMarkdown))),
   ];
 }
 

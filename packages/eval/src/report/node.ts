@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '@lethe/model/node';
 import type { SweepResults } from '../harness/results';
 import { renderHtml } from './html';
-import { renderMarkdown } from './markdown';
+import { type ReportOptions, renderMarkdown } from './markdown';
 
 /** Paths of the files {@link writeReport} wrote. */
 export interface ReportFiles {
@@ -17,16 +17,21 @@ export interface ReportFiles {
 }
 
 /**
- * Writes `results.json`, `report.md` and `report.html` into `dir` (created if missing). Both
+ * Writes `results.json`, `report.md` and `report.html` into `dir` (created if missing), with
+ * `options` as `renderMarkdown` takes them. Both
  * reports are rendered before anything is written, so malformed results leave `dir` untouched;
  * each file is then written atomically (temporary file, fsync, rename), so a reader never sees
  * a partial file.
  *
  * @throws LetheError `E_FORMAT` for malformed results; file-system errors as thrown by Node.
  */
-export async function writeReport(dir: string, results: SweepResults): Promise<ReportFiles> {
-  const markdown = renderMarkdown(results);
-  const html = renderHtml(results);
+export async function writeReport(
+  dir: string,
+  results: SweepResults,
+  options: ReportOptions = {},
+): Promise<ReportFiles> {
+  const markdown = renderMarkdown(results, options);
+  const html = renderHtml(results, options);
   const files: ReportFiles = {
     results: join(dir, 'results.json'),
     markdown: join(dir, 'report.md'),

@@ -21,7 +21,7 @@ export interface LegendEntry {
 export interface TaskPlots {
   readonly view: ScoreView;
   readonly legend: readonly LegendEntry[];
-  /** Score vs realised budget, then score vs peak KV entries. */
+  /** Score vs realised budget, then score vs peak KV entries (then, for compute policies, vs net keep-rate). */
   readonly charts: readonly ChartSpec[];
 }
 
@@ -37,6 +37,37 @@ interface XChoice {
   readonly show: (row: ReportRow) => string;
 }
 
+/**
+ * The value and point text of an x that is a fraction metric of the row, in %: the full cache's
+ * is 100% (it keeps everything), a row without the metric has none.
+ */
+function percentX(
+  metric: 'realisedBudget' | 'netKeepRate',
+  name: string,
+): Pick<XChoice, 'value' | 'show'> {
+  return {
+    value: (row) => {
+      if (row.policy === FULL_CACHE) return 100;
+      const value = row.metrics[metric];
+      return value === undefined ? undefined : value.mean * 100;
+    },
+    show: (row) => {
+      const value = row.metrics[metric];
+      return value === undefined ? '' : `${name} ${(value.mean * 100).toFixed(1)}%`;
+    },
+  };
+}
+
+/** The x of a compute policy's chart: SOL's net keep-rate (the full cache keeps everything). */
+const NET_KEEP_RATE: XChoice = {
+  suffix: 'net-keep-rate',
+  title: 'vs net keep-rate',
+  noun: 'net keep-rate (SOL: the mean realised keep rate of the axes a compute policy controls)',
+  label: 'Net keep-rate',
+  unit: '%',
+  ...percentX('netKeepRate', 'net keep-rate'),
+};
+
 const X_CHOICES: readonly XChoice[] = [
   {
     suffix: 'budget',
@@ -44,16 +75,7 @@ const X_CHOICES: readonly XChoice[] = [
     noun: 'realised budget (the peak KV entries held over the full-cache peak)',
     label: 'Realised budget (peak KV ÷ full-cache peak)',
     unit: '%',
-    value: (row) =>
-      row.policy === FULL_CACHE
-        ? 100
-        : row.metrics.realisedBudget === undefined
-          ? undefined
-          : row.metrics.realisedBudget.mean * 100,
-    show: (row) =>
-      row.metrics.realisedBudget === undefined
-        ? ''
-        : `realised ${(row.metrics.realisedBudget.mean * 100).toFixed(1)}%`,
+    ...percentX('realisedBudget', 'realised'),
   },
   {
     suffix: 'peak',
@@ -76,8 +98,15 @@ const X_CHOICES: readonly XChoice[] = [
  * named together in the legend; markers that would coincide are set side by side. An axis
  * whose values span a factor of 5 or more is logarithmic (`wantsLog`); accuracy stays linear
  * within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
+ *
+ * Policies named in `computePolicies` (SOL's: they prune compute, not memory, so they would stand
+ * in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
+ * against their net keep-rate (`…-net-keep-rate`), beside the full cache, and not on the other two.
  */
-export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
+export function reportPlots(
+  rows: readonly ReportRow[],
+  computePolicies: readonly string[] = [],
+): TaskPlots[] {
   const styles = policyStyles(rows.map((row) => row.policy));
   return scoreViews(rows).map((view) => {
     const merged = new Map(view.identical.map((group) => [group[0]!, group]));
@@ -91,7 +120,13 @@ export function reportPlots(rows: readonly ReportRow[]): TaskPlots[] {
       style: styles.get(policy)!,
       reference: policy === FULL_CACHE,
     }));
-    const charts = X_CHOICES.map((choice) => chart(view, legend, choice));
+    const compute = legend.filter((entry) => computePolicies.includes(entry.key));
+    const memory = legend.filter((entry) => !computePolicies.includes(entry.key));
+    const charts = X_CHOICES.map((choice) => chart(view, memory, choice));
+    if (compute.length > 0) {
+      const reference = legend.filter((entry) => entry.reference);
+      charts.push(chart(view, [...reference, ...compute], NET_KEEP_RATE));
+    }
     return { view, legend, charts };
   });
 }

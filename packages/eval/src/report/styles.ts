@@ -27,8 +27,10 @@ const FULL_CACHE_STYLE: SeriesStyle = { color: '#000000', dash: '6 4', marker: '
 
 /**
  * A style per policy, fixed across every chart of a report: the full cache is black, dashed,
- * with circles; the others, in `policies` order, take colour i and marker i of ten each — a
- * distinct colour *and* marker for each of the first ten — and after that a dash pattern too.
+ * with circles; the others, in `policies` order: policy `i = 10a + b` takes colour `b` and marker
+ * `(a + b) mod 10` — a distinct colour *and* marker for each of the first ten, and a distinct
+ * (colour, marker) pair for each of the first hundred (the eleventh shares the first's colour,
+ * never its marker) — and past ten a dash pattern too.
  */
 export function policyStyles(policies: readonly string[]): Map<string, SeriesStyle> {
   const styles = new Map<string, SeriesStyle>();
@@ -39,10 +41,11 @@ export function policyStyles(policies: readonly string[]): Map<string, SeriesSty
       styles.set(policy, FULL_CACHE_STYLE);
       continue;
     }
+    const round = Math.floor(next / PALETTE.length);
     styles.set(policy, {
       color: PALETTE[next % PALETTE.length]!,
-      marker: POLICY_MARKERS[next % POLICY_MARKERS.length]!,
-      dash: DASHES[Math.floor(next / PALETTE.length) % DASHES.length]!,
+      marker: POLICY_MARKERS[(next + round) % POLICY_MARKERS.length]!,
+      dash: DASHES[round % DASHES.length]!,
     });
     next += 1;
   }

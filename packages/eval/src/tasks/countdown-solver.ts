@@ -1,10 +1,26 @@
 import { LetheError } from '@lethe/core';
 import type { CountdownOp } from './countdown-expression';
 
+/**
+ * The order in which {@link solveCountdown} tries a state's operations: `closest-first`, the
+ * result nearest the target first (a best-first heuristic: short traces), or `in-order`, by pair
+ * and then `+ - * /` (an uninformed depth-first search: the long traces of verbose Countdown,
+ * the same procedure whatever the target).
+ */
+export type CountdownSearchOrder = 'closest-first' | 'in-order';
+
+/** The search orders, default first. */
+export const COUNTDOWN_SEARCH_ORDERS: readonly CountdownSearchOrder[] = [
+  'closest-first',
+  'in-order',
+];
+
 /** Options of {@link solveCountdown}. */
 export interface CountdownSolverOptions {
   /** Search budget: the most operations the search may try (= trace lines) before giving up. */
   readonly maxTries: number;
+  /** Order of the operations tried from each state (default `closest-first`). */
+  readonly order?: CountdownSearchOrder;
 }
 
 /** What {@link solveCountdown} found, with its search written out as a trace. */
@@ -41,9 +57,10 @@ interface Candidate {
  * its numbers that the rules allow and that is not a no-op: `x+y`, `x-y` if `x > y`, `x*y` if
  * `y > 1`, `x/y` if `y > 1` divides `x` (intermediates stay positive integers; `×1` and `÷1`
  * only drop a number, which the at-most-once rule allows anyway). Operations giving the same
- * `x op y` twice are tried once. Children are tried closest-to-the-target result first (ties in
- * pair-then-`+ - * /` order), then recursively on the new state; the search stops as soon as a
- * result equals the target (so it may leave numbers unused) or after `maxTries` operations.
+ * `x op y` twice are tried once. Children are tried in pair-then-`+ - * /` order — by default
+ * (`order: 'closest-first'`) sorted closest-to-the-target result first, that order breaking
+ * ties — each then recursively on the new state; the search stops as soon as a result equals
+ * the target (so it may leave numbers unused) or after `maxTries` operations.
  *
  * Trace format, one line per operation tried, indented by one space per depth; a line that
  * leaves more than one number ends with `;` and the new state (the untouched numbers in their
@@ -63,7 +80,7 @@ interface Candidate {
  * The line that reaches the target has no `;state` suffix and ends the trace.
  *
  * @throws LetheError `E_ARG` for numbers that are not positive safe integers, a target that is
- *   not one, or a `maxTries` that is not a positive integer.
+ *   not one, a `maxTries` that is not a positive integer, or an unknown `order`.
  */
 export function solveCountdown(
   numbers: readonly number[],
@@ -85,11 +102,20 @@ export function solveCountdown(
       'maxTries',
     );
   }
+  const order = options.order ?? 'closest-first';
+  if (!COUNTDOWN_SEARCH_ORDERS.includes(order)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be one of ${COUNTDOWN_SEARCH_ORDERS.join(', ')}, got ${JSON.stringify(order)}`,
+      'order',
+    );
+  }
   const lines: string[] = [];
   let expression: string | undefined;
 
   const search = (state: readonly Item[], depth: number): boolean => {
-    for (const c of candidates(state, target)) {
+    const tried = candidates(state);
+    for (const c of order === 'in-order' ? tried : closestFirst(tried, target)) {
       if (lines.length >= options.maxTries) return false;
       const step = `${' '.repeat(depth)}${c.a.value}${c.op}${c.b.value}=${c.value}`;
       if (c.value === target) {
@@ -115,8 +141,8 @@ export function solveCountdown(
     : { solved, lines, tries: lines.length };
 }
 
-/** The allowed, non-trivial, distinct operations of `state`, closest result first. */
-function candidates(state: readonly Item[], target: number): Candidate[] {
+/** The allowed, non-trivial, distinct operations of `state`, by pair and then `+ - * /`. */
+function candidates(state: readonly Item[]): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < state.length; i++) {
@@ -137,7 +163,12 @@ function candidates(state: readonly Item[], target: number): Candidate[] {
       if (b.value > 1 && a.value % b.value === 0) add('/', a.value / b.value);
     }
   }
-  return out
+  return out;
+}
+
+/** `candidates` with the result closest to `target` first (a stable sort: ties keep their order). */
+function closestFirst(candidates: readonly Candidate[], target: number): Candidate[] {
+  return candidates
     .map((candidate, order) => ({ candidate, order }))
     .sort(
       (p, q) =>

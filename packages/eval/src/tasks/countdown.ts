@@ -1,7 +1,11 @@
 import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
 import { checkCountdownExpression } from './countdown-expression';
-import { solveCountdown } from './countdown-solver';
+import {
+  COUNTDOWN_SEARCH_ORDERS,
+  type CountdownSearchOrder,
+  solveCountdown,
+} from './countdown-solver';
 import { choiceOption, intOption, optionFields } from './options';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
@@ -21,6 +25,13 @@ export interface CountdownOptions {
   readonly maxTries: number;
   /** Longest reference completion (trace + answer line + stop), in characters = tokens. */
   readonly maxTraceChars: number;
+  /**
+   * Shortest reference completion: instances the search solves sooner are drawn again (0: any).
+   * Verbose Countdown ({@link VERBOSE_COUNTDOWN}) asks for traces several times the prompt.
+   */
+  readonly minTraceChars: number;
+  /** Order of the reference search (`closest-first` or the uninformed `in-order`). */
+  readonly search: CountdownSearchOrder;
 }
 
 /** Options accepted by {@link countdownTask}; every field is optional. */
@@ -34,6 +45,22 @@ export const COUNTDOWN_DEFAULTS: CountdownOptions = {
   maxTarget: 100,
   maxTries: 32,
   maxTraceChars: 320,
+  minTraceChars: 0,
+  search: 'closest-first',
+};
+
+/**
+ * Verbose Countdown (NGC's regime, where the model's own trace dwarfs its prompt): 4 numbers,
+ * the uninformed in-order search written out with its dead ends and backtracks, and only
+ * instances whose reference completion runs 256–1536 characters (9–55 times a ~28-character
+ * prompt). `createTask('countdown', VERBOSE_COUNTDOWN)`; any field can still be overridden.
+ */
+export const VERBOSE_COUNTDOWN: CountdownOptionsInput = {
+  count: 4,
+  search: 'in-order',
+  maxTries: 2000,
+  minTraceChars: 256,
+  maxTraceChars: 1536,
 };
 
 /** How many candidate instances one example may draw before giving up (`E_STATE`). */
@@ -62,9 +89,12 @@ export type CountdownData = {
  * Instances: `count` numbers uniform in `[1, maxNumber]`; the target is the value of a random
  * combination of all of them (so it is reachable), kept when it lies in
  * `[minTarget, maxTarget]` and is not itself one of the numbers, and only when the reference
- * depth-first search ({@link solveCountdown}) reaches it within `maxTries` operations and the
- * whole reference completion fits in `maxTraceChars`. Otherwise the example draws again from
- * its own stream (at most {@link COUNTDOWN_MAX_ATTEMPTS} times).
+ * depth-first search ({@link solveCountdown}, in the `search` order) reaches it within
+ * `maxTries` operations and the whole reference completion runs `minTraceChars` to
+ * `maxTraceChars`. Otherwise the example draws again from its own stream (at most
+ * {@link COUNTDOWN_MAX_ATTEMPTS} times). {@link VERBOSE_COUNTDOWN} gives the long traces of
+ * NGC's regime (seed 0, index 0: the prompt `numbers: 12 6 1 3\ntarget: 10\n`, a 33-line
+ * in-order search that reaches `12-6=6`, then `3+1=4` and `6+4=10`).
  *
  * Format (reference completion = the solver's trace, then the answer line and the stop `.`;
  * default options, seed 1, index 4):
@@ -91,10 +121,14 @@ export function countdownTask(options?: CountdownOptionsInput): GenerationTask<C
       const target = randomCombination(numbers, random);
       if (target < resolved.minTarget || target > resolved.maxTarget) continue;
       if (numbers.includes(target)) continue;
-      const solution = solveCountdown(numbers, target, { maxTries: resolved.maxTries });
+      const solution = solveCountdown(numbers, target, {
+        maxTries: resolved.maxTries,
+        order: resolved.search,
+      });
       if (!solution.solved) continue;
       const completion = `${solution.lines.join('\n')}\n${formatAnswer(solution.expression!)}`;
       if (completion.length > resolved.maxTraceChars) continue;
+      if (completion.length < resolved.minTraceChars) continue;
       const data: CountdownData = {
         numbers,
         target,
@@ -184,7 +218,25 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
   }
   const maxTries = intOption(fields, 'maxTries', d.maxTries, 1, 100_000);
   const maxTraceChars = intOption(fields, 'maxTraceChars', d.maxTraceChars, 32, 100_000);
-  return { count, maxNumber, minTarget, maxTarget, maxTries, maxTraceChars };
+  const minTraceChars = intOption(fields, 'minTraceChars', d.minTraceChars, 0, 100_000);
+  if (minTraceChars > maxTraceChars) {
+    throw new LetheError(
+      'E_ARG',
+      `must be ≤ maxTraceChars (${maxTraceChars}), got ${minTraceChars}`,
+      'minTraceChars',
+    );
+  }
+  const search = choiceOption(fields, 'search', d.search, COUNTDOWN_SEARCH_ORDERS);
+  return {
+    count,
+    maxNumber,
+    minTarget,
+    maxTarget,
+    maxTries,
+    maxTraceChars,
+    minTraceChars,
+    search,
+  };
 }
 
 /** The value of a random full combination of `numbers` under the rules (uses every number). */

@@ -16,6 +16,7 @@ export {
   type CountdownOptionsInput,
   countdownPrompt,
   countdownTask,
+  VERBOSE_COUNTDOWN,
   verifyCountdown,
 } from './countdown';
 export {
@@ -26,6 +27,8 @@ export {
   MAX_EXPRESSION_DEPTH,
 } from './countdown-expression';
 export {
+  COUNTDOWN_SEARCH_ORDERS,
+  type CountdownSearchOrder,
   type CountdownSolution,
   type CountdownSolverOptions,
   solveCountdown,

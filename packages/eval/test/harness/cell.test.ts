@@ -573,6 +573,17 @@ describe('teacher-forced perplexity', () => {
       expect(m.accuracy).toBeUndefined();
       expect(m.passAtK).toBeUndefined();
     }
+    for (const cell of [full, evict]) {
+      // every document's outcome, for paired comparisons: they give the cell's perplexity
+      expect(cell.documents!.map((d) => d.example)).toEqual([0, 1, 2, 3]);
+      const perDocument = cell.documents!.map((d) => Math.exp(d.sumNll / d.predicted));
+      const mean = perDocument.reduce((sum, x) => sum + x, 0) / perDocument.length;
+      expect(mean).toBeCloseTo(cell.metrics.perplexity!.mean, 10);
+      expect(cell.sequences).toBeUndefined();
+    }
+    expect(full.documents!.map((d) => d.predicted)).toEqual(
+      evict.documents!.map((d) => d.predicted),
+    );
     expect(full.metrics.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
     expect(full.metrics.netKeepRate!.mean).toBe(1);
     expect(evict.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);

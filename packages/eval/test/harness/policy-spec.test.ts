@@ -3,7 +3,12 @@ import { createDefaultRegistry } from '@lethe/policies';
 import { HEURISTIC_NAMES } from '@lethe/policies-heuristic';
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
-import { knownPolicies, policySpec, validateSweepConfig } from '../../src/harness/index';
+import {
+  knownPolicies,
+  leaderboardRoles,
+  policySpec,
+  validateSweepConfig,
+} from '../../src/harness/index';
 
 describe('knownPolicies', () => {
   it('expands "*" to the memory heuristics: compute policies and read selectors are listed by name', () => {
@@ -19,6 +24,31 @@ describe('knownPolicies', () => {
     expect(known.untrained).not.toContain('compute-only');
     expect(known.untrained).toEqual([FULL_CACHE, ...HEURISTIC_NAMES.filter((n) => n !== 'quest')]);
     expect(known.policies).toContain('quest');
+  });
+});
+
+describe('leaderboardRoles', () => {
+  it('compares the memory policies with the heuristics among them; compute and read budgets stay out', () => {
+    const config = validateSweepConfig({
+      tasks: ['retrieval'],
+      policies: [
+        'full',
+        'h2o',
+        { label: 'snap8', name: 'snapkv', options: { windowSize: 8 } },
+        { name: 'namm', dir: 'models/namm' },
+        'quest',
+        'sol-fixed',
+        'h2o+quest',
+      ],
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 1,
+    });
+    expect(leaderboardRoles(config, createDefaultRegistry())).toEqual({
+      heuristics: ['h2o', 'snap8'],
+      compared: ['h2o', 'snap8', 'namm'],
+      compute: ['sol-fixed'],
+    });
   });
 });
 

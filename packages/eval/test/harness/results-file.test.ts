@@ -79,6 +79,10 @@ describe('checkResults', () => {
       peakLive: aggregate,
       tokensPerSecond: aggregate,
     },
+    documents: [
+      { example: 0, sumNll: 5.5, predicted: 7 },
+      { example: 1, sumNll: 0, predicted: 1 },
+    ],
     command: 'lethe eval …',
     elapsedMs: 0,
   };
@@ -136,6 +140,18 @@ describe('checkResults', () => {
       [
         { ...generationCell, sequences: [...generationCell.sequences.slice(0, 3), { example: 1 }] },
         'sequences[3] must be { example: 1, correct: boolean',
+      ],
+      [
+        { ...lmCell, documents: lmCell.documents.slice(1) },
+        'documents must be an array of 2 outcomes (examplesPerCell), got 1',
+      ],
+      [
+        { ...lmCell, documents: [lmCell.documents[0], { example: 1, sumNll: -1, predicted: 3 }] },
+        'documents[1] must be { example: 1, sumNll: finite number ≥ 0, predicted: integer ≥ 1 }',
+      ],
+      [
+        { ...lmCell, documents: [{ ...lmCell.documents[0], predicted: 0 }, lmCell.documents[1]] },
+        'documents[0] must be',
       ],
       [{ ...lmCell, command: null }, 'command must be a string'],
       [{ ...lmCell, elapsedMs: -1 }, 'elapsedMs must be a finite number ≥ 0'],

@@ -27,6 +27,70 @@ describe('solveCountdown', () => {
     });
   });
 
+  it('in order: every operation of a state by pair and then + - * /, no heuristic', () => {
+    const solution = solveCountdown([16, 12, 16], 64, { maxTries: 100, order: 'in-order' });
+    expect(solution.lines.slice(0, 6)).toEqual([
+      '16+12=28;16 28',
+      ' 28+16=44',
+      ' 28-16=12',
+      ' 28*16=448',
+      '16-12=4;16 4',
+      ' 16+4=20',
+    ]);
+    expect(solution.lines.at(-1)).toBe(' 16*4=64');
+    expect(solution.expression).toBe('16*(16-12)');
+    expect(solution.tries).toBe(solution.lines.length);
+  });
+
+  it('in order, the top level lists the state’s operations as an independent enumeration does (property)', () => {
+    /** Depth-0 operations of `numbers`: pairs i < j, larger first, + - * / where allowed, once each. */
+    const topLevel = (numbers: readonly number[]): string[] => {
+      const out: string[] = [];
+      for (let i = 0; i < numbers.length; i++) {
+        for (let j = i + 1; j < numbers.length; j++) {
+          const a = Math.max(numbers[i]!, numbers[j]!);
+          const b = Math.min(numbers[i]!, numbers[j]!);
+          const ops: [string, number][] = [['+', a + b]];
+          if (a > b) ops.push(['-', a - b]);
+          if (b > 1) ops.push(['*', a * b]);
+          if (b > 1 && a % b === 0) ops.push(['/', a / b]);
+          for (const [op, value] of ops) {
+            const line = `${a}${op}${b}=${value}`;
+            if (!out.includes(line)) out.push(line);
+          }
+        }
+      }
+      return out;
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 2, maxLength: 4 }),
+        fc.integer({ min: 1, max: 200 }),
+        (numbers, target) => {
+          const solution = solveCountdown(numbers, target, { maxTries: 5000, order: 'in-order' });
+          const top = solution.lines
+            .filter((line) => !line.startsWith(' '))
+            .map((line) => line.split(';')[0]!);
+          const all = topLevel(numbers);
+          expect(top).toEqual(all.slice(0, top.length));
+          // the same tree as closest-first, searched whole: both reach the target or neither
+          const closest = solveCountdown(numbers, target, { maxTries: 5000 });
+          expect(solution.solved).toBe(closest.solved);
+          if (!solution.solved) expect(solution.tries).toBe(closest.tries);
+          const values = replayCountdownTrace(numbers, solution.lines);
+          if (solution.solved) {
+            expect(values.at(-1)).toBe(target);
+            expect(checkCountdownExpression(solution.expression!, numbers)).toMatchObject({
+              ok: true,
+              value: target,
+            });
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('stops at the first hit, possibly leaving numbers unused', () => {
     const solution = solveCountdown([8, 7, 3, 2], 53, { maxTries: 10 });
     expect(solution.lines).toEqual(['8*7=56;3 2 56', ' 56-3=53']);
@@ -74,6 +138,11 @@ describe('solveCountdown', () => {
 
   it('validates its arguments', () => {
     expectLetheError(() => solveCountdown([3, 0], 3, { maxTries: 5 }), 'E_ARG', 'numbers');
+    expectLetheError(
+      () => solveCountdown([3, 2], 5, { maxTries: 5, order: 'bfs' as never }),
+      'E_ARG',
+      'order',
+    );
     expectLetheError(() => solveCountdown([3, 2.5], 3, { maxTries: 5 }), 'E_ARG', 'numbers');
     expectLetheError(() => solveCountdown([3, 2], -1, { maxTries: 5 }), 'E_ARG', 'target');
     expectLetheError(() => solveCountdown([3, 2], 5, { maxTries: 0 }), 'E_ARG', 'maxTries');

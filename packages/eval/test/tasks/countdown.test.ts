@@ -6,6 +6,7 @@ import {
   type CountdownData,
   countdownPrompt,
   countdownTask,
+  VERBOSE_COUNTDOWN,
 } from '../../src/tasks/countdown';
 import type { TaskExample } from '../../src/tasks/task';
 import { replayCountdownTrace } from './countdown-trace';
@@ -98,6 +99,34 @@ describe('countdown task', () => {
     expect((four.example(0, 0).data as CountdownData).numbers).toHaveLength(4);
   });
 
+  it('verbose Countdown: 4 numbers, an in-order search trace of 256–1536 characters, many times the prompt (property)', () => {
+    const verbose = countdownTask(VERBOSE_COUNTDOWN);
+    expect(verbose.options).toMatchObject({ count: 4, search: 'in-order', minTraceChars: 256 });
+    expect(verbose.maxNewTokens).toBe(1536);
+    const first = verbose.example(0, 0);
+    expect(first.prompt).toBe('numbers: 12 6 1 3\ntarget: 10\n');
+    expect(first.target.split('\n').slice(0, 2)).toEqual(['12+6=18;1 3 18', ' 3+1=4;18 4']);
+    expect(first.target.endsWith('\n  6+4=10\nanswer: 12-6+(3+1).')).toBe(true);
+    expect(first.target.split('\n')).toHaveLength(33 + 1); // the documented 33 lines, the answer
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        const example = verbose.example(seed, index);
+        const data = example.data as CountdownData;
+        expect(data.numbers).toHaveLength(4);
+        expect(example.target.length).toBeGreaterThanOrEqual(256);
+        expect(example.target.length).toBeLessThanOrEqual(1536);
+        expect(example.target.length).toBeGreaterThan(8 * example.prompt.length);
+        const lines = example.target.split('\n');
+        lines.pop();
+        const values = replayCountdownTrace(data.numbers, lines);
+        expect(values.indexOf(data.target)).toBe(values.length - 1);
+        expect(verbose.verify(example, example.target)).toEqual({ correct: true });
+        expect(verbose.example(seed, index)).toEqual(example);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('accepts correct answers, with or without the stop and trace', () => {
     expect(verdict('answer: (25+5)*3-7.')).toEqual({ correct: true });
     expect(verdict('answer: (25+5)*3-7')).toEqual({ correct: true });
@@ -158,6 +187,13 @@ describe('countdown task', () => {
     expectLetheError(() => countdownTask({ count: 3, maxNumber: 2 }), 'E_ARG', 'minTarget');
     expectLetheError(() => countdownTask({ maxTries: 0 }), 'E_ARG', 'maxTries');
     expectLetheError(() => countdownTask({ maxTraceChars: 10 }), 'E_ARG', 'maxTraceChars');
+    expectLetheError(
+      () => countdownTask({ minTraceChars: 400, maxTraceChars: 300 }),
+      'E_ARG',
+      'minTraceChars',
+    );
+    expectLetheError(() => countdownTask({ minTraceChars: -1 }), 'E_ARG', 'minTraceChars');
+    expectLetheError(() => countdownTask({ search: 'bfs' as 'in-order' }), 'E_ARG', 'search');
     expectLetheError(() => countdownTask({ depth: 1 } as never), 'E_ARG', 'depth');
     expectLetheError(() => countdownTask('x' as never), 'E_ARG', 'options');
     expectLetheError(() => task.example(-1, 0), 'E_ARG', 'seed');
