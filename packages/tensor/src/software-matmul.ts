@@ -13,7 +13,7 @@ const TFJS_PICKS = -1;
  * For a product with few outputs — every projection of a small model's decode step — tfjs picks
  * `MatMulReduceProgram`, which sums over the inner dimension across a workgroup. That suits a
  * GPU; SwiftShader runs a workgroup's invocations on a CPU thread, and there the tiled program
- * is ~30× faster for such products and as fast for larger ones (`bench/matmul-programs.ts`).
+ * is 24–36× faster for such products and as fast for larger ones (`bench/matmul-programs.ts`).
  * Results differ by the float32 rounding of the sums only. A value the flag already holds other
  * than tfjs's default stands; a hardware adapter keeps tfjs's choice.
  */

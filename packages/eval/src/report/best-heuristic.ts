@@ -97,7 +97,9 @@ export function compareToBestHeuristic(
     const id = JSON.stringify([cell.key.task, cell.key.budget]);
     const byPolicy = groups.get(id) ?? new Map<string, CellResult[]>();
     groups.set(id, byPolicy);
-    byPolicy.set(cell.key.policy, [...(byPolicy.get(cell.key.policy) ?? []), cell]);
+    const cells = byPolicy.get(cell.key.policy);
+    if (cells === undefined) byPolicy.set(cell.key.policy, [cell]);
+    else cells.push(cell);
   }
   const out: BaselineComparison[] = [];
   for (const [id, byPolicy] of groups) {
