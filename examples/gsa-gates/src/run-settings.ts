@@ -32,4 +32,13 @@ export interface GateRunSettings {
   readonly retentionWindow: number;
   /** Prompt rows before the answer that `L_ret` scores as well. */
   readonly retentionObservationRows: number;
+  /**
+   * Stage 2's eviction in the loop (`GsaTrainerOptions.eviction`): the budgets drawn per
+   * sequence and the anchors of the caches; absent (the paper's recipe): none.
+   */
+  readonly eviction?: {
+    readonly budgets: readonly number[];
+    readonly sinks: number;
+    readonly window: number;
+  };
 }

@@ -123,6 +123,9 @@ export async function trainGates(
           window: settings.retentionWindow,
           observationRows: settings.retentionObservationRows,
         },
+        ...(settings.eviction === undefined || stage !== 'language-model'
+          ? {}
+          : { eviction: settings.eviction }),
         checkpoint: directoryCheckpointStore(join(out, stage)),
         checkpointEvery: options.checkpointEvery ?? 25,
         ...(options.signal === undefined ? {} : { signal: options.signal }),

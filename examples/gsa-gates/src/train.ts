@@ -62,6 +62,13 @@ const program = new Command()
     integer,
     0,
   )
+  .option(
+    '--evict-budgets <list>',
+    'stage 2 evicts in the loop: each sequence’s cache keeps a fraction drawn from this list (default: no eviction, the paper’s recipe)',
+    numbers,
+  )
+  .option('--evict-sinks <n>', 'sinks of those caches', integer, GSA_DEFAULT_SINKS)
+  .option('--evict-window <n>', 'window of those caches', integer, GSA_DEFAULT_WINDOW)
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
@@ -88,6 +95,9 @@ await runMain(async () => {
     retentionSinks: o.retentionSinks,
     retentionWindow: o.retentionWindow,
     retentionObservationRows: o.retentionObservation,
+    ...(o.evictBudgets === undefined
+      ? {}
+      : { eviction: { budgets: o.evictBudgets, sinks: o.evictSinks, window: o.evictWindow } }),
   };
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());

@@ -69,6 +69,19 @@ describe('trainGates', () => {
     expect(gates(resumed).equals(gates(straight))).toBe(true);
   });
 
+  it('evicts in the loop in stage 2 when told: another gate, and a run tied to the eviction', async () => {
+    const plain = { ...settings, stage1Steps: 0, stage2Steps: 2, retentionWeight: 0 };
+    const evicting = { ...plain, eviction: { budgets: [0.5], sinks: 2, window: 8 } };
+    const gates = (dir: string) => readFileSync(join(dir, 'policy', 'gates.safetensors'));
+    const without = join(root, 'without-eviction');
+    const withEviction = join(root, 'with-eviction');
+    await trainGates(without, plain);
+    const result = await trainGates(withEviction, evicting);
+    expect(result.last['language-model']?.step).toBe(2);
+    expect(gates(withEviction).equals(gates(without))).toBe(false);
+    await expectLetheRejection(trainGates(withEviction, plain), 'E_ARG', withEviction);
+  });
+
   it('refuses a run directory recorded for other settings, naming it', async () => {
     const dir = join(root, 'guarded');
     await trainGates(dir, { ...settings, stage1Steps: 0, stage2Steps: 1 });

@@ -11,6 +11,7 @@ import {
   seedsOf,
   sweepCells,
   TASK_NAMES,
+  taskLabel,
   validateSweepConfig,
 } from '@lethe/eval';
 import { EXIT_INTERRUPTED, runSweep } from '@lethe/eval/node';
@@ -152,7 +153,7 @@ export function addEvalCommand(program: Command): void {
       // First: a learned provider may upload its parameters when the sweep's policies are checked.
       await initBackend((opts.backend ?? 'wasm') as BackendName);
       const config = await sweepOf(opts.config, cellArgs, registry, store);
-      const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, task.name)));
+      const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, taskLabel(task))));
       for (const seed of [...allSeeds].filter(isTrainingSeed)) {
         process.stderr.write(
           `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,

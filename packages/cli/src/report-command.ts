@@ -16,7 +16,8 @@ import { reportOptions } from './report-options';
  * Adds `lethe report`: reads a results file (`lethe eval --results`, checked like a sweep
  * resuming from it) and writes `report.md`, `report.html` and `results.json` into `--out` (a
  * directory that cannot be written is reported naming `--out`), each policy compared with the
- * best heuristic at its budget where the cells carry per-example outcomes.
+ * best heuristic at its budget where the cells carry per-example outcomes; `--average-over` adds
+ * the average accuracy of some tasks per budget, first (a suite's score, as kvpress shows it).
  */
 export function addReportCommand(program: Command): void {
   program
@@ -25,7 +26,11 @@ export function addReportCommand(program: Command): void {
     .description('Write report.md, report.html and results.json from a results file.')
     .requiredOption('--results <file>', 'results file written by lethe eval --results')
     .requiredOption('--out <dir>', 'report directory (created if missing)')
-    .action(async (opts: { results: string; out: string }) => {
+    .option(
+      '--average-over <labels>',
+      'comma-separated task labels whose accuracy the report averages per budget, shown first (a suite score)',
+    )
+    .action(async (opts: { results: string; out: string; averageOver?: string }) => {
       const json = await readJsonFile(opts.results);
       if (!isPlainObject(json)) {
         throw new LetheError('E_FORMAT', 'is not a JSON object', opts.results);
@@ -45,7 +50,7 @@ export function addReportCommand(program: Command): void {
       } catch (error) {
         throw inFile(opts.results, error);
       }
-      const options = reportOptions(results, config, createDefaultRegistry());
+      const options = reportOptions(results, config, createDefaultRegistry(), opts.averageOver);
       let files: Awaited<ReturnType<typeof writeReport>>;
       try {
         files = await writeReport(opts.out, results, options);

@@ -214,6 +214,62 @@ describe('lethe eval', () => {
     );
     expect(first.stdout).toContain('### Against the best heuristic');
   });
+
+  it('runs one task under two labels and averages them in the report with --average-over', async () => {
+    const config = {
+      tasks: [
+        { name: 'arithmetic', label: 'two-steps', options: { steps: 2 } },
+        { name: 'arithmetic', label: 'three-steps', options: { steps: 3 } },
+      ],
+      policies: ['full', 'h2o'],
+      budgets: [0.5],
+      seeds: [0],
+      examplesPerCell: 2,
+      checkpoints: { arithmetic: MODEL },
+    };
+    await writeFile(join(dir, 'labelled.json'), JSON.stringify(config));
+    const run = await lethe(
+      ['eval', '--config', 'labelled.json', '--results', 'labelled-results.json'],
+      dir,
+    );
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^\| three-steps \| h2o \|/m);
+    expect(run.stdout).toContain(`--task-options '{"steps":3}' --task-label three-steps`);
+    const report = await lethe(
+      [
+        'report',
+        '--results',
+        'labelled-results.json',
+        '--out',
+        'labelled-report',
+        '--average-over',
+        'two-steps,three-steps',
+      ],
+      dir,
+    );
+    expect(report.status).toBe(0);
+    const markdown = await readFile(join(dir, 'labelled-report', 'report.md'), 'utf8');
+    expect(markdown.match(/^## .*$/gm)).toEqual([
+      '## average of 2 tasks',
+      '## two-steps',
+      '## three-steps',
+      '## All rows',
+    ]);
+    const bad = await lethe(
+      [
+        'report',
+        '--results',
+        'labelled-results.json',
+        '--out',
+        'r2',
+        '--average-over',
+        'two-steps,nope',
+      ],
+      dir,
+    );
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/\[E_ARG\] --average-over: "nope": is not a task of the results/);
+  });
 });
 
 // WebGPU in Node (Dawn over SwiftShader, Debian's chromium) must work in CI (CI=true), so this

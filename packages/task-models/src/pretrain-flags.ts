@@ -1,6 +1,6 @@
 import { LetheError } from '@lethe/core';
 import type { JsonValue } from '@lethe/eval';
-import { parseNumberFlag } from '@lethe/eval';
+import { parseNumberFlag, TASK_NAMES } from '@lethe/eval';
 import type { BackendName } from '@lethe/tensor';
 import { DEFAULT_MODEL_SIZE, type ModelSize } from './model-size';
 import {
@@ -34,7 +34,7 @@ const flag = (flag: string, field: string, description: string, repeatable = fal
  * included) and {@link parsePretrainFlags} reads them back.
  */
 export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
-  flag('--task', 'task', 'task registry name (countdown, retrieval, arithmetic, lm)'),
+  flag('--task', 'task', `task registry name (${TASK_NAMES.join(', ')})`),
   flag(
     '--task-option',
     'taskOptions',

@@ -1,6 +1,7 @@
 import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createTask } from '@lethe/eval';
 import { checkpointModels } from '@lethe/eval/node';
 import { readModelDirectory } from '@lethe/model/node';
 import { initBackend } from '@lethe/tensor';
@@ -135,6 +136,19 @@ describe('the harness model provider', () => {
       Promise.resolve(checkpointModels({ countdown: model }).load('countdown')),
     );
     expect([error.code, error.argument]).toEqual(['E_CHECKPOINT', join(model, 'tokenizer.json')]);
+  });
+
+  it('checks a labelled task against the tokenizer of the task under that label', async () => {
+    const arithmetic = new Map([['steps-2', createTask('arithmetic', { steps: 2 })]]);
+    const loaded = await checkpointModels({ 'steps-2': model }, arithmetic).load('steps-2');
+    loaded.dispose();
+    const countdown = new Map([['steps-2', createTask('countdown')]]);
+    const error = await expectLetheRejection(
+      Promise.resolve(checkpointModels({ 'steps-2': model }, countdown).load('steps-2')),
+    );
+    expect([error.code, error.argument]).toEqual(['E_CHECKPOINT', join(model, 'tokenizer.json')]);
+    expect(error.message).toMatch(/not the countdown task's/);
+    expectLetheError(() => checkpointModels({}, {} as never), 'E_ARG', 'tasks');
   });
 
   it('still loads a directory without a tokenizer (config.json + model.safetensors)', async () => {

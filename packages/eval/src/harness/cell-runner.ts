@@ -6,6 +6,7 @@ import { runGenerationCell } from './generation-cell';
 import { runPerplexityCell } from './perplexity-cell';
 import { reproduceCommand } from './reproduce';
 import type { CellKey, CellResult } from './results';
+import { taskLabel, validateSweepConfig } from './sweep-config';
 
 /**
  * Computes one cell of a sweep — generation tasks with `runGenerationCell`, language modelling
@@ -30,10 +31,14 @@ export async function runCell(key: CellKey, env: CellEnvironment): Promise<CellR
   requireObject(env.registry, 'env.registry', 'a PolicyRegistry');
   requireFunction(env.clock, 'env.clock', 'a clock () => milliseconds');
   const { task, model } = env;
-  if (task.name !== key.task) {
+  const spec = validateSweepConfig(env.config).tasks.find((t) => taskLabel(t) === key.task);
+  if (spec === undefined) {
+    throw new LetheError('E_ARG', 'is not a task label of the sweep', 'key.task');
+  }
+  if (task.name !== spec.name) {
     throw new LetheError(
       'E_ARG',
-      `is "${key.task}" but the task given is "${task.name}"`,
+      `is "${key.task}", a ${spec.name} task, but the task given is "${task.name}"`,
       'key.task',
     );
   }

@@ -4,10 +4,10 @@ import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { runsOnTask } from './policy-spec';
 import type { CellKey } from './results';
-import { type SweepConfig, seedsOf, validateSweepConfig } from './sweep-config';
+import { type SweepConfig, seedsOf, taskLabel, validateSweepConfig } from './sweep-config';
 
 /**
- * The cells of a sweep in their deterministic order: tasks (config order), then seeds, then
+ * The cells of a sweep in their deterministic order: tasks (config order, keyed by label), then seeds, then
  * policies (by label; a policy restricted to some tasks only on those), then budgets. The full cache contributes one cell per (task, seed), at budget 1, wherever it
  * stands in `policies`; every other policy one cell per budget. Seeds sit outside policies so
  * the full-cache reference runs of a (task, seed) serve all its cells in a row.
@@ -18,13 +18,13 @@ import { type SweepConfig, seedsOf, validateSweepConfig } from './sweep-config';
 export function sweepCells(config: SweepConfig): CellKey[] {
   const sweep = validateSweepConfig(config);
   const cells: CellKey[] = [];
-  for (const task of sweep.tasks) {
-    for (const seed of seedsOf(sweep, task.name)) {
+  for (const label of sweep.tasks.map(taskLabel)) {
+    for (const seed of seedsOf(sweep, label)) {
       for (const policy of sweep.policies) {
-        if (!runsOnTask(policy, task.name)) continue;
+        if (!runsOnTask(policy, label)) continue;
         const budgets = policy.name === FULL_CACHE ? [1] : sweep.budgets;
         for (const budget of budgets) {
-          cells.push({ task: task.name, policy: policy.label, budget, seed });
+          cells.push({ task: label, policy: policy.label, budget, seed });
         }
       }
     }

@@ -8,6 +8,7 @@ import { cellBudgets, prepareCellPolicy } from './cell-policy';
 import { FullCacheReferences } from './full-reference';
 import { planGeneration, runGeneration } from './generation-run';
 import type { CellKey, CellMetrics, SequenceOutcome } from './results';
+import { rateEveryOf } from './sweep-config';
 
 /**
  * Runs a generation cell: every example of the seed `samplesPerExample` times under the cell's
@@ -25,7 +26,7 @@ import type { CellKey, CellMetrics, SequenceOutcome } from './results';
  * Budgets mean what they say: sequence `i` runs with a capacity of `⌈b · Pᵢ⌉` entries per KV
  * head (`capacityFor`), where `Pᵢ` is its own full-cache peak per KV head, measured by the
  * full-cache reference run of the same sequence (same example, same sampling stream) — or, with
- * `config.rateEvery`, under the rate schedule "keep `⌈b · live⌉` every `rateEvery` tokens". A read
+ * the task's `rateEveryOf`, under the rate schedule "keep `⌈b · live⌉` every `rateEvery` tokens". A read
  * selector (Quest) reads `⌈b · Pᵢ⌉` entries per KV head and decode step instead and keeps every
  * entry: its peak is the full cache's for the tokens it generated (`realisedBudget` 1 when they
  * are as many as the reference's) and its `netKeepRate` the share of the full cache's reads its
@@ -43,7 +44,7 @@ export async function runGenerationCell(
   const plan = planGeneration(task, config.examplesPerCell, config.samplesPerExample, key.seed);
   const references = env.references ?? new FullCacheReferences();
   const reference = await references.get(key.task, key.seed, () =>
-    runGeneration(plan, task, key.seed, env),
+    runGeneration(plan, task, key, env),
   );
   const { num_hidden_layers: layers, num_key_value_heads: kvHeads } = env.model.config;
   let run = reference;
@@ -57,10 +58,10 @@ export async function runGenerationCell(
           policy,
           key.budget,
           fullPeakPerHead(s.peakTotal, layers * kvHeads),
-          config.rateEvery,
+          rateEveryOf(config, key.task),
         ),
       );
-      run = await runGeneration(plan, task, key.seed, env, { policy, budgets });
+      run = await runGeneration(plan, task, key, env, { policy, budgets });
     } finally {
       policy.release();
     }

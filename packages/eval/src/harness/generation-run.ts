@@ -6,6 +6,7 @@ import { requireObject } from './arguments';
 import { planBatches } from './batching';
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy } from './cell-policy';
+import type { CellKey } from './results';
 import { type GeneratedSequence, rollout } from './rollout';
 import { prefillChunkOf } from './sweep-config';
 
@@ -102,6 +103,7 @@ export interface BudgetedPolicy {
  * sequences; `config.batchSize` at most. Each sequence samples from stream id = its index in
  * the plan, so its draws do not depend on batching. A policy set with a prompt conditioning
  * (NGC's interoception tag) gets its prompts rewritten and tokenized by its model's tokenizer.
+ * `cell` gives the task label (whose prefill chunk applies) and the seed.
  *
  * @throws LetheError `E_ARG` naming `policy.prompt` when a conditioned prompt has characters the
  *   tokenizer cannot write.
@@ -109,12 +111,13 @@ export interface BudgetedPolicy {
 export async function runGeneration(
   plan: GenerationPlan,
   task: GenerationTask,
-  seed: number,
+  cell: Pick<CellKey, 'task' | 'seed'>,
   env: CellEnvironment,
   budgeted?: BudgetedPolicy,
 ): Promise<GenerationRun> {
   const { config, clock } = env;
-  const chunk = prefillChunkOf(config, task.name);
+  const { seed } = cell;
+  const chunk = prefillChunkOf(config, cell.task);
   const model = budgeted?.policy.model ?? env.model;
   const sequences: GeneratedSequence[] = new Array(plan.prompts.length);
   const batches: { tokens: number; ms: number }[] = [];

@@ -84,14 +84,17 @@ export {
   rollout,
 } from './rollout';
 export {
+  checkpointOf,
   DEFAULT_BATCH_SIZE,
   EVERY_UNTRAINED_POLICY,
   type KnownNames,
   prefillChunkOf,
+  rateEveryOf,
   type SweepConfig,
   type SweepSampling,
   seedsOf,
   type TaskSpec,
+  taskLabel,
   validateSweepConfig,
 } from './sweep-config';
 export {

@@ -6,7 +6,7 @@ import type { DecoderModel } from '@lethe/model';
  * sweep stops early).
  */
 export interface ModelProvider {
-  /** The model for task `task`. */
+  /** The model for the task labelled `task` (its registry name unless the sweep labels it). */
   load(task: string): DecoderModel | Promise<DecoderModel>;
   /** Called when the sweep no longer needs `model` (dispose it if the provider owns nothing else). */
   release?(task: string, model: DecoderModel): void;

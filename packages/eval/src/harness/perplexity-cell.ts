@@ -8,6 +8,7 @@ import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy, cellBudgets, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
 import type { CellKey, CellMetrics, DocumentOutcome } from './results';
+import { rateEveryOf } from './sweep-config';
 import { type ScoredDocument, teacherForce } from './teacher-forcing';
 
 /**
@@ -67,7 +68,12 @@ export async function runPerplexityCell(
           ? {}
           : batchPolicies(
               policy,
-              cellBudgets(policy, key.budget, lengths[batch[0]!]! - 1, config.rateEvery),
+              cellBudgets(
+                policy,
+                key.budget,
+                lengths[batch[0]!]! - 1,
+                rateEveryOf(config, key.task),
+              ),
               batch.length,
             );
       axes = policies.compute?.axes;

@@ -5,7 +5,14 @@ import { parseNumberFlag } from './number-flag';
 import { policyFlagEntry, policyFlagWords } from './policy-flags';
 import { policyOfCell } from './policy-spec';
 import type { CellKey } from './results';
-import { prefillChunkOf, type SweepConfig, validateSweepConfig } from './sweep-config';
+import {
+  checkpointOf,
+  prefillChunkOf,
+  rateEveryOf,
+  type SweepConfig,
+  taskLabel,
+  validateSweepConfig,
+} from './sweep-config';
 
 /** One flag of `lethe eval`. */
 export interface EvalFlag {
@@ -30,6 +37,12 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
     field: 'tasks[0].options',
     required: false,
     description: 'task options as a JSON object (default {})',
+  },
+  {
+    flag: '--task-label',
+    field: 'tasks[0].label',
+    required: false,
+    description: 'label of the cell’s task in results (default: the task name)',
   },
   {
     flag: '--policy',
@@ -119,7 +132,7 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
   },
   {
     flag: '--checkpoint',
-    field: 'checkpoints[task]',
+    field: 'checkpoints[label]',
     required: false,
     description: 'model checkpoint directory of the task',
   },
@@ -135,11 +148,11 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
 export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
   validateCellKey(key);
   const sweep = validateSweepConfig(config);
-  const task = sweep.tasks.find((t) => t.name === key.task);
+  const task = sweep.tasks.find((t) => taskLabel(t) === key.task);
   if (task === undefined) {
     throw new LetheError(
       'E_ARG',
-      `is not a task of the sweep (${sweep.tasks.map((t) => t.name).join(', ')})`,
+      `is not a task of the sweep (${sweep.tasks.map(taskLabel).join(', ')})`,
       'key.task',
     );
   }
@@ -151,11 +164,12 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
       'key.policy',
     );
   }
-  const checkpoint = sweep.checkpoints[key.task];
-  const { prefillChunk: _, seeds: __, ...taskOnly } = task;
+  const checkpoint = checkpointOf(sweep, key.task);
+  const { prefillChunk: _, seeds: __, rateEvery: ___, ...taskOnly } = task;
   return {
     ...sweep,
     tasks: [taskOnly],
+    rateEvery: rateEveryOf(sweep, key.task),
     prefillChunk: prefillChunkOf(sweep, key.task),
     policies: [{ ...policy, tasks: null }],
     budgets: [key.budget],
@@ -184,6 +198,7 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
   if (Object.keys(task.options).length > 0) {
     parts.push('--task-options', JSON.stringify(task.options));
   }
+  if (task.label !== undefined) parts.push('--task-label', task.label);
   const policy = cell.policies[0]!;
   parts.push(...policyFlagWords(policy));
   if (policy.label !== policy.name) parts.push('--policy-label', policy.label);
@@ -208,7 +223,7 @@ export function reproduceCommand(key: CellKey, config: SweepConfig): string {
     String(cell.batchSize),
   );
   if (cell.prefillChunk !== null) parts.push('--prefill-chunk', String(cell.prefillChunk));
-  const checkpoint = cell.checkpoints[task.name];
+  const checkpoint = checkpointOf(cell, taskLabel(task));
   if (checkpoint !== undefined) parts.push('--checkpoint', checkpoint);
   return parts.map(shellQuote).join(' ');
 }
@@ -242,9 +257,14 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
     if (required && !values.has(flag)) throw new LetheError('E_ARG', 'is required', flag);
   }
   const task = values.get('--task')!;
+  const label = values.get('--task-label');
   const json: Record<string, unknown> = {
     tasks: [
-      { name: task, options: parseJsonFlag(values.get('--task-options'), '--task-options') ?? {} },
+      {
+        name: task,
+        ...(label === undefined ? {} : { label }),
+        options: parseJsonFlag(values.get('--task-options'), '--task-options') ?? {},
+      },
     ],
     policies: [
       policyFlagEntry({
@@ -274,7 +294,9 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
   json.sampling = sampling;
   if (values.has('--batch-size')) json.batchSize = numberFlag(values, '--batch-size');
   if (values.has('--prefill-chunk')) json.prefillChunk = numberFlag(values, '--prefill-chunk');
-  if (values.has('--checkpoint')) json.checkpoints = { [task]: values.get('--checkpoint') };
+  if (values.has('--checkpoint')) {
+    json.checkpoints = { [label ?? task]: values.get('--checkpoint') };
+  }
   return validateSweepConfig(json);
 }
 

@@ -19,7 +19,7 @@ export interface Aggregate {
 
 /** One cell of a sweep: a (task, policy, budget, seed) combination. */
 export interface CellKey {
-  /** Task registry name. */
+  /** Task label (`taskLabel`: the registry name unless the sweep's task entry gives a label). */
   readonly task: string;
   /** Policy registry name (`full` for the full cache). */
   readonly policy: string;

@@ -45,7 +45,9 @@ export async function guardRunSettings(
     throw new LetheError('E_FORMAT', `is not JSON: ${(error as Error).message}`, path);
   }
   let raised = false;
-  for (const [key, value] of Object.entries(settings)) {
+  // A setting recorded but not given (or given but not recorded) differs too: absent ≠ present.
+  for (const key of new Set([...Object.keys(recorded), ...Object.keys(settings)])) {
+    const value = settings[key];
     const before = recorded[key];
     if (JSON.stringify(before) === JSON.stringify(value)) continue;
     const extendable = options.extendable?.includes(key) ?? false;
@@ -55,7 +57,7 @@ export async function guardRunSettings(
     }
     throw new LetheError(
       'E_ARG',
-      `holds a run with ${key} ${JSON.stringify(before)}, not ${JSON.stringify(value)}: use another --out${extendable ? ` (${key} may only grow)` : ''}`,
+      `holds a run with ${key} ${JSON.stringify(before) ?? '(none)'}, not ${JSON.stringify(value) ?? '(none)'}: use another --out${extendable ? ` (${key} may only grow)` : ''}`,
       out,
     );
   }

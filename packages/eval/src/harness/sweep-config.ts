@@ -7,8 +7,14 @@ import { type PolicySpec, policySpec, runsOnTask } from './policy-spec';
 
 /** One task of a sweep: a registry name and its options (echoed into the results). */
 export interface TaskSpec {
-  /** Task registry name (`createTask` name), unique within a sweep. */
+  /** Task registry name (`createTask` name). */
   readonly name: string;
+  /**
+   * The task's name in cells, reports and `policies[i].tasks`, unique within a sweep — so one
+   * registry task can stand in a sweep several times with other options (the suite's members).
+   * Present only when it differs from `name`; see {@link taskLabel}.
+   */
+  readonly label?: string;
   /** Options passed to `createTask` (JSON). */
   readonly options: Readonly<Record<string, JsonValue>>;
   /**
@@ -22,6 +28,13 @@ export interface TaskSpec {
    * a task whose cells are cheap.
    */
   readonly seeds?: readonly number[];
+  /**
+   * This task's budget rule, overriding the sweep's `rateEvery` (absent: the sweep's): a rate
+   * schedule every n tokens, or `null` for ceilings — so one sweep can hold a task under both
+   * rules (two labels), e.g. NGC on the schedule it was trained with and at the common ceilings.
+   * Present only when it differs from the sweep's.
+   */
+  readonly rateEvery?: number | null;
 }
 
 /** Sampling of every generation cell (see `SamplingOptions` of `@lethe/model`). */
@@ -84,8 +97,9 @@ export interface SweepConfig {
    */
   readonly prefillChunk: number | null;
   /**
-   * Model checkpoint directory (`config.json` + `model.safetensors`) per task name. A task
-   * without one needs a model provider (`RunSweepOptions.models`).
+   * Model checkpoint directory (`config.json` + `model.safetensors`) per task label, or per
+   * registry name for every task of that name without a directory under its label (see
+   * {@link checkpointOf}). A task without one needs a model provider (`RunSweepOptions.models`).
    */
   readonly checkpoints: Readonly<Record<string, string>>;
 }
@@ -131,14 +145,14 @@ const FIELDS = [
 /**
  * Validates a sweep configuration (typically parsed JSON) and returns it normalised, with
  * every default filled in and keys in a fixed order. A task may be given as a bare name
- * (`"countdown"`) or as `{ name, options }`.
+ * (`"countdown"`) or as `{ name, label, options, prefillChunk, seeds, rateEvery }`.
  *
  * @throws LetheError `E_BUDGET` naming `budgets[i]` for a budget outside (0, 1]; `E_ARG` naming
  *   the field for anything else: an unknown field, a missing or mistyped one, an empty or
- *   duplicated list entry, a policy label shared by two policies on a common task, an unknown task or policy name (when `known` lists
- *   them), a malformed policy entry (see `policySpec`), a pass@k
- *   above `samplesPerExample`, greedy sampling with several samples, a checkpoint for a task
- *   not in the sweep; `null` where a value is needed (`null` stands for the default only where
+ *   duplicated list entry (two tasks under one label included), a policy label shared by two
+ *   policies on a common task, an unknown task or policy name (when `known` lists them), a
+ *   malformed policy entry (see `policySpec`), a pass@k above `samplesPerExample`, greedy
+ *   sampling with several samples, a checkpoint under neither a task label nor a task name; `null` where a value is needed (`null` stands for the default only where
  *   the normalised config writes it: `rateEvery`, `prefillChunk`, a policy's `dir` and
  *   `tasks`); `E_ARG` naming `known` or its field when it is not an object of name lists.
  */
@@ -153,24 +167,22 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
   const tasks = nonEmptyList(json.tasks, 'tasks').map((entry, i) =>
     taskSpec(entry, `tasks[${i}]`, known.tasks),
   );
+  const labels = tasks.map(taskLabel);
   rejectDuplicates(
-    tasks.map((t) => t.name),
-    (i) => `tasks[${i}].name`,
+    labels,
+    (i) => `tasks[${i}].${tasks[i]!.label === undefined ? 'name' : 'label'}`,
   );
 
   const policies = expandPolicies(nonEmptyList(json.policies, 'policies'), known).map(
     ([entry, argument]) => policySpec(entry, argument, known.policies),
   );
-  rejectSharedLabels(
-    policies,
-    tasks.map((t) => t.name),
-  );
+  rejectSharedLabels(policies, labels);
   policies.forEach((policy, i) => {
     policy.tasks?.forEach((task, j) => {
-      if (!tasks.some((t) => t.name === task)) {
+      if (!labels.includes(task)) {
         throw new LetheError(
           'E_ARG',
-          `names no task of the sweep (${tasks.map((t) => t.name).join(', ')})`,
+          `names no task label of the sweep (${labels.join(', ')})`,
           `policies[${i}].tasks[${j}]`,
         );
       }
@@ -185,6 +197,12 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     json.rateEvery === undefined || json.rateEvery === null
       ? null
       : positiveInteger(json.rateEvery, 'rateEvery');
+  // A task's own rule is kept only where it differs from the sweep's (one normal form).
+  const ruled = tasks.map((task) => {
+    if (task.rateEvery !== rateEvery) return task;
+    const { rateEvery: _, ...rest } = task;
+    return rest;
+  });
 
   const seeds = seedList(json.seeds, 'seeds');
 
@@ -231,16 +249,16 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     if (!isPlainObject(json.checkpoints)) {
       throw new LetheError(
         'E_ARG',
-        'must be an object mapping task names to directories',
+        'must be an object mapping task labels or names to directories',
         'checkpoints',
       );
     }
     for (const [task, dir] of Object.entries(json.checkpoints)) {
       const argument = `checkpoints.${task}`;
-      if (!tasks.some((t) => t.name === task)) {
+      if (!labels.includes(task) && !tasks.some((t) => t.name === task)) {
         throw new LetheError(
           'E_ARG',
-          `names no task of the sweep (${tasks.map((t) => t.name).join(', ')})`,
+          `names no task label or name of the sweep (${[...new Set([...labels, ...tasks.map((t) => t.name)])].join(', ')})`,
           argument,
         );
       }
@@ -252,7 +270,7 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
   }
 
   return {
-    tasks,
+    tasks: ruled,
     policies,
     budgets,
     rateEvery,
@@ -313,9 +331,11 @@ function defaultPassAtK(samples: number): number[] {
 
 function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string[]): TaskSpec {
   let name: unknown;
+  let label: unknown;
   let options: unknown = {};
   let prefillChunk: number | undefined;
   let seeds: number[] | undefined;
+  let rateEvery: number | null | undefined;
   if (typeof entry === 'string') {
     name = entry;
   } else if (isPlainObject(entry)) {
@@ -329,13 +349,18 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
       }
     }
     name = entry.name;
+    label = entry.label;
     if (entry.options !== undefined) options = entry.options;
     if (entry.prefillChunk !== undefined) {
       prefillChunk = positiveInteger(entry.prefillChunk, `${argument}.prefillChunk`);
     }
     if (entry.seeds !== undefined) seeds = seedList(entry.seeds, `${argument}.seeds`);
+    if (entry.rateEvery !== undefined) {
+      rateEvery =
+        entry.rateEvery === null ? null : positiveInteger(entry.rateEvery, `${argument}.rateEvery`);
+    }
   } else {
-    throw new LetheError('E_ARG', 'must be a task name or { name, options }', argument);
+    throw new LetheError('E_ARG', 'must be a task name or { name, label, options }', argument);
   }
   if (typeof name !== 'string' || name.length === 0) {
     throw new LetheError('E_ARG', 'must be a non-empty string', `${argument}.name`);
@@ -347,34 +372,66 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
       `${argument}.name`,
     );
   }
+  if (label !== undefined && (typeof label !== 'string' || label.length === 0)) {
+    throw new LetheError('E_ARG', 'must be a non-empty string', `${argument}.label`);
+  }
   if (!isPlainObject(options)) {
     throw new LetheError('E_ARG', 'must be an object', `${argument}.options`);
   }
   assertJson(options, `${argument}.options`);
   return {
     name,
+    ...(label === undefined || label === name ? {} : { label }),
     options: options as Record<string, JsonValue>,
     ...(prefillChunk === undefined ? {} : { prefillChunk }),
     ...(seeds === undefined ? {} : { seeds }),
+    ...(rateEvery === undefined ? {} : { rateEvery }),
   };
 }
 
 /** The fields of a task entry. */
-const TASK_FIELDS = ['name', 'options', 'prefillChunk', 'seeds'];
+const TASK_FIELDS = ['name', 'label', 'options', 'prefillChunk', 'seeds', 'rateEvery'];
 
-/** The seeds `task`'s cells run with in `config`: its own, else the sweep's. */
+/** A task's label in cells and reports: its own, else its registry name. */
+export function taskLabel(task: TaskSpec): string {
+  return task.label ?? task.name;
+}
+
+/** The seeds the cells of the task labelled `task` run with in `config`: its own, else the sweep's. */
 export function seedsOf(config: SweepConfig, task: string): readonly number[] {
-  return config.tasks.find((t) => t.name === task)?.seeds ?? config.seeds;
+  return config.tasks.find((t) => taskLabel(t) === task)?.seeds ?? config.seeds;
 }
 
 /**
- * The prefill chunk of `task` in `config`: its own, else the sweep's (null: prompts whole).
+ * The prefill chunk of the task labelled `task` in `config`: its own, else the sweep's (null:
+ * prompts whole).
  *
  * @throws LetheError the errors of {@link validateSweepConfig} for an invalid `config`.
  */
 export function prefillChunkOf(config: SweepConfig, task: string): number | null {
   const sweep = validateSweepConfig(config);
-  return sweep.tasks.find((t) => t.name === task)?.prefillChunk ?? sweep.prefillChunk;
+  return sweep.tasks.find((t) => taskLabel(t) === task)?.prefillChunk ?? sweep.prefillChunk;
+}
+
+/**
+ * The budget rule of the task labelled `task` in `config`: its own `rateEvery`, else the
+ * sweep's (a number: a rate schedule every that many tokens; null: ceilings).
+ */
+export function rateEveryOf(config: SweepConfig, task: string): number | null {
+  const own = config.tasks.find((t) => taskLabel(t) === task)?.rateEvery;
+  return own === undefined ? config.rateEvery : own;
+}
+
+/**
+ * The checkpoint directory of the task labelled `task` in `config`: the one under its label,
+ * else the one under its registry name, else `undefined`.
+ */
+export function checkpointOf(config: SweepConfig, task: string): string | undefined {
+  const spec = config.tasks.find((t) => taskLabel(t) === task);
+  if (spec === undefined) return undefined;
+  const under = (key: string) =>
+    Object.hasOwn(config.checkpoints, key) ? config.checkpoints[key] : undefined;
+  return under(task) ?? under(spec.name);
 }
 
 function samplingOf(raw: unknown, samples: number): SweepSampling {

@@ -17,7 +17,7 @@ import { readResultsFile, writeResultsFile } from './node-results-file';
 import { estimateRemainingMs, type ProgressCallback } from './progress';
 import type { CellResult, SweepResults } from './results';
 import { emptyResults } from './results-file';
-import { type SweepConfig, validateSweepConfig } from './sweep-config';
+import { checkpointOf, type SweepConfig, taskLabel, validateSweepConfig } from './sweep-config';
 
 /** Builds a task from its registry name and options (the `createTask` of the tasks module). */
 export type TaskFactory = (name: string, options: Readonly<Record<string, unknown>>) => Task;
@@ -42,7 +42,7 @@ export interface RunSweepOptions {
   readonly registry?: PolicyRegistry;
   /** Policy directories of learned policies and the models they name (default: from disk). */
   readonly policies?: PolicyStore;
-  /** Models by task (default: `checkpointModels(config.checkpoints)`). */
+  /** Models by task label (default: each task's `checkpointOf` directory, via `checkpointModels`). */
   readonly models?: ModelProvider;
   /** Task factory (default: the tasks module's `createTask`, names checked against `TASK_NAMES`). */
   readonly createTask?: TaskFactory;
@@ -80,15 +80,15 @@ export async function runSweep(
   const sweep = validateSweepConfig(config, { ...knownPolicies(registry), tasks: taskNames });
   const clock = options.now ?? systemClock;
   const { resultsPath, signal, onProgress } = options;
-  const models = options.models ?? checkpointModels(sweep.checkpoints);
   const tasks = new Map<string, Task>();
   sweep.tasks.forEach((spec, i) => {
     const task = createTask(spec.name, spec.options);
     if (task.name !== spec.name) {
       throw new LetheError('E_ARG', `builds a task named "${task.name}"`, `tasks[${i}].name`);
     }
-    tasks.set(spec.name, task);
+    tasks.set(taskLabel(spec), task);
   });
+  const models = options.models ?? checkpointModels(labelledCheckpoints(sweep), tasks);
 
   const grid = sweepCells(sweep);
   const finished = new Map<string, CellResult>();
@@ -161,4 +161,14 @@ export async function runSweep(
     release();
   }
   return results();
+}
+
+/** The checkpoint directory of each task label of `sweep` that has one (see `checkpointOf`). */
+function labelledCheckpoints(sweep: SweepConfig): Record<string, string> {
+  const dirs: Record<string, string> = {};
+  for (const label of sweep.tasks.map(taskLabel)) {
+    const dir = checkpointOf(sweep, label);
+    if (dir !== undefined) dirs[label] = dir;
+  }
+  return dirs;
 }

@@ -14,6 +14,7 @@ import { renderLegend } from './legend';
 import type { ReportOptions } from './markdown';
 import { reportPlots, type TaskPlots } from './plots';
 import { type ReportRow, reportRows } from './rows';
+import { rowsWithAverage } from './suite-average';
 import { summaryParagraphs } from './summary';
 import { COMMAND_HEADER, TABLE_COLUMNS } from './table';
 
@@ -54,7 +55,7 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
  *
  * - the summary (what was swept, the budget rule, how intervals are computed) and links to the
  *   sections;
- * - per task a `<section id="task-<slug>">` with, per score (accuracy, perplexity), the legend
+ * - per task — the suite average first, given `options.averageOver` — a `<section id="task-<slug>">` with, per score (accuracy, perplexity), the legend
  *   its plots share, two hand-written SVG plots (`reportPlots`: score vs realised budget and vs
  *   peak KV entries, each a `<figure id="plot-<slug>-<score>-budget|peak">` whose `<svg>` has
  *   a `<title>`), and the policy × budget table (`<table class="compact">`); given
@@ -69,7 +70,8 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
  */
 export function renderHtml(results: SweepResults, options: ReportOptions = {}): string {
   const rows = reportRows(results);
-  const plots = reportPlots(rows, options.computePolicies);
+  const { shown, paragraph } = rowsWithAverage(rows, options.averageOver);
+  const plots = reportPlots(shown, options.computePolicies);
   const tasks = [...new Set(plots.map((entry) => entry.view.task))].map((task) => {
     const own = plots.filter((entry) => entry.view.task === task);
     return { task, id: `task-${own[0]!.view.slug}`, own };
@@ -101,7 +103,8 @@ export function renderHtml(results: SweepResults, options: ReportOptions = {}): 
 <body>
 <main>
 <h1>Lethe evaluation report</h1>
-${summaryParagraphs(results, rows)
+${[...summaryParagraphs(results, rows), paragraph]
+  .filter((text) => text !== '')
   .map((text) => `<p class="summary">${escapeHtml(text)}</p>`)
   .join('\n')}
 <nav>${links.join(' · ')}</nav>

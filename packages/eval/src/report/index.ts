@@ -20,4 +20,5 @@ export { type LegendEntry, reportPlots, type TaskPlots } from './plots';
 export { type ReportRow, type RowMetrics, reportRows } from './rows';
 export { rowScore, SCORE_METRICS, type Score, type ScoreMetric } from './score';
 export { standaloneSvg } from './standalone-svg';
+export { suiteAverageLabel, suiteAverageRows } from './suite-average';
 export { type ScoredRow, type ScoreView, scoreViews } from './views';

@@ -5,6 +5,7 @@ import { compactTable, compactTableCaption, identicalNote } from './compact-tabl
 import { escapeMarkdown, markdownCode } from './escape';
 import { formatBudget, formatInterval, formatScore, MISSING } from './format';
 import { reportRows } from './rows';
+import { rowsWithAverage } from './suite-average';
 import { summaryParagraphs } from './summary';
 import { COMMAND_HEADER, TABLE_COLUMNS } from './table';
 import { type ScoreView, scoreViews } from './views';
@@ -23,6 +24,12 @@ export interface ReportOptions {
    * own (`reportPlots`; the HTML report) — e.g. `leaderboardRoles(config, registry).compute`.
    */
   readonly computePolicies?: readonly string[];
+  /**
+   * Task labels whose accuracy the report averages (`suiteAverageRows`), shown first as a task of
+   * its own, `average of N tasks`, with its plots and table — a suite's score per budget. Absent:
+   * no average.
+   */
+  readonly averageOver?: readonly string[];
 }
 
 /**
@@ -31,7 +38,8 @@ export interface ReportOptions {
  * task a section with, per score, the policy × budget table (score with its 95% confidence
  * interval, the best at each budget in bold, the full cache above it) and a note naming
  * policies with identical results, then, given `options.comparisons`, each policy against the
- * best heuristic (paired tests, Holm-adjusted, a verdict mark); then "All rows": one row per (task, policy, budget) — seeds
+ * best heuristic (paired tests, Holm-adjusted, a verdict mark) — given `options.averageOver`, the
+ * suite average comes first as a task of its own; then "All rows": one row per (task, policy, budget) — seeds
  * pooled — with the columns budget, realised budget, examples (seeds), accuracy and perplexity
  * (95% CI), peak KV reduction (NGC eq. 7), net keep-rate (SOL), mean / peak live KV entries,
  * tokens/s and the commands that reproduce the row as code spans. Every name and command is
@@ -41,11 +49,12 @@ export interface ReportOptions {
  */
 export function renderMarkdown(results: SweepResults, options: ReportOptions = {}): string {
   const rows = reportRows(results);
-  const views = scoreViews(rows);
+  const { shown, paragraph } = rowsWithAverage(rows, options.averageOver);
+  const views = scoreViews(shown);
   const tasks = [...new Set(views.map((view) => view.task))];
   const lines = ['# Lethe evaluation report', ''];
-  for (const paragraph of summaryParagraphs(results, rows)) {
-    lines.push(escapeMarkdown(paragraph), '');
+  for (const text of [...summaryParagraphs(results, rows), paragraph].filter((t) => t !== '')) {
+    lines.push(escapeMarkdown(text), '');
   }
   for (const task of tasks) {
     lines.push(`## ${escapeMarkdown(task)}`, '');

@@ -77,22 +77,30 @@ function firstAppearance(names: readonly string[]): Map<string, number> {
   return order;
 }
 
+/**
+ * A row's metrics, each from `metric` (the required ones — `meanLive`, `peakLive`,
+ * `tokensPerSecond` — must be given).
+ */
+export function rowMetrics(metric: (name: keyof RowMetrics) => Aggregate | undefined): RowMetrics {
+  return {
+    accuracy: metric('accuracy'),
+    perplexity: metric('perplexity'),
+    peakKvReduction: metric('peakKvReduction'),
+    meanLive: metric('meanLive')!,
+    peakLive: metric('peakLive')!,
+    netKeepRate: metric('netKeepRate'),
+    realisedBudget: metric('realisedBudget'),
+    tokensPerSecond: metric('tokensPerSecond')!,
+  };
+}
+
 function poolRow(cells: readonly CellResult[]): ReportRow {
   const sorted = [...cells].sort((a, b) => a.key.seed - b.key.seed);
   const pool = (name: keyof RowMetrics): Aggregate | undefined => {
     const parts = sorted.flatMap((cell) => cell.metrics[name] ?? []);
     return parts.length === 0 ? undefined : poolAggregates(parts);
   };
-  const metrics: RowMetrics = {
-    accuracy: pool('accuracy'),
-    perplexity: pool('perplexity'),
-    peakKvReduction: pool('peakKvReduction'),
-    meanLive: pool('meanLive')!,
-    peakLive: pool('peakLive')!,
-    netKeepRate: pool('netKeepRate'),
-    realisedBudget: pool('realisedBudget'),
-    tokensPerSecond: pool('tokensPerSecond')!,
-  };
+  const metrics = rowMetrics(pool);
   const { task, policy, budget } = sorted[0]!.key;
   return {
     task,

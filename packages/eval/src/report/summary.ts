@@ -1,4 +1,5 @@
 import type { SweepResults } from '../harness/results';
+import { type TaskSpec, taskLabel } from '../harness/sweep-config';
 import type { ReportRow } from './rows';
 
 /** How a budget becomes a capacity, stated in every report (see `capacityFor`). */
@@ -28,7 +29,8 @@ const INTERVAL_NOTE =
 /**
  * The opening paragraphs of a report: what the sweep holds (cells, rows, tasks, policies, and
  * how many examples and which seeds each point pools), the budget rule (its config's
- * `rateEvery`: a rate schedule when it is a number, ceilings otherwise), and the interval method.
+ * `rateEvery`: a rate schedule when it is a number, ceilings otherwise; and each task's own), and
+ * the interval method.
  */
 export function summaryParagraphs(results: SweepResults, rows: readonly ReportRow[]): string[] {
   const rateEvery = results.config.rateEvery;
@@ -46,7 +48,23 @@ export function summaryParagraphs(results: SweepResults, rows: readonly ReportRo
     `${results.cells.length} cells in ${rows.length} rows; tasks: ${tasks.join(', ')}; ` +
       `policies: ${policies.join(', ')}. Each point pools ${examples} examples ` +
       `(${seeds.length === 1 ? 'seed' : `${seeds.length} seeds:`} ${seeds.join(', ')}).`,
-    typeof rateEvery === 'number' ? rateBudgetNote(rateEvery) : BUDGET_NOTE,
+    [
+      typeof rateEvery === 'number' ? rateBudgetNote(rateEvery) : BUDGET_NOTE,
+      ...ownRules(results),
+    ].join(' '),
     INTERVAL_NOTE,
   ];
+}
+
+/** A sentence per task with a budget rule of its own (`TaskSpec.rateEvery`). */
+function ownRules(results: SweepResults): string[] {
+  const tasks = (results.config.tasks ?? []) as readonly TaskSpec[];
+  return tasks.flatMap((task) => {
+    if (task === null || typeof task !== 'object' || task.rateEvery === undefined) return [];
+    const rule =
+      task.rateEvery === null
+        ? 'ceilings of max(2, ⌈b · P⌉) live entries per KV head'
+        : `a rate schedule: every ${task.rateEvery} tokens each policy keeps ⌈b · live⌉ entries per KV head`;
+    return [`Task ${taskLabel(task)} has its own rule, ${rule}.`];
+  });
 }

@@ -108,6 +108,18 @@ export {
 } from './retrieval';
 export { SeededRandom } from './seeded';
 export { STORY_CAST, storyDocument } from './story-grammar';
+export {
+  SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+  SUITE_MAX_CONTEXT_CHARS,
+  SUITE_MEMBERS,
+  SUITE_MIN_CONTEXT_CHARS,
+  type SuiteData,
+  type SuiteMember,
+  type SuiteOptions,
+  type SuiteOptionsInput,
+  type SuiteSelection,
+  suiteTask,
+} from './suite';
 export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from './task';
 export { checkTaskTokenizer } from './task-tokenizer-check';
 export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';

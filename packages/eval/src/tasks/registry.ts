@@ -7,10 +7,11 @@ import {
   languageModelTask,
 } from './language-model';
 import { type RetrievalOptions, type RetrievalOptionsInput, retrievalTask } from './retrieval';
+import { type SuiteOptions, type SuiteOptionsInput, suiteTask } from './suite';
 import type { GenerationTask, PerplexityTask, Task } from './task';
 
 /** Registry names of the tasks, in documentation order. */
-export const TASK_NAMES = ['countdown', 'retrieval', 'arithmetic', 'lm'] as const;
+export const TASK_NAMES = ['countdown', 'retrieval', 'arithmetic', 'lm', 'suite'] as const;
 
 /** A registry task name. */
 export type TaskName = (typeof TASK_NAMES)[number];
@@ -21,6 +22,7 @@ export interface TaskOptionsByName {
   retrieval: RetrievalOptionsInput;
   arithmetic: ArithmeticOptionsInput;
   lm: LanguageModelOptionsInput;
+  suite: SuiteOptionsInput;
 }
 
 /** The task each registry name creates. */
@@ -29,6 +31,7 @@ export interface TaskByName {
   retrieval: GenerationTask<RetrievalOptions>;
   arithmetic: GenerationTask<ArithmeticOptions>;
   lm: PerplexityTask<LanguageModelOptions>;
+  suite: GenerationTask<SuiteOptions>;
 }
 
 /** Whether `name` is a registry task name. */
@@ -39,7 +42,8 @@ export function isTaskName(name: unknown): name is TaskName {
 /**
  * Creates a task by registry name: `countdown`, `retrieval` (option `variant`: `niah-single`,
  * `niah-multi`, `mqar`, `niah-multivalue`, `variable-tracking`, `frequent-words`, `two-hop`),
- * `arithmetic`, `lm`. Options are validated: a field the task does not
+ * `arithmetic`, `lm`, `suite` (the long-context suite: option `member`, one of `SUITE_MEMBERS` or
+ * `mixture`, and `contextChars`). Options are validated: a field the task does not
  * know, of the wrong type or out of range throws.
  *
  * @example
@@ -66,6 +70,8 @@ export function createTask(name: string, options?: unknown): Task {
       return arithmeticTask(options as ArithmeticOptionsInput);
     case 'lm':
       return languageModelTask(options as LanguageModelOptionsInput);
+    case 'suite':
+      return suiteTask(options as SuiteOptionsInput);
     default:
       throw new LetheError(
         'E_ARG',

@@ -13,12 +13,15 @@ import { CharTokenizer } from '@lethe/model';
  * - `retrieval`: lower-case letters (filler text, keys), digits (values), space, `.`, `:`,
  *   `?`, newline.
  * - `lm`: lower-case letters, space, `.`, `,`, newline.
+ * - `suite`: the retrieval alphabet, then the symbols Countdown adds (`+ - * / = ( ) ;`), so
+ *   one model reads every member of the long-context suite.
  */
 export const TASK_ALPHABETS = {
   countdown: '0123456789+-*/=() ;:\n.abegmnrstuw',
   arithmetic: '0123456789+-*/= :\n.acemnoprstuw',
   retrieval: 'abcdefghijklmnopqrstuvwxyz0123456789 .:?\n',
   lm: 'abcdefghijklmnopqrstuvwxyz .,\n',
+  suite: 'abcdefghijklmnopqrstuvwxyz0123456789 .:?\n+-*/=();',
 } as const;
 
 /** A task family with its own tokenizer (the registry's task names). */

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import {
   capacityFor,
   cellConfig,
+  checkpointOf,
   fullCacheLength,
   fullPeakPerHead,
   parseEvalFlags,
   prefillChunkOf,
+  rateEveryOf,
   reproduceCommand,
   type SweepConfig,
   seedsOf,
@@ -236,6 +238,112 @@ describe('cells and reproduce commands', () => {
       'E_ARG',
       'policies[0].tasks',
     );
+  });
+
+  it('holds one registry task several times under labels, each with its own cells and command', () => {
+    const labelled = validateSweepConfig({
+      ...base,
+      tasks: [
+        { name: 'toy', label: 'short', options: { maxNewTokens: 4 } },
+        { name: 'toy', label: 'toy', options: { maxNewTokens: 12 } },
+        { name: 'lm', label: 'story' },
+      ],
+      policies: ['full', { name: 'h2o', tasks: ['short', 'story'] }],
+      checkpoints: { toy: '/m/toy', story: '/m/story' },
+    });
+    expect(labelled.tasks.map((t) => t.label)).toEqual(['short', undefined, 'story']);
+    expect(sweepCells(labelled).map((k) => `${k.task}/${k.policy}`)).toEqual([
+      'short/full',
+      'short/h2o',
+      'short/h2o',
+      'toy/full',
+      'story/full',
+      'story/h2o',
+      'story/h2o',
+    ]);
+    expect(['short', 'toy', 'story', 'lm'].map((t) => checkpointOf(labelled, t))).toEqual([
+      '/m/toy',
+      '/m/toy',
+      '/m/story',
+      undefined,
+    ]);
+    const key = { task: 'short', policy: 'h2o', budget: 0.25, seed: 0 };
+    const command = reproduceCommand(key, labelled);
+    expect(command).toContain(`--task toy --task-options '{"maxNewTokens":4}' --task-label short`);
+    expect(command).toContain('--checkpoint /m/toy');
+    const parsed = parseEvalFlags(shellWords(command).slice(2));
+    expect(parsed).toEqual({ ...cellConfig(key, labelled), checkpoints: { short: '/m/toy' } });
+    expect(sweepCells(parsed)).toEqual([key]);
+    expect(checkpointOf(parsed, 'short')).toBe('/m/toy');
+  });
+
+  it('gives a task its own budget rule, kept only where it differs, carried by its command', () => {
+    const ruled = validateSweepConfig({
+      ...base,
+      tasks: [
+        { name: 'toy', label: 'toy@ceiling', rateEvery: null },
+        { name: 'toy', label: 'toy@rate', rateEvery: 8 },
+        { name: 'lm', rateEvery: 16 },
+      ],
+      rateEvery: 16,
+    });
+    expect(ruled.tasks).toEqual([
+      { name: 'toy', label: 'toy@ceiling', options: {}, rateEvery: null },
+      { name: 'toy', label: 'toy@rate', options: {}, rateEvery: 8 },
+      { name: 'lm', options: {} },
+    ]);
+    expect(['toy@ceiling', 'toy@rate', 'lm'].map((t) => rateEveryOf(ruled, t))).toEqual([
+      null,
+      8,
+      16,
+    ]);
+    for (const [task, flag] of [
+      ['toy@ceiling', undefined],
+      ['toy@rate', '--rate-every 8'],
+      ['lm', '--rate-every 16'],
+    ] as const) {
+      const key = { task, policy: 'h2o', budget: 0.5, seed: 0 };
+      const command = reproduceCommand(key, ruled);
+      if (flag === undefined) expect(command).not.toContain('--rate-every');
+      else expect(command).toContain(flag);
+      const parsed = parseEvalFlags(shellWords(command).slice(2));
+      expect(parsed).toEqual(cellConfig(key, ruled));
+      expect(rateEveryOf(parsed, task)).toBe(rateEveryOf(ruled, task));
+    }
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', rateEvery: 0 }] }),
+      'E_ARG',
+      'tasks[0].rateEvery',
+    );
+  });
+
+  it('refuses a label shared by two tasks, an empty label and a checkpoint of no task', () => {
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: ['toy', { name: 'lm', label: 'toy' }] }),
+      'E_ARG',
+      'tasks[1].label',
+    );
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', label: 'a' }, 'toy', 'toy'] }),
+      'E_ARG',
+      'tasks[2].name',
+    );
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', label: '' }] }),
+      'E_ARG',
+      'tasks[0].label',
+    );
+    expectLetheError(
+      () => validateSweepConfig({ ...base, checkpoints: { toString: '/m' } }),
+      'E_ARG',
+      'checkpoints.toString',
+    );
+    const plain = validateSweepConfig(base);
+    expect(checkpointOf(plain, 'toy')).toBeUndefined();
+    expect(checkpointOf(plain, 'constructor')).toBeUndefined();
+    expect(validateSweepConfig({ ...base, tasks: [{ name: 'toy', label: 'toy' }] }).tasks).toEqual([
+      { name: 'toy', options: {} },
+    ]);
   });
 
   it('gives a task its own prefill chunk, which its reproduce command carries', () => {

@@ -31,6 +31,15 @@ it('records a run’s settings, refuses others, and lets an extendable setting o
     'E_ARG',
     out,
   );
+  // An optional setting is part of the run too: left out, or added, it is another run.
+  const { lr: _, ...withoutLr } = { ...settings, updates: 20 };
+  const missing = await expectLetheRejection(guardRunSettings(out, withoutLr), 'E_ARG', out);
+  expect(missing.message).toMatch(/with lr 0\.001, not \(none\)/);
+  await expectLetheRejection(
+    guardRunSettings(out, { ...settings, updates: 20, eviction: [0.5] }),
+    'E_ARG',
+    out,
+  );
   writeFileSync(file, '{ not json');
   await expectLetheRejection(guardRunSettings(out, settings), 'E_FORMAT', file);
 });

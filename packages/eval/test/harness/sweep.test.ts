@@ -14,6 +14,7 @@ import {
   validateSweepConfig,
 } from '../../src/harness/index';
 import { type RunSweepOptions, runSweep, writeResultsFile } from '../../src/harness/node';
+import { renderMarkdown } from '../../src/report/index';
 import { createTask as createRegisteredTask } from '../../src/tasks/index';
 import type { Task } from '../../src/tasks/task';
 import { steppingClock, tinyModel, toyLmTask, toyTask } from './toy';
@@ -43,6 +44,31 @@ function createTask(name: string, options: Readonly<Record<string, unknown>>): T
   if (name === 'toy') return toyTask(options);
   if (name === 'toy-lm') return toyLmTask();
   throw new Error(`no task ${name}`);
+}
+
+/** Saves a random one-layer model (`kvHeads` KV heads, seed `seed`) as checkpoint `name`. */
+async function randomCheckpoint(
+  name: string,
+  vocab: number,
+  kvHeads: number,
+  seed: number,
+): Promise<string> {
+  const model = DecoderModel.random(
+    defaultConfig({
+      model_type: 'llama',
+      vocab_size: vocab,
+      hidden_size: 16,
+      intermediate_size: 32,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: kvHeads,
+    }),
+    seed,
+  );
+  const checkpoint = join(dir, 'checkpoints', name);
+  await saveCheckpoint(checkpoint, { config: model.config, tensors: model.toTensors() });
+  model.dispose();
+  return checkpoint;
 }
 
 /** A provider of identical tiny models that counts loads and checks releases. */
@@ -194,6 +220,41 @@ describe('runSweep', () => {
     }
   });
 
+  it('runs a task under its own budget rule, as a sweep with that rule runs it', async () => {
+    const rule = { ...config, seeds: [0], budgets: [0.5], policies: ['full', 'h2o', 'tova'] };
+    const toy = { name: 'toy', options: { maxNewTokens: 12 } };
+    const both = await runSweep(
+      {
+        ...rule,
+        tasks: [
+          { ...toy, label: 'ceiling' },
+          { ...toy, label: 'rate', rateEvery: 3 },
+          { name: 'toy-lm', rateEvery: 3 },
+        ],
+      },
+      options(),
+    );
+    const rated = await runSweep({ ...rule, rateEvery: 3 }, options());
+    const ceiling = await runSweep(rule, options());
+    const metrics = (cell: (typeof both.cells)[number]) => ({
+      ...cell.metrics,
+      tokensPerSecond: undefined,
+    });
+    const of = (results: typeof both, task: string, policy: string) =>
+      results.cells.find((c) => c.key.task === task && c.key.policy === policy)!;
+    for (const policy of ['h2o', 'tova']) {
+      expect(metrics(of(both, 'rate', policy))).toEqual(metrics(of(rated, 'toy', policy)));
+      expect(metrics(of(both, 'toy-lm', policy))).toEqual(metrics(of(rated, 'toy-lm', policy)));
+      expect(metrics(of(both, 'ceiling', policy))).toEqual(metrics(of(ceiling, 'toy', policy)));
+      expect(of(both, 'rate', policy).command).toContain('--rate-every 3');
+    }
+    expect(metrics(of(both, 'rate', 'h2o'))).not.toEqual(metrics(of(both, 'ceiling', 'h2o')));
+    const summary = renderMarkdown(both).split('\n## ')[0]!;
+    expect(summary).toContain('Task rate has its own rule, a rate schedule: every 3 tokens');
+    expect(summary).toContain('Task toy-lm has its own rule');
+    expect(summary).not.toContain('Task ceiling');
+  });
+
   it('refuses a results file of another format, version or config', async () => {
     const path = join(dir, 'refuse', 'results.json');
     await runSweep(
@@ -321,24 +382,7 @@ describe('runSweep', () => {
     const checkpoints: Record<string, string> = {};
     for (const { name, options: taskOptions } of tasks) {
       const vocab = createRegisteredTask(name, taskOptions).tokenizer.vocabSize;
-      const model = DecoderModel.random(
-        defaultConfig({
-          model_type: 'llama',
-          vocab_size: vocab,
-          hidden_size: 16,
-          intermediate_size: 32,
-          num_hidden_layers: 1,
-          num_attention_heads: 2,
-          num_key_value_heads: 2,
-        }),
-        3,
-      );
-      checkpoints[name] = join(dir, 'checkpoints', name);
-      await saveCheckpoint(checkpoints[name]!, {
-        config: model.config,
-        tensors: model.toTensors(),
-      });
-      model.dispose();
+      checkpoints[name] = await randomCheckpoint(name, vocab, 2, 3);
     }
     const before = tf.memory().numTensors;
     const results = await runSweep(
@@ -367,5 +411,40 @@ describe('runSweep', () => {
     expect(lmH2o!.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);
     expect(arithmetic!.command).toContain(`--checkpoint ${checkpoints.arithmetic}`);
     expect(arithmetic!.command).toContain(`--task-options '{"steps":2}'`);
+  });
+
+  it('runs one registry task under several labels from one checkpoint of its name', async () => {
+    const vocab = createRegisteredTask('suite').tokenizer.vocabSize;
+    const checkpoint = await randomCheckpoint('suite', vocab, 1, 5);
+    const member = (name: string) => ({
+      name: 'suite',
+      label: name,
+      options: { member: name, contextChars: 256 },
+    });
+    const config = {
+      tasks: [member('niah-multi'), member('two-hop')],
+      policies: ['full', 'h2o'],
+      budgets: [0.5],
+      seeds: [2],
+      examplesPerCell: 2,
+      checkpoints: { suite: checkpoint },
+    };
+    const before = tf.memory().numTensors;
+    const results = await runSweep(config, { now: steppingClock() });
+    expect(tf.memory().numTensors).toBe(before);
+    expect(results.cells.map((c) => `${c.key.task}/${c.key.policy}`)).toEqual([
+      'niah-multi/full',
+      'niah-multi/h2o',
+      'two-hop/full',
+      'two-hop/h2o',
+    ]);
+    const [niah, , twoHop] = results.cells;
+    expect(niah!.command).toContain('--task-label niah-multi');
+    expect(twoHop!.command).toContain(`--checkpoint ${checkpoint}`);
+    const suite = createRegisteredTask('suite', { member: 'two-hop', contextChars: 256 });
+    const promptTokens = suite.tokenizer.encode(suite.example(2, 0).prompt).length;
+    const first = twoHop!.sequences![0]!;
+    expect(first.peakTotal).toBeGreaterThanOrEqual(promptTokens);
+    expect(first.peakTotal).toBeLessThanOrEqual(promptTokens + first.generated);
   });
 });

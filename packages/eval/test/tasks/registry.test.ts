@@ -4,7 +4,7 @@ import { createTask, isTaskName, TASK_NAMES } from '../../src/tasks/registry';
 
 describe('task registry', () => {
   it('lists and creates every task', () => {
-    expect(TASK_NAMES).toEqual(['countdown', 'retrieval', 'arithmetic', 'lm']);
+    expect(TASK_NAMES).toEqual(['countdown', 'retrieval', 'arithmetic', 'lm', 'suite']);
     for (const name of TASK_NAMES) {
       const task = createTask(name);
       expect(task.name).toBe(name);

@@ -90,7 +90,7 @@ export function checkForwardInputs(
     if (options.positions.dtype !== 'int32')
       throw new LetheError('E_DTYPE', 'must be int32', 'positions');
   }
-  if (options.masks !== undefined) {
+  if (options.masks !== undefined && typeof options.masks !== 'function') {
     checkPerLayer(options.masks, layers, 'masks');
     options.masks.forEach((mask, l) => {
       if (mask !== undefined) {

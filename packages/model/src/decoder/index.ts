@@ -19,6 +19,7 @@ export type {
   ForwardOptions,
   ForwardResult,
   KeyBiasHook,
+  MaskHook,
   PrefillOptions,
   StepOptions,
   StepReads,

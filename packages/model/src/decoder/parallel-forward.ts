@@ -3,7 +3,7 @@ import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
 import { type AttendFunction, decoderLayer } from './decoder-layer';
-import { checkForwardInputs, checkKeyBias } from './forward-checks';
+import { checkForwardInputs, checkKeyBias, checkShape } from './forward-checks';
 import { linear } from './linear';
 import { causalVisibility, visibilityToLogitBias } from './masks';
 import { rmsNorm } from './rms-norm';
@@ -43,11 +43,16 @@ export function parallelForward(
     let x = tf.gather(weights.embedding, inputIds);
     weights.layers.forEach((layer, l) => {
       const attend: AttendFunction = (heads, normed) => {
-        const mask = options.masks?.[l];
+        const kvHeads = config.num_key_value_heads;
+        const mask = layerOption(options.masks, l, normed, (m) =>
+          checkShape(m, [batch, kvHeads, length, length], `masks(${l})`, [true, true]),
+        );
         const visible =
           mask === undefined ? causal : tf.mul(causal, tf.cast(tf.notEqual(mask, 0), 'float32'));
         let bias = visibilityToLogitBias(visible);
-        const keyBias = layerKeyBias(options, l, normed, batch, config.num_key_value_heads, length);
+        const keyBias = layerOption(options.keyBias, l, normed, (b) =>
+          checkKeyBias(b, batch, kvHeads, length, `keyBias(${l})`),
+        );
         if (keyBias !== undefined) bias = tf.add(bias, tf.expandDims(keyBias, 2));
         const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
         if (capture.attention) attention.push(attended.probabilities as tf.Tensor4D);
@@ -74,21 +79,24 @@ function defaultPositions(batch: number, length: number): tf.Tensor {
   return tf.tile(tf.expandDims(tf.range(0, length, 1, 'int32'), 0), [batch, 1]);
 }
 
-/** The key bias of layer `l` from a tensor list or a hook (validated), or undefined. */
-function layerKeyBias(
-  options: ForwardOptions,
+/**
+ * Layer `l`'s entry of a per-layer option (`masks`, `keyBias`): from a tensor list, or computed
+ * by the option's hook from the layer's attention input and checked with `check`; or undefined.
+ */
+function layerOption(
+  source:
+    | readonly (tf.Tensor | undefined)[]
+    | ((layer: number, x: tf.Tensor) => tf.Tensor | undefined)
+    | undefined,
   l: number,
   normed: tf.Tensor,
-  batch: number,
-  kvHeads: number,
-  length: number,
+  check: (tensor: tf.Tensor) => void,
 ): tf.Tensor | undefined {
-  const source = options.keyBias;
   if (source === undefined) return undefined;
   if (typeof source !== 'function') return source[l];
-  const bias = source(l, normed);
-  if (bias !== undefined) checkKeyBias(bias, batch, kvHeads, length, `keyBias(${l})`);
-  return bias;
+  const tensor = source(l, normed);
+  if (tensor !== undefined) check(tensor);
+  return tensor;
 }
 
 /** One layer's controls repeated for every batch row, or undefined. */

@@ -13,6 +13,19 @@ import type { tf } from '@lethe/tensor';
  */
 export type KeyBiasHook = (layer: number, attentionInput: tf.Tensor) => tf.Tensor | undefined;
 
+/**
+ * Computes one layer's key visibility from its attention input — the hook through which training
+ * applies a cache's evictions decided inside the forward pass (GSA's eviction in the loop: which
+ * entries each query row still sees, by the gate's scores of the layer's own input).
+ *
+ * @param layer layer index.
+ * @param attentionInput the layer's attention input `[B, T, D]` (after `input_layernorm`).
+ * @returns `[B|1, 1|Hkv, T, T]` visibility (nonzero = visible), ANDed with the causal mask, or
+ *   undefined for causal attention at this layer. A constant: no gradient flows through it.
+ *   Tensors it returns are disposed by the model.
+ */
+export type MaskHook = (layer: number, attentionInput: tf.Tensor) => tf.Tensor | undefined;
+
 /** What {@link ForwardOptions.capture} asks the parallel forward to return. */
 export interface ForwardCapture {
   /** Per-layer attention probabilities `[B, Hq, T, T]`. */
@@ -31,9 +44,10 @@ export interface ForwardOptions {
   readonly positions?: tf.Tensor;
   /**
    * Per-layer key visibility `[B|1, 1|Hkv, T, T]` (nonzero = visible), ANDed with the causal
-   * mask — e.g. the cache's replay masks. Length `num_hidden_layers`; undefined entries: causal.
+   * mask — e.g. the cache's replay masks: a list of length `num_hidden_layers` (undefined
+   * entries: causal), or a {@link MaskHook} that computes each layer's from its input.
    */
-  readonly masks?: readonly (tf.Tensor | undefined)[];
+  readonly masks?: readonly (tf.Tensor | undefined)[] | MaskHook;
   /**
    * Additive logit bias per key: per layer `[B|1, Hkv|1, T]` tensors (length
    * `num_hidden_layers`, undefined entries: none), or a {@link KeyBiasHook}. Differentiable.

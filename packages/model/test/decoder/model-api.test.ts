@@ -176,6 +176,35 @@ describe('forward', () => {
     model.dispose();
   });
 
+  it('takes each layer’s visibility from a mask hook that reads the layer’s input, as from a list', () => {
+    const config = tinyConfig();
+    const model = lively(config, 9);
+    const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6]], [1, 6], 'int32');
+    // visibility drawn from the input's values: layer l hides key j from row t when a value is negative
+    const visibility = (l: number, x: Float32Array) =>
+      Float32Array.from({ length: 2 * 36 }, (_, i) => (x[(i * 7 + l) % x.length]! < 0 ? 0 : 1));
+    const before = tf.memory().numTensors;
+    const seen: Float32Array[] = [];
+    const hooked = model.forward(ids, {
+      masks: (l, x) => {
+        seen[l] = x.dataSync() as Float32Array;
+        return tf.tensor4d(visibility(l, seen[l]), [1, 2, 6, 6]);
+      },
+    });
+    expect(seen).toHaveLength(2);
+    expect(tf.memory().numTensors).toBe(before + 1);
+    const masks = seen.map((x, l) => tf.tensor4d(visibility(l, x), [1, 2, 6, 6]));
+    const listed = model.forward(ids, { masks });
+    expect(maxAbsDiff(hooked.logits.dataSync(), listed.logits.dataSync())).toBe(0);
+    const plain = model.forward(ids);
+    expect(maxAbsDiff(hooked.logits.dataSync(), plain.logits.dataSync())).toBeGreaterThan(0);
+    expect(() => model.forward(ids, { masks: () => tf.ones([1, 3, 6, 6]) })).toThrow(
+      /E_SHAPE.*masks\(0\)/,
+    );
+    tf.dispose([ids, ...masks, hooked.logits, listed.logits, plain.logits]);
+    model.dispose();
+  });
+
   it('validates its inputs', () => {
     const config = tinyConfig();
     const model = lively(config, 9);

@@ -8,6 +8,7 @@ import {
   type TrainResult,
 } from '@lethe/model';
 import { tf } from '@lethe/tensor';
+import { type EvictionInLoopOptions, resolveEviction, sampledBudgets } from './eviction-options';
 import type { GateStatistics } from './gate-statistics';
 import type { GsaGateVariables } from './gate-variables';
 import { type GsaLossWeights, resolveLossWeights } from './loss-weights';
@@ -48,6 +49,11 @@ export interface GsaTrainerOptions
   readonly stage: GsaStage;
   /** Called after every update. */
   readonly onProgress?: (progress: GsaProgress) => void;
+  /**
+   * Stage 2 only: eviction in the loop — each update draws a budget per sequence and takes `L_LM`
+   * through the cache that evicts by the gate at it (`languageModelTerms`). Default: none.
+   */
+  readonly eviction?: EvictionInLoopOptions;
 }
 
 const STAGES: readonly GsaStage[] = ['distillation', 'language-model'];
@@ -92,6 +98,14 @@ export class GsaTrainer {
       );
     }
     checkGateFits(gate, model);
+    const eviction = options.eviction === undefined ? undefined : resolveEviction(options.eviction);
+    if (eviction !== undefined && stage !== 'language-model') {
+      throw new LetheError(
+        'E_ARG',
+        'applies to stage 2 (language-model) only: stage 1 runs no forward to evict in',
+        'eviction',
+      );
+    }
     const { attentionWeight, gateWeight, penalty, retentionWeight, retention } =
       resolveLossWeights(options);
     const taskWeight = stage === 'distillation' ? attentionWeight : 1;
@@ -107,6 +121,7 @@ export class GsaTrainer {
       penalty: _penalty,
       retentionWeight: _retentionWeight,
       retention: _retention,
+      eviction: _eviction,
       ...trainer
     } = options;
     this.trainer = new SftTrainer<NextTokenBatch>({
@@ -120,7 +135,22 @@ export class GsaTrainer {
         const terms =
           stage === 'distillation'
             ? distillationTerms(gate, batch as DistillationBatch, penalty, retained)
-            : languageModelTerms(model, gate, batch, penalty, retained);
+            : languageModelTerms(
+                model,
+                gate,
+                batch,
+                penalty,
+                retained,
+                eviction && {
+                  budgets: sampledBudgets(
+                    eviction.budgets,
+                    batch.inputs.shape[0],
+                    options.seed,
+                    this.trainer.step,
+                  ),
+                  anchors: eviction,
+                },
+              );
         const parts = [tf.stack([terms.task, terms.penalty]), terms.statistics];
         if (terms.retention) parts.push(tf.stack([terms.retention.loss, terms.retention.lost]));
         this.pending?.dispose();

@@ -4,13 +4,21 @@
  * `SftTrainer`, the backbone untouched), stage 1's attention distillation
  * ({@link distillationLoss} over {@link gatedAttention}) and the gate penalty
  * ({@link gatePenalty}, the reference code's or the paper's), and this project's budget-retention
- * term ({@link retentionLoss}), which scores the gate against the caches it will be evicting.
+ * term ({@link retentionLoss}), which scores the gate against the caches it will be evicting, and
+ * its eviction in the loop ({@link evictionMaskHook}): stage 2's loss through those caches.
  *
  * @packageDocumentation
  */
 export { GsaGate } from '../gate/gsa-gate';
 export { distillationLoss } from './distillation-loss';
 export { type EvictionLayout, evictionBoundaries } from './eviction-boundaries';
+export { type EvictionAnchors, evictionMaskHook, evictionVisibility } from './eviction-mask';
+export {
+  type EvictionInLoopOptions,
+  type ResolvedEviction,
+  resolveEviction,
+  sampledBudgets,
+} from './eviction-options';
 export {
   type GatePenaltyKind,
   type GatePenaltyOptions,

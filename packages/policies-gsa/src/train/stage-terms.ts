@@ -3,6 +3,7 @@ import { crossEntropyLoss, type DecoderModel, type NextTokenBatch } from '@lethe
 import type { tf } from '@lethe/tensor';
 import { logGatesOfLogits } from '../gate/gate-graph';
 import { distillationLoss } from './distillation-loss';
+import { type EvictionAnchors, evictionMaskHook } from './eviction-mask';
 import { type GatePenaltyOptions, gatePenalty } from './gate-penalty';
 import { gateStatisticsTensor } from './gate-statistics';
 import type { GsaGateVariables } from './gate-variables';
@@ -60,7 +61,10 @@ export function distillationTerms(
  * Stage 2's terms: the frozen model runs with `log g` added to every layer's attention logits
  * (the gate reads each layer's own, already gated, attention input) and `L_LM` is the
  * cross-entropy on the batch's trained targets; the penalty (and `L_ret`, given `retention` and a
- * batch that carries the teacher) scores the same attention inputs.
+ * batch that carries the teacher) scores the same attention inputs. Given `eviction` (eviction in
+ * the loop), every layer also hides from each query row what the sequence's cache, evicting by
+ * the gate at the sequence's budget, would no longer hold (`evictionMaskHook`): `L_LM` is then
+ * the loss the budgeted cache would give, and its gradient reaches the gates of the entries kept.
  */
 export function languageModelTerms(
   model: DecoderModel,
@@ -68,9 +72,13 @@ export function languageModelTerms(
   batch: NextTokenBatch | DistillationBatch,
   penalty: GatePenaltyOptions,
   retention?: ResolvedRetention,
+  eviction?: { readonly budgets: readonly number[]; readonly anchors: EvictionAnchors },
 ): StageTerms {
   const result = model.forward(batch.inputs, {
     keyBias: (l, x) => gate.logGates(l, x),
+    ...(eviction === undefined
+      ? {}
+      : { masks: evictionMaskHook(gate, batch.inputMask, eviction.budgets, eviction.anchors) }),
     capture: { attentionInputs: true },
   });
   const logits = result.attentionInputs!.map((x, l) => gate.logits(l, x));

@@ -1,14 +1,16 @@
-import type { CheckpointStore, DecoderModel, SftExample } from '@lethe/model';
-import { sampledBatches } from '@lethe/model';
+import type { DecoderModel, SftExample } from '@lethe/model';
+import { crossEntropyLoss, sampledBatches } from '@lethe/model';
 import { initBackend, Rng, tf } from '@lethe/tensor';
 import { expectClose, expectLetheError } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initGateParameters } from '../../src/gate/init-gate-parameters';
 import { distillationLoss } from '../../src/train/distillation-loss';
+import { evictionVisibility } from '../../src/train/eviction-mask';
+import { sampledBudgets } from '../../src/train/eviction-options';
 import { gatePenalty } from '../../src/train/gate-penalty';
 import { GsaGateVariables } from '../../src/train/gate-variables';
 import { type GsaProgress, GsaTrainer, type GsaTrainerOptions } from '../../src/train/gsa-trainer';
-import { smallGate, smallModel } from './train-fixtures';
+import { memoryStore, smallGate, smallModel } from './train-fixtures';
 
 let model: DecoderModel;
 beforeAll(async () => {
@@ -43,16 +45,6 @@ function options(
   };
 }
 
-function memoryStore(): CheckpointStore & { bytes?: Uint8Array } {
-  const store: CheckpointStore & { bytes?: Uint8Array } = {
-    read: async () => store.bytes,
-    write: async (bytes) => {
-      store.bytes = bytes.slice();
-    },
-  };
-  return store;
-}
-
 function weightsOf(target: { parameters: ReadonlyMap<string, tf.Variable> }) {
   return new Map([...target.parameters].map(([name, v]) => [name, [...v.dataSync()]]));
 }
@@ -65,6 +57,40 @@ async function run(overrides: Partial<GsaTrainerOptions>, gate = smallGate()) {
   const result = await trainer.train();
   trainer.dispose();
   return { gate, reports, result };
+}
+
+/**
+ * Trains with `overrides` straight through, then stopped after update `stopAt` and resumed from its
+ * checkpoint on a gate of other initial weights, and expects the same gate and no leaked tensor.
+ */
+async function expectExactResume(overrides: Partial<GsaTrainerOptions>, stopAt: number) {
+  const straight = await run(overrides);
+  const before = tf.memory().numTensors;
+  const store = memoryStore();
+  const controller = new AbortController();
+  const gate = smallGate();
+  const first = new GsaTrainer(
+    options(gate, {
+      ...overrides,
+      checkpoint: store,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.step === stopAt) controller.abort();
+      },
+    }),
+  );
+  expect((await first.train()).stopped).toBe(true);
+  first.dispose();
+  gate.dispose();
+  const fresh = smallGate('head', 77);
+  const second = new GsaTrainer(options(fresh, { ...overrides, checkpoint: store }));
+  const result = await second.train();
+  second.dispose();
+  expect(result.resumedFrom).toBe(stopAt);
+  expect(weightsOf(fresh)).toEqual(weightsOf(straight.gate));
+  fresh.dispose();
+  expect(tf.memory().numTensors).toBe(before);
+  straight.gate.dispose();
 }
 
 describe('GsaTrainer', () => {
@@ -141,35 +167,7 @@ describe('GsaTrainer', () => {
   });
 
   it('resumes a stopped run to the same gate as an uninterrupted one, without leaks', async () => {
-    const straight = await run({ stage: 'language-model' });
-    const before = tf.memory().numTensors;
-    const store = memoryStore();
-    const controller = new AbortController();
-    const gate = smallGate();
-    const first = new GsaTrainer(
-      options(gate, {
-        stage: 'language-model',
-        checkpoint: store,
-        signal: controller.signal,
-        onProgress: (p) => {
-          if (p.step === 3) controller.abort();
-        },
-      }),
-    );
-    expect((await first.train()).stopped).toBe(true);
-    first.dispose();
-    gate.dispose();
-    const fresh = new GsaGateVariables(
-      initGateParameters({ layers: 2, hiddenSize: 8, kvHeads: 2 }, 'head', { seed: 77 }),
-    );
-    const second = new GsaTrainer(options(fresh, { stage: 'language-model', checkpoint: store }));
-    const result = await second.train();
-    second.dispose();
-    expect(result.resumedFrom).toBe(3);
-    expect(weightsOf(fresh)).toEqual(weightsOf(straight.gate));
-    fresh.dispose();
-    expect(tf.memory().numTensors).toBe(before);
-    straight.gate.dispose();
+    await expectExactResume({ stage: 'language-model' }, 3);
   });
 
   it('rejects bad options naming them', () => {
@@ -190,5 +188,121 @@ describe('GsaTrainer', () => {
     }
     gate.dispose();
     other.dispose();
+  });
+});
+
+/** Anchors of the eviction tests: at budget 0.5, sequences of 6–10 tokens leave the gate 1–3 slots. */
+const ANCHORS = { sinks: 1, window: 1 };
+
+/** Stage 2 without the penalty, as the eviction tests train it. */
+const STAGE2: Partial<GsaTrainerOptions> = {
+  stage: 'language-model',
+  steps: 5,
+  schedule: () => 0.05,
+  gateWeight: 0,
+};
+
+async function firstReport(overrides: Partial<GsaTrainerOptions>): Promise<GsaProgress> {
+  const gate = smallGate();
+  const reports: GsaProgress[] = [];
+  const trainer = new GsaTrainer(
+    options(gate, { ...STAGE2, steps: 1, onProgress: (p) => reports.push(p), ...overrides }),
+  );
+  await trainer.train();
+  trainer.dispose();
+  gate.dispose();
+  return reports[0]!;
+}
+
+/**
+ * The first batch's L_LM through evicting caches, built layer by layer with listed masks: layer
+ * l's mask comes from the gate's scores of the input layer l sees under the masks before it.
+ */
+function evictedLoss(budgets: readonly number[]): number {
+  const gate = smallGate();
+  const batch = batches(0, new Rng(4).fork(0));
+  const [rows, length] = batch.inputs.shape;
+  const real = batch.inputMask.dataSync();
+  const lengths = Array.from(
+    { length: rows },
+    (_, b) => Array.from({ length }, (_, t) => real[b * length + t]!).filter((v) => v > 0).length,
+  );
+  const masks: tf.Tensor[] = [];
+  const keyBias = (l: number, x: tf.Tensor) => gate.logGates(l, x);
+  for (let l = 0; l < 2; l++) {
+    const pass = model.forward(batch.inputs, {
+      keyBias,
+      masks: [masks[0], masks[1]],
+      capture: { attentionInputs: true },
+    });
+    const scores = tf.tidy(() =>
+      tf.transpose(gate.logits(l, pass.attentionInputs![l]!), [0, 2, 1]),
+    );
+    const visible = evictionVisibility(
+      scores.dataSync() as Float32Array,
+      lengths,
+      budgets,
+      { outputs: 2, length },
+      ANCHORS,
+    );
+    masks.push(tf.tensor4d(visible, [rows, 2, length, length]));
+    tf.dispose([pass.logits, ...pass.attentionInputs!, scores]);
+  }
+  const out = model.forward(batch.inputs, { keyBias, masks });
+  const loss = crossEntropyLoss(out.logits, batch.targets, batch.mask);
+  const value = loss.dataSync()[0]!;
+  tf.dispose([out.logits, loss, ...masks, batch as unknown as tf.TensorContainer]);
+  gate.dispose();
+  return value;
+}
+
+describe('GSA stage 2 with eviction in the loop', () => {
+  it('takes L_LM through the caches that evict by the gate at the sampled budgets', async () => {
+    const budgets = sampledBudgets([0.5], 3, 4, 0);
+    expect(budgets).toEqual([0.5, 0.5, 0.5]);
+    const plain = await firstReport({});
+    const evicted = await firstReport({ eviction: { budgets: [0.5], ...ANCHORS } });
+    expectClose([evicted.taskLoss], [evictedLoss(budgets)], 1e-5);
+    expect(Math.abs(evicted.taskLoss - plain.taskLoss)).toBeGreaterThan(1e-3);
+    // a budget that keeps everything evicts nothing
+    const full = await firstReport({ eviction: { budgets: [1], ...ANCHORS } });
+    expect(full.taskLoss).toBe(plain.taskLoss);
+  });
+
+  it('draws budgets per sequence from (seed, step) only, each of them over a run', () => {
+    const drawn = Array.from({ length: 20 }, (_, step) =>
+      sampledBudgets([0.25, 0.5, 1], 3, 4, step),
+    );
+    expect(drawn).toEqual(
+      Array.from({ length: 20 }, (_, step) => sampledBudgets([0.25, 0.5, 1], 3, 4, step)),
+    );
+    expect(new Set(drawn.flat())).toEqual(new Set([0.25, 0.5, 1]));
+    expect(sampledBudgets([0.25, 0.5, 1], 3, 5, 0)).not.toEqual(drawn[0]);
+  });
+
+  it('resumes a stopped run to the same gate as an uninterrupted one, without leaks', async () => {
+    await expectExactResume({ ...STAGE2, eviction: { budgets: [0.25, 0.5, 1], ...ANCHORS } }, 2);
+  });
+
+  it('rejects bad options naming them', () => {
+    const gate = smallGate();
+    const cases: [Partial<GsaTrainerOptions>, string][] = [
+      [{ stage: 'distillation', eviction: { budgets: [0.5] } }, 'eviction'],
+      [{ eviction: null as never }, 'eviction'],
+      [{ eviction: { budgets: [] } }, 'eviction.budgets'],
+      [{ eviction: { budgets: [0] } }, 'eviction.budgets[0]'],
+      [{ eviction: { budgets: [0.5, 1.5] } }, 'eviction.budgets[1]'],
+      [{ eviction: { budgets: [0.5, 0.5] } }, 'eviction.budgets[1]'],
+      [{ eviction: { budgets: [0.5], sinks: -1 } }, 'eviction.sinks'],
+      [{ eviction: { budgets: [0.5], window: 1.5 } }, 'eviction.window'],
+    ];
+    for (const [overrides, argument] of cases) {
+      expectLetheError(
+        () => new GsaTrainer(options(gate, { ...STAGE2, ...overrides })),
+        'E_ARG',
+        argument,
+      );
+    }
+    gate.dispose();
   });
 });

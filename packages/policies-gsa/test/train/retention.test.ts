@@ -8,6 +8,7 @@ import { evictionBoundaries } from '../../src/train/eviction-boundaries';
 import { GsaTrainer } from '../../src/train/gsa-trainer';
 import { retentionLoss } from '../../src/train/retention-loss';
 import { resolveRetention } from '../../src/train/retention-options';
+import { simulateCache } from './simulated-cache';
 import { smallGate, smallModel } from './train-fixtures';
 
 let model: ReturnType<typeof smallModel>;
@@ -16,25 +17,6 @@ beforeAll(async () => {
   model = smallModel();
 });
 afterAll(() => model.dispose());
-
-/**
- * A GSA cache run token by token: write the token, then while more than `selected` evictable
- * entries (past the sinks, out of the window) are held, drop the one of lowest score (of equal
- * scores the younger, as every Lethe selection does). Returns the entries held at each row.
- */
-function simulateCache(scores: number[], sinks: number, window: number, selected: number) {
-  const held: number[] = [];
-  return scores.map((_, t) => {
-    held.push(t);
-    for (;;) {
-      const evictable = held.filter((j) => j >= sinks && j <= t - window);
-      if (evictable.length <= selected) break;
-      const lowest = evictable.reduce((a, b) => (scores[b]! <= scores[a]! ? b : a));
-      held.splice(held.indexOf(lowest), 1);
-    }
-    return new Set(held);
-  });
-}
 
 describe('evictionBoundaries', () => {
   it('keeps exactly what a cache evicting round by round holds (distinct scores)', () => {

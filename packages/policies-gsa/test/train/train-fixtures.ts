@@ -1,4 +1,4 @@
-import { checkpointLayout, DecoderModel, defaultConfig } from '@lethe/model';
+import { type CheckpointStore, checkpointLayout, DecoderModel, defaultConfig } from '@lethe/model';
 import { Rng } from '@lethe/tensor';
 import type { GateGranularity } from '../../src/gate/granularity';
 import { initGateParameters } from '../../src/gate/init-gate-parameters';
@@ -35,4 +35,15 @@ export function smallGate(granularity: GateGranularity = 'head', seed = 5): GsaG
   return new GsaGateVariables(
     initGateParameters({ layers: 2, hiddenSize: 8, kvHeads: 2 }, granularity, { seed, scale: 0.9 }),
   );
+}
+
+/** A checkpoint store in memory (the last bytes written). */
+export function memoryStore(): CheckpointStore & { bytes?: Uint8Array } {
+  const store: CheckpointStore & { bytes?: Uint8Array } = {
+    read: async () => store.bytes,
+    write: async (bytes) => {
+      store.bytes = bytes.slice();
+    },
+  };
+  return store;
 }

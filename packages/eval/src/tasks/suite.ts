@@ -1,0 +1,140 @@
+import { STOP_TEXT } from './answer';
+import { countdownTask, VERBOSE_COUNTDOWN } from './countdown';
+import { choiceOption, intOption, optionFields } from './options';
+import { retrievalTask } from './retrieval';
+import type { GenerationTask, TaskExample, Verdict } from './task';
+import { taskTokenizer } from './tokenizers';
+
+/** The members of the long-context suite, in report order. */
+export const SUITE_MEMBERS = [
+  'niah-multi',
+  'niah-multivalue',
+  'variable-tracking',
+  'frequent-words',
+  'two-hop',
+  'countdown-verbose',
+] as const;
+
+/** A member of the suite. */
+export type SuiteMember = (typeof SUITE_MEMBERS)[number];
+
+/** What a suite task poses: one member, or every member in turn (`mixture`, for training). */
+export type SuiteSelection = SuiteMember | 'mixture';
+
+/** Resolved options of the suite task. */
+export interface SuiteOptions {
+  /** The member posed, or `mixture` (default): example `i` is member `i mod 6`'s. */
+  readonly member: SuiteSelection;
+  /** Context before the question of the retrieval members, in characters = tokens (default 1024). */
+  readonly contextChars: number;
+}
+
+/** Options accepted by {@link suiteTask}; every field is optional. */
+export type SuiteOptionsInput = Partial<SuiteOptions>;
+
+/** Shortest `contextChars`: every retrieval member fits it with its distractors. */
+export const SUITE_MIN_CONTEXT_CHARS = 256;
+
+/** Longest `contextChars` (the retrieval task's own bound applies too). */
+export const SUITE_MAX_CONTEXT_CHARS = 65536;
+
+/**
+ * The longest verbose-Countdown completion the suite poses. The verbose preset allows 1,536
+ * characters; the suite stops at 768 so a training batch of them fits the wasm backend's memory
+ * (attention over S tokens with gradients holds S² scores per head and layer).
+ */
+export const SUITE_COUNTDOWN_MAX_TRACE_CHARS = 768;
+
+/** Ground truth of a suite example: the member's, with the member's name. */
+export type SuiteData = Readonly<Record<string, unknown>> & { readonly member: SuiteMember };
+
+/**
+ * The member task behind `member` at `contextChars`. The retrieval members keep their distractors
+ * fixed as the filler grows with the context, as RULER does:
+ *
+ * - `niah-multi`: 4 needles of the same form in filler, one queried;
+ * - `niah-multivalue`: 4 values of the queried key and one distractor key;
+ * - `variable-tracking`: 2 chains of 3 hops, one queried;
+ * - `frequent-words`: the 3 most frequent pseudo-words (Zipf exponent 1);
+ * - `two-hop`: 2 chains `a → b → value`, one queried;
+ * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters.
+ */
+function memberTask(member: SuiteMember, contextChars: number): GenerationTask {
+  switch (member) {
+    case 'niah-multi':
+      return retrievalTask({ variant: 'niah-multi', contextChars, keys: 4, valueDigits: 4 });
+    case 'niah-multivalue':
+      return retrievalTask({ variant: 'niah-multivalue', contextChars, keys: 2, values: 4 });
+    case 'variable-tracking':
+      return retrievalTask({ variant: 'variable-tracking', contextChars, chains: 2, hops: 3 });
+    case 'frequent-words':
+      return retrievalTask({ variant: 'frequent-words', contextChars, top: 3 });
+    case 'two-hop':
+      return retrievalTask({ variant: 'two-hop', contextChars, chains: 2 });
+    case 'countdown-verbose':
+      return countdownTask({
+        ...VERBOSE_COUNTDOWN,
+        maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+      });
+  }
+}
+
+/**
+ * The long-context suite: five RULER-style retrieval members and verbose Countdown under one
+ * character tokenizer (`taskTokenizer('suite')`), so one model can be trained on all of them
+ * (`member: 'mixture'`) and evaluated on each (`member: '<name>'`, one sweep task per member,
+ * told apart by their labels). A member's examples are the member task's own (same seed, same
+ * index, same text); in the mixture, example `i` of a seed is example `⌊i / 6⌋` of member
+ * `i mod 6`, so every prefix of a seed's examples is balanced over the members.
+ *
+ * @example
+ * ```ts
+ * const task = createTask('suite', { member: 'two-hop', contextChars: 512 });
+ * const example = task.example(0, 0);
+ * task.verify(example, example.target); // { correct: true }
+ * ```
+ * @throws LetheError `E_ARG` naming the field for a bad option.
+ */
+export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOptions> {
+  const fields = optionFields(options, ['member', 'contextChars'], 'suite');
+  const resolved: SuiteOptions = {
+    member: choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
+      ...SUITE_MEMBERS,
+      'mixture',
+    ]),
+    contextChars: intOption(
+      fields,
+      'contextChars',
+      1024,
+      SUITE_MIN_CONTEXT_CHARS,
+      SUITE_MAX_CONTEXT_CHARS,
+    ),
+  };
+  const selected: readonly SuiteMember[] =
+    resolved.member === 'mixture' ? SUITE_MEMBERS : [resolved.member];
+  const tasks = new Map(selected.map((m) => [m, memberTask(m, resolved.contextChars)]));
+
+  const example = (seed: number, index: number): TaskExample => {
+    const member = selected[index % selected.length]!;
+    const inner = tasks.get(member)!.example(seed, Math.floor(index / selected.length));
+    return { ...inner, task: 'suite', index, data: { ...inner.data, member } };
+  };
+  const verify = (example: TaskExample, completion: string): Verdict => {
+    const member = (example.data as Partial<SuiteData>).member;
+    const task = typeof member === 'string' ? tasks.get(member as SuiteMember) : undefined;
+    if (task === undefined) {
+      return { correct: false, reason: `example is not one of ${selected.join(', ')}` };
+    }
+    return task.verify(example, completion);
+  };
+  return {
+    kind: 'generation',
+    name: 'suite',
+    options: resolved,
+    tokenizer: taskTokenizer('suite'),
+    maxNewTokens: Math.max(...[...tasks.values()].map((t) => t.maxNewTokens)),
+    stopText: STOP_TEXT,
+    example,
+    verify,
+  };
+}

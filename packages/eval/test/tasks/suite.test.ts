@@ -1,0 +1,89 @@
+import { expectLetheError } from '@lethe/test-utils';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { countdownTask, VERBOSE_COUNTDOWN } from '../../src/tasks/countdown';
+import { createTask } from '../../src/tasks/registry';
+import { retrievalTask } from '../../src/tasks/retrieval';
+import {
+  SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+  SUITE_MEMBERS,
+  SUITE_MIN_CONTEXT_CHARS,
+  type SuiteData,
+} from '../../src/tasks/suite';
+import { TASK_ALPHABETS } from '../../src/tasks/tokenizers';
+import { indexArb, seedArb } from './helpers';
+
+const UNK = 3;
+
+describe('the long-context suite task', () => {
+  it('poses each member with the member task’s own examples', () => {
+    const twoHop = createTask('suite', { member: 'two-hop', contextChars: 512 });
+    const plain = retrievalTask({ variant: 'two-hop', contextChars: 512, chains: 2 });
+    const countdown = createTask('suite', { member: 'countdown-verbose' });
+    const plainCountdown = countdownTask({
+      ...VERBOSE_COUNTDOWN,
+      maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+    });
+    for (const index of [0, 5, 17]) {
+      const example = twoHop.example(3, index);
+      const reference = plain.example(3, index);
+      expect(example).toMatchObject({ task: 'suite', seed: 3, index, prompt: reference.prompt });
+      expect(example.target).toBe(reference.target);
+      expect(example.data).toEqual({ ...reference.data, member: 'two-hop' });
+      expect(countdown.example(3, index).target).toBe(plainCountdown.example(3, index).target);
+    }
+  });
+
+  it('cycles through the members in the mixture, balanced in every prefix', () => {
+    const mixture = createTask('suite', { contextChars: 256 });
+    expect(mixture.options).toEqual({ member: 'mixture', contextChars: 256 });
+    const members = Array.from(
+      { length: 12 },
+      (_, i) => (mixture.example(0, i).data as SuiteData).member,
+    );
+    expect(members).toEqual([...SUITE_MEMBERS, ...SUITE_MEMBERS]);
+    const single = createTask('suite', { member: 'frequent-words', contextChars: 256 });
+    expect(mixture.example(0, 9).target).toBe(single.example(0, 1).target);
+    expect(mixture.maxNewTokens).toBe(SUITE_COUNTDOWN_MAX_TRACE_CHARS);
+  });
+
+  it('verifies every member’s reference and rejects a wrong answer (property)', () => {
+    const tasks = [
+      createTask('suite', { contextChars: SUITE_MIN_CONTEXT_CHARS }),
+      ...SUITE_MEMBERS.map((member) => createTask('suite', { member, contextChars: 640 })),
+    ];
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        for (const task of tasks) {
+          const example = task.example(seed, index);
+          expect(task.verify(example, example.target)).toEqual({ correct: true });
+          expect(task.verify(example, 'answer: 0.').correct).toBe(false);
+          for (const text of [example.prompt, example.target]) {
+            const ids = task.tokenizer.encode(text);
+            expect(ids.includes(UNK)).toBe(false);
+            expect(task.tokenizer.decode(ids)).toBe(text);
+          }
+          expect(task.tokenizer.encode(example.target).length).toBeLessThanOrEqual(
+            task.maxNewTokens,
+          );
+        }
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('reads every member with one alphabet that extends the retrieval one', () => {
+    expect(TASK_ALPHABETS.suite.startsWith(TASK_ALPHABETS.retrieval)).toBe(true);
+    for (const char of TASK_ALPHABETS.countdown) expect(TASK_ALPHABETS.suite).toContain(char);
+  });
+
+  it('refuses another task’s example and bad options, naming the field', () => {
+    const task = createTask('suite', { member: 'niah-multi', contextChars: 256 });
+    const other = createTask('retrieval', { variant: 'niah-multi', contextChars: 256 });
+    const example = other.example(0, 0);
+    expect(task.verify(example, example.target).correct).toBe(false);
+    expectLetheError(() => createTask('suite', { member: 'chess' as never }), 'E_ARG', 'member');
+    expectLetheError(() => createTask('suite', { contextChars: 128 }), 'E_ARG', 'contextChars');
+    expectLetheError(() => createTask('suite', { keys: 3 } as never), 'E_ARG', 'keys');
+  });
+});
