@@ -129,6 +129,13 @@ export function addPretrainCommand(program: Command): void {
         console.log(
           `full-cache ${evaluation.metric} on ${evaluation.examples} held-out examples (seed ${evaluation.seed}): ${score}`,
         );
+        if (evaluation.members !== undefined) {
+          const members = Object.entries(evaluation.members).map(
+            ([member, { correct, total }]) =>
+              `${member} ${correct}/${total} (${((100 * correct) / total).toFixed(1)}%)`,
+          );
+          console.log(`per member: ${members.join(', ')}`);
+        }
         console.log(`reproduce: ${evaluation.command}`);
       }
       console.log(`recreate:  ${manifest.command}`);

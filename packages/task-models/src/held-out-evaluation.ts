@@ -1,5 +1,11 @@
 import { LetheError } from '@lethe/core';
-import type { GenerationTask, JsonValue } from '@lethe/eval';
+import {
+  createTask,
+  type GenerationTask,
+  type JsonValue,
+  type SequenceOutcome,
+  type Task,
+} from '@lethe/eval';
 import { runSweep } from '@lethe/eval/node';
 import { FULL_CACHE } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
@@ -24,7 +30,7 @@ export interface FullCacheEvaluationOptions {
  * The full-cache score of `model` on examples `0 … examples − 1` of `seed`: the harness's
  * `full` cell (greedy, one sample; accuracy for generation tasks, perplexity for LM), computed
  * by `runSweep` exactly as `lethe eval` computes it, with the command that recomputes it from
- * the saved directory.
+ * the saved directory — and, for the `suite` mixture, the score of each member.
  *
  * @throws LetheError the errors of `runSweep`.
  */
@@ -54,6 +60,11 @@ export async function evaluateFullCache(
       'task',
     );
   }
+  const members = memberTallies(
+    createTask(task, options.taskOptions),
+    options.seed,
+    cell.sequences ?? [],
+  );
   return {
     policy: FULL_CACHE,
     seed: options.seed,
@@ -64,7 +75,29 @@ export async function evaluateFullCache(
     stderr: score.stderr,
     n: score.n,
     command: cell.command,
+    ...(members === undefined ? {} : { members }),
   };
+}
+
+/**
+ * Examples solved and examples per suite member, in order of first appearance, when the task's
+ * examples name their member (`data.member`, as the `suite` task's do); else undefined.
+ */
+function memberTallies(
+  task: Task,
+  seed: number,
+  sequences: readonly SequenceOutcome[],
+): Record<string, { correct: number; total: number }> | undefined {
+  if (task.kind !== 'generation' || sequences.length === 0) return undefined;
+  const tallies: Record<string, { correct: number; total: number }> = {};
+  for (const sequence of sequences) {
+    const member = (task.example(seed, sequence.example).data as { member?: unknown }).member;
+    if (typeof member !== 'string') return undefined;
+    tallies[member] ??= { correct: 0, total: 0 };
+    tallies[member].total += 1;
+    if (sequence.correct) tallies[member].correct += 1;
+  }
+  return tallies;
 }
 
 /** Prompts of examples `0 … examples − 1` of `seed`: the held-out set training must avoid. */

@@ -25,6 +25,11 @@ export interface TaskModelEvaluation {
   readonly n: number;
   /** The `lethe eval …` command that recomputes this score from the saved directory. */
   readonly command: string;
+  /**
+   * For a task whose examples name a suite member (the `suite` mixture): the examples of each
+   * member solved, and its examples, in member order; absent otherwise.
+   */
+  readonly members?: Readonly<Record<string, { readonly correct: number; readonly total: number }>>;
 }
 
 /**
@@ -169,6 +174,17 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
     number(evaluation.stderr, 'evaluation.stderr');
     count(evaluation.n, 'evaluation.n');
     text(evaluation.command, 'evaluation.command');
+    if (evaluation.members !== undefined) {
+      for (const [member, tally] of Object.entries(
+        object(evaluation.members, 'evaluation.members'),
+      )) {
+        const field = `evaluation.members.${member}`;
+        const { correct, total } = object(tally, field);
+        if (count(correct, `${field}.correct`, 0) > count(total, `${field}.total`)) {
+          fail(`${field}.correct`, 'must be ≤ total');
+        }
+      }
+    }
   }
   return json as unknown as TaskModelManifest;
 }

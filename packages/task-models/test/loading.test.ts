@@ -113,6 +113,27 @@ describe('loadTaskModel errors name the file and say why', () => {
     expect(bad.message).toMatch(/hidden_size/);
   });
 
+  it('a per-member score that solves more than it has', async () => {
+    const bad = await damaged('bad-members', async (d) => {
+      const json = JSON.parse(await readFile(join(d, TASK_MODEL_FILE), 'utf8'));
+      const members = { 'two-hop': { correct: 3, total: 2 } };
+      await writeFile(
+        join(d, TASK_MODEL_FILE),
+        JSON.stringify({
+          ...json,
+          evaluation: {
+            policy: 'full',
+            ...{ seed: 0, examples: 2, batchSize: 2, metric: 'accuracy' },
+            ...{ mean: 0.5, stderr: 0.5, n: 2, command: 'lethe eval …', members },
+          },
+        }),
+      );
+    });
+    const error = await expectLetheRejection(loadTaskModel(bad));
+    expect([error.code, error.argument]).toEqual(['E_FORMAT', join(bad, TASK_MODEL_FILE)]);
+    expect(error.message).toMatch(/evaluation\.members\.two-hop\.correct" must be ≤ total/);
+  });
+
   it('a tokenizer of another task', async () => {
     const other = await damaged('other-task', async (d) => {
       const json = JSON.parse(await readFile(join(d, TASK_MODEL_FILE), 'utf8'));

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LetheError } from '@lethe/core';
+import { SUITE_MEMBERS } from '@lethe/eval';
 import { initBackend } from '@lethe/tensor';
 import { shellWords } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +108,30 @@ describe('pretrainTaskModel', () => {
     const loaded = await loadTaskModel(out);
     expect(loaded.task.options).toMatchObject({ variant: 'niah-single', contextChars: 96 });
     expect(loaded.model.toTensors()).toEqual(result.model.toTensors());
+    loaded.model.dispose();
+    result.model.dispose();
+  });
+
+  it('trains one model on the suite and scores each member of the mixture', async () => {
+    const out = join(dir, 'suite');
+    const result = await pretrainTaskModel({
+      task: 'suite',
+      taskOptions: { contextChars: 256 },
+      modelSize: MICRO,
+      steps: 2,
+      batchSize: 2,
+      evalExamples: 12,
+      evalBatchSize: 12,
+      out,
+    });
+    const evaluation = result.manifest!.evaluation!;
+    expect(Object.keys(evaluation.members!)).toEqual([...SUITE_MEMBERS]);
+    const tallies = Object.values(evaluation.members!);
+    expect(tallies.map((t) => t.total)).toEqual([2, 2, 2, 2, 2, 2]);
+    const solved = tallies.reduce((sum, t) => sum + t.correct, 0);
+    expect(solved).toBe(Math.round(evaluation.mean * evaluation.n));
+    const loaded = await loadTaskModel(out);
+    expect(loaded.manifest.evaluation!.members).toEqual(evaluation.members);
     loaded.model.dispose();
     result.model.dispose();
   });
