@@ -2,7 +2,6 @@ import { ranksBefore } from '@lethe/kv-cache';
 import type { MaskHook } from '@lethe/model';
 import { tf } from '@lethe/tensor';
 import { evictionBoundaries } from './eviction-boundaries';
-import type { GsaGateVariables } from './gate-variables';
 
 /** The anchors of the caches that eviction in the loop applies (GSA's policy's). */
 export interface EvictionAnchors {
@@ -58,15 +57,17 @@ export function evictionVisibility(
 }
 
 /**
- * The forward's {@link MaskHook} of eviction in the loop: each layer scores its own attention
- * input with the gate (`gate.logits`, the order the runtime ranks by) and hides from every query
- * row what the sequence's cache would have evicted by then ({@link evictionVisibility}).
+ * The forward's {@link MaskHook} of eviction in the loop: each layer's gate scores of its own
+ * attention input (the order the runtime ranks by) hide from every query row what the sequence's
+ * cache would have evicted by then ({@link evictionVisibility}).
  *
+ * @param logitsOf the gate's logits `[B, T, outputs]` of a layer's input (`gate.logits`, or a
+ *   memo of it the caller shares with the key bias); the hook reads them and leaves them alone.
  * @param real `[B, T]`, 1 at the real tokens (`NextTokenBatch.inputMask`, from position 0).
  * @param budgets each sequence's kept fraction.
  */
 export function evictionMaskHook(
-  gate: GsaGateVariables,
+  logitsOf: (layer: number, attentionInput: tf.Tensor) => tf.Tensor3D,
   real: tf.Tensor2D,
   budgets: readonly number[],
   anchors: EvictionAnchors,
@@ -79,7 +80,7 @@ export function evictionMaskHook(
     return n;
   });
   return (layer, attentionInput) => {
-    const byHead = tf.tidy(() => tf.transpose(gate.logits(layer, attentionInput), [0, 2, 1]));
+    const byHead = tf.transpose(logitsOf(layer, attentionInput), [0, 2, 1]);
     const outputs = byHead.shape[1]!;
     const scores = byHead.dataSync() as Float32Array;
     byHead.dispose();

@@ -74,11 +74,20 @@ export function languageModelTerms(
   retention?: ResolvedRetention,
   eviction?: { readonly budgets: readonly number[]; readonly anchors: EvictionAnchors },
 ): StageTerms {
+  // Inside the forward the gate runs once per layer, for the key bias and the eviction mask
+  // alike (its tensors live until the forward's end, so the terms score the captured inputs).
+  const layerLogits: tf.Tensor3D[] = [];
+  const logitsOf = (l: number, x: tf.Tensor): tf.Tensor3D => {
+    layerLogits[l] ??= gate.logits(l, x);
+    return layerLogits[l];
+  };
   const result = model.forward(batch.inputs, {
-    keyBias: (l, x) => gate.logGates(l, x),
+    keyBias: (l, x) => logGatesOfLogits(logitsOf(l, x), gate.kvHeads),
     ...(eviction === undefined
       ? {}
-      : { masks: evictionMaskHook(gate, batch.inputMask, eviction.budgets, eviction.anchors) }),
+      : {
+          masks: evictionMaskHook(logitsOf, batch.inputMask, eviction.budgets, eviction.anchors),
+        }),
     capture: { attentionInputs: true },
   });
   const logits = result.attentionInputs!.map((x, l) => gate.logits(l, x));
