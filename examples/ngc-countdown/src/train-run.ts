@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { assertInteger, LetheError } from '@lethe/core';
 import type { TaskExample } from '@lethe/eval';
 import { POLICY_MANIFEST } from '@lethe/kv-cache';
-import { type CharTokenizer, type DecoderModel, resizeVocabulary } from '@lethe/model';
+import { CharTokenizer, type DecoderModel, resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
 import {
   interoceptionTokenizer,
@@ -194,6 +194,13 @@ async function writeRun(
 async function startingPoint(settings: TrainSettings, base: TaskModel): Promise<RunStart> {
   if (settings.init !== undefined) {
     return loadRunStart(settings.init, base, settings);
+  }
+  if (!(base.tokenizer instanceof CharTokenizer)) {
+    throw new LetheError(
+      'E_ARG',
+      "has a Hugging Face tokenizer; an NGC run extends Countdown's character tokenizer",
+      'model',
+    );
   }
   if (!settings.interoception) return { model: base.model, tokenizer: base.tokenizer };
   const tokenizer = interoceptionTokenizer(base.tokenizer, settings.tagTokens);

@@ -29,7 +29,7 @@ export {
   resolveModelSize,
   taskModelConfig,
 } from './model-size';
-export { readTaskModelFiles, type TaskModel } from './read-task-model-files';
+export { readTaskModelFiles, type TaskModel, type TaskTokenizer } from './read-task-model-files';
 export { shellQuote } from './shell-quote';
 export { formatTaskOptionFlag, parseTaskOptionFlag } from './task-option-flag';
 export { taskSequence } from './task-sequence';

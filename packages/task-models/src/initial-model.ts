@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { bareMessage, LetheError } from '@lethe/core';
 import { canonicalJson, type JsonValue } from '@lethe/eval';
 import {
-  type CharTokenizer,
+  CharTokenizer,
   CONFIG_FILE,
   DecoderModel,
   type ModelConfig,
@@ -11,7 +11,7 @@ import {
 import { loadTaskModel } from './load-task-model';
 import type { TaskModelInit } from './manifest';
 import type { PretrainSettings } from './pretrain-settings';
-import type { TaskModel } from './read-task-model-files';
+import type { TaskModel, TaskTokenizer } from './read-task-model-files';
 
 /** The weights a run starts from. */
 export interface InitialModel {
@@ -46,7 +46,7 @@ const SETTING_OF: Readonly<Record<string, string>> = {
 export async function initialModel(
   settings: Pick<PretrainSettings, 'init' | 'seed'>,
   config: ModelConfig,
-  tokenizer: CharTokenizer,
+  tokenizer: TaskTokenizer,
 ): Promise<InitialModel> {
   if (settings.init === undefined) {
     return { model: DecoderModel.random(config, settings.seed), init: undefined };
@@ -82,13 +82,13 @@ export async function initialModel(
 }
 
 /** Refuses a loaded task model whose tokenizer or config is not the run's. */
-function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: CharTokenizer): void {
+function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: TaskTokenizer): void {
   const theirs = canonicalJson(loaded.tokenizer.toJSON() as unknown as JsonValue);
   const ours = canonicalJson(tokenizer.toJSON() as unknown as JsonValue);
   if (theirs !== ours) {
     throw new LetheError(
       'E_ARG',
-      `${join(loaded.dir, TOKENIZER_FILE)} is ${theirs}, not the run's tokenizer ${ours}: the model was trained for another task`,
+      `${join(loaded.dir, TOKENIZER_FILE)} is ${describeTokenizer(loaded.tokenizer)}, not the run's tokenizer ${describeTokenizer(tokenizer)}: the model was trained for another task`,
       'init',
     );
   }
@@ -104,4 +104,12 @@ function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: CharTokeni
       );
     }
   }
+}
+
+/** A character tokenizer as its JSON; a Hugging Face one by kind and size (its JSON is long). */
+function describeTokenizer(tokenizer: TaskTokenizer): string {
+  if (tokenizer instanceof CharTokenizer) {
+    return canonicalJson(tokenizer.toJSON() as unknown as JsonValue);
+  }
+  return `a Hugging Face tokenizer of ${tokenizer.vocabSize} ids`;
 }

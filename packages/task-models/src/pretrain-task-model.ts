@@ -1,6 +1,5 @@
 import type { JsonValue } from '@lethe/eval';
 import {
-  type CharTokenizer,
   crossEntropyLoss,
   type DecoderModel,
   isNormOrBias,
@@ -27,6 +26,7 @@ import {
   type PretrainSettings,
   resolvePretrainSettings,
 } from './pretrain-settings';
+import type { TaskTokenizer } from './read-task-model-files';
 import { textWindowBatches } from './text-window-batches';
 import { trainingSeed } from './training-seed';
 import { guardTrainingState } from './training-state-guard';
@@ -40,7 +40,7 @@ export interface PretrainResult {
   readonly settings: PretrainSettings;
   /** The trained model (the caller owns it: `dispose()` it when done). */
   readonly model: DecoderModel;
-  readonly tokenizer: CharTokenizer;
+  readonly tokenizer: TaskTokenizer;
   /** Updates completed. */
   readonly step: number;
   /** True when `signal` stopped training: nothing was evaluated or saved. */
@@ -87,7 +87,7 @@ export interface PretrainResult {
  */
 export async function pretrainTaskModel(options: PretrainOptions): Promise<PretrainResult> {
   const { settings, task } = resolvePretrainSettings(options);
-  const tokenizer = task.tokenizer as CharTokenizer;
+  const tokenizer = task.tokenizer as TaskTokenizer;
   const config = taskModelConfig(settings.modelSize, tokenizer.vocabSize);
   const dataSeed = trainingSeed(settings.seed);
   const batches =

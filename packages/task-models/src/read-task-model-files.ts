@@ -1,14 +1,21 @@
 import { inFile, LetheError } from '@lethe/core';
 import { checkTaskTokenizer, createTask, type Task } from '@lethe/eval';
 import {
-  type CharTokenizer,
+  CharTokenizer,
   CONFIG_FILE,
   type DecoderModel,
+  HfTokenizer,
   type ModelFiles,
   readModelFiles,
   TOKENIZER_FILE,
 } from '@lethe/model';
 import { parseTaskModelManifest, TASK_MODEL_FILE, type TaskModelManifest } from './manifest';
+
+/**
+ * A task model's tokenizer: a task's character tokenizer, or the suite's byte-level BPE; either
+ * way with the EOS id that ends an answer.
+ */
+export type TaskTokenizer = (CharTokenizer | HfTokenizer) & { readonly eosId: number };
 
 /** A task model read from its directory (on disk, over HTTP or from picked files). */
 export interface TaskModel {
@@ -17,7 +24,7 @@ export interface TaskModel {
   readonly manifest: TaskModelManifest;
   /** The model (the caller owns it: `dispose()` it when done). */
   readonly model: DecoderModel;
-  readonly tokenizer: CharTokenizer;
+  readonly tokenizer: TaskTokenizer;
   /** The task it was trained for, with the options it was trained with. */
   readonly task: Task;
 }
@@ -68,10 +75,20 @@ export async function readTaskModelFiles(files: ModelFiles): Promise<TaskModel> 
     throw inFile(manifestPath, error);
   }
   const { model, tokenizer, config } = await readModelFiles(files);
-  let charTokenizer: CharTokenizer;
+  let taskTokenizer: TaskTokenizer;
   try {
     checkTaskTokenizer(tokenizer!, task, files.pathOf(TOKENIZER_FILE));
-    charTokenizer = tokenizer!;
+    if (!(tokenizer instanceof CharTokenizer || tokenizer instanceof HfTokenizer)) {
+      throw new LetheError(
+        'E_CHECKPOINT',
+        'is neither a character nor a Hugging Face tokenizer',
+        files.pathOf(TOKENIZER_FILE),
+      );
+    }
+    if (tokenizer.eosId === undefined) {
+      throw new LetheError('E_CHECKPOINT', 'has no EOS token', files.pathOf(TOKENIZER_FILE));
+    }
+    taskTokenizer = tokenizer as TaskTokenizer;
     const size = manifest.model;
     const expected: [string, number, number][] = [
       ['hidden_size', config.hidden_size, size.hidden],
@@ -93,5 +110,5 @@ export async function readTaskModelFiles(files: ModelFiles): Promise<TaskModel> 
     model.dispose();
     throw error;
   }
-  return { dir: files.location, manifest, model, tokenizer: charTokenizer, task };
+  return { dir: files.location, manifest, model, tokenizer: taskTokenizer, task };
 }

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,8 +133,24 @@ describe('pretrainTaskModel', () => {
     expect(solved).toBe(Math.round(evaluation.mean * evaluation.n));
     const loaded = await loadTaskModel(out);
     expect(loaded.manifest.evaluation!.members).toEqual(evaluation.members);
+    // The suite's BPE is written as a Hugging Face tokenizer and read back as the task's.
+    expect(readdirSync(out)).toContain('tokenizer_config.json');
+    expect(loaded.tokenizer.toJSON()).toEqual(loaded.task.tokenizer.toJSON());
     loaded.model.dispose();
     result.model.dispose();
+    // The next stage of a length curriculum starts from it.
+    const longer = await pretrainTaskModel({
+      task: 'suite',
+      taskOptions: { contextChars: 512 },
+      modelSize: MICRO,
+      init: out,
+      steps: 1,
+      batchSize: 2,
+      evalExamples: 0,
+      out: join(dir, 'suite-512'),
+    });
+    expect(longer.manifest!.training.init?.dir).toBe(out);
+    longer.model.dispose();
   });
 
   it('resumes after an abort with bit-identical parameters', async () => {

@@ -120,6 +120,7 @@ export {
   type SuiteSelection,
   suiteTask,
 } from './suite';
+export { suiteBpeTokenizer } from './suite-tokenizer';
 export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from './task';
 export { checkTaskTokenizer } from './task-tokenizer-check';
 export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';

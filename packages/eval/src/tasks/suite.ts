@@ -81,7 +81,7 @@ function memberTask(member: SuiteMember, contextChars: number): GenerationTask {
 
 /**
  * The long-context suite: five RULER-style retrieval members and verbose Countdown under one
- * character tokenizer (`taskTokenizer('suite')`), so one model can be trained on all of them
+ * byte-level BPE (`taskTokenizer('suite')`), so one model can be trained on all of them
  * (`member: 'mixture'`) and evaluated on each (`member: '<name>'`, one sweep task per member,
  * told apart by their labels). A member's examples are the member task's own (same seed, same
  * index, same text); in the mixture, example `i` of a seed is example `⌊i / 6⌋` of member

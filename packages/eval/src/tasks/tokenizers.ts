@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/core';
-import { CharTokenizer } from '@lethe/model';
+import { CharTokenizer, type HfTokenizer } from '@lethe/model';
+import { suiteBpeTokenizer } from './suite-tokenizer';
 
 /**
  * The fixed alphabet of each task family. Ids follow the string order (after CharTokenizer's
@@ -13,34 +14,37 @@ import { CharTokenizer } from '@lethe/model';
  * - `retrieval`: lower-case letters (filler text, keys), digits (values), space, `.`, `:`,
  *   `?`, newline.
  * - `lm`: lower-case letters, space, `.`, `,`, newline.
- * - `suite`: the retrieval alphabet, then the symbols Countdown adds (`+ - * / = ( ) ;`), so
- *   one model reads every member of the long-context suite.
+ *
+ * The long-context suite reads its text with a byte-level BPE instead (`suiteBpeTokenizer`).
  */
 export const TASK_ALPHABETS = {
   countdown: '0123456789+-*/=() ;:\n.abegmnrstuw',
   arithmetic: '0123456789+-*/= :\n.acemnoprstuw',
   retrieval: 'abcdefghijklmnopqrstuvwxyz0123456789 .:?\n',
   lm: 'abcdefghijklmnopqrstuvwxyz .,\n',
-  suite: 'abcdefghijklmnopqrstuvwxyz0123456789 .:?\n+-*/=();',
 } as const;
 
 /** A task family with its own tokenizer (the registry's task names). */
-export type TaskFamily = keyof typeof TASK_ALPHABETS;
+export type TaskFamily = keyof typeof TASK_ALPHABETS | 'suite';
+
+/** Every task family. */
+const FAMILIES: readonly TaskFamily[] = [...(Object.keys(TASK_ALPHABETS) as TaskFamily[]), 'suite'];
 
 /**
- * The character tokenizer of a task family: `<pad>`, `<bos>`, `<eos>`, `<unk>`, then
- * {@link TASK_ALPHABETS}`[family]`. Every prompt and target of the family's tasks encodes
- * without `<unk>`.
+ * The tokenizer of a task family: for the long-context suite its byte-level BPE
+ * (`suiteBpeTokenizer`), for the others the character tokenizer `<pad>`, `<bos>`, `<eos>`,
+ * `<unk>`, then {@link TASK_ALPHABETS}`[family]`. Every prompt and target of the family's tasks
+ * encodes without `<unk>`.
  *
  * @throws LetheError `E_ARG` for an unknown family.
  */
-export function taskTokenizer(family: TaskFamily): CharTokenizer {
-  if (!Object.hasOwn(TASK_ALPHABETS, family)) {
-    throw new LetheError(
-      'E_ARG',
-      `unknown task family; valid: ${Object.keys(TASK_ALPHABETS).join(', ')}`,
-      'family',
-    );
+export function taskTokenizer(family: 'suite'): HfTokenizer;
+export function taskTokenizer(family: keyof typeof TASK_ALPHABETS): CharTokenizer;
+export function taskTokenizer(family: TaskFamily): CharTokenizer | HfTokenizer;
+export function taskTokenizer(family: TaskFamily): CharTokenizer | HfTokenizer {
+  if (!FAMILIES.includes(family)) {
+    throw new LetheError('E_ARG', `unknown task family; valid: ${FAMILIES.join(', ')}`, 'family');
   }
+  if (family === 'suite') return suiteBpeTokenizer();
   return new CharTokenizer(TASK_ALPHABETS[family]);
 }

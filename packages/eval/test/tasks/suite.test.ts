@@ -10,10 +10,8 @@ import {
   SUITE_MIN_CONTEXT_CHARS,
   type SuiteData,
 } from '../../src/tasks/suite';
-import { TASK_ALPHABETS } from '../../src/tasks/tokenizers';
+import { suiteBpeTokenizer } from '../../src/tasks/suite-tokenizer';
 import { indexArb, seedArb } from './helpers';
-
-const UNK = 3;
 
 describe('the long-context suite task', () => {
   it('poses each member with the member task’s own examples', () => {
@@ -60,7 +58,6 @@ describe('the long-context suite task', () => {
           expect(task.verify(example, 'answer: 0.').correct).toBe(false);
           for (const text of [example.prompt, example.target]) {
             const ids = task.tokenizer.encode(text);
-            expect(ids.includes(UNK)).toBe(false);
             expect(task.tokenizer.decode(ids)).toBe(text);
           }
           expect(task.tokenizer.encode(example.target).length).toBeLessThanOrEqual(
@@ -72,9 +69,12 @@ describe('the long-context suite task', () => {
     );
   });
 
-  it('reads every member with one alphabet that extends the retrieval one', () => {
-    expect(TASK_ALPHABETS.suite.startsWith(TASK_ALPHABETS.retrieval)).toBe(true);
-    for (const char of TASK_ALPHABETS.countdown) expect(TASK_ALPHABETS.suite).toContain(char);
+  it('reads every member, and the mixture, with the suite’s one BPE tokenizer', () => {
+    const expected = JSON.stringify(suiteBpeTokenizer().toJSON());
+    for (const member of [...SUITE_MEMBERS, 'mixture'] as const) {
+      const task = createTask('suite', { member, contextChars: 256 });
+      expect(JSON.stringify(task.tokenizer.toJSON())).toBe(expected);
+    }
   });
 
   it('refuses another task’s example and bad options, naming the field', () => {

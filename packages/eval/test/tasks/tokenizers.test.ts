@@ -22,10 +22,10 @@ const GENERATION = [
   createTask('retrieval', { variant: 'niah-multi', haystack: 'kv', contextChars: 512 }),
   createTask('retrieval', { variant: 'mqar', keys: 32, queries: 8 }),
   createTask('arithmetic', { steps: 6, maxOperand: 99, maxValue: 10_000 }),
-  createTask('suite', { contextChars: 256 }),
 ];
 
-describe('task tokenizers', () => {
+// The suite's BPE tokenizer has its own tests (suite-tokenizer.test.ts).
+describe('task character tokenizers', () => {
   it('have small, duplicate-free alphabets', () => {
     for (const [family, alphabet] of Object.entries(TASK_ALPHABETS)) {
       expect(new Set(alphabet).size, family).toBe(alphabet.length);

@@ -1,5 +1,5 @@
 import { parseModelConfig } from '../../src/io';
-import { type BpeModel, trainBpe } from './bpe';
+import { type BpeModel, trainBpe } from '../../src/tokenizer/bpe/bpe';
 import { checkpointFiles, type FixtureFiles, randomWeights, sortedJson } from './model-files';
 import {
   FAMILY_TOKENIZERS,

@@ -1,5 +1,10 @@
-import type { BpeModel } from './bpe';
-import { LLAMA3_PATTERN, QWEN2_PATTERN, type SplitPattern } from './pre-tokenize';
+import type { BpeModel } from '../../src/tokenizer/bpe/bpe';
+import { bpeTokenizerJson } from '../../src/tokenizer/bpe/bpe-tokenizer-json';
+import {
+  LLAMA3_PATTERN,
+  QWEN2_PATTERN,
+  type SplitPattern,
+} from '../../src/tokenizer/bpe/split-pattern';
 
 /** The chat template of Llama 3 Instruct (as its `tokenizer_config.json` holds it). */
 export const LLAMA3_CHAT_TEMPLATE =
@@ -52,72 +57,54 @@ export function specialIds(family: TokenizerFamily, bpe: BpeModel): Record<strin
 
 /**
  * `tokenizer.json` in the form the `tokenizers` library saves it, with each family's
- * components: Llama 3 — no normalizer, split + byte-level pre-tokenizer, a template
- * post-processor that prepends `<|begin_of_text|>`, `ignore_merges`, merges written as
- * `"a b"` strings; Qwen2 — NFC, split + byte-level, a byte-level post-processor (adds nothing),
- * merges written as `["a", "b"]` pairs.
+ * components: Qwen2 — `bpeTokenizerJson` with NFC (split + byte-level pre-tokenizer, a
+ * byte-level post-processor that adds nothing, merges written as `["a", "b"]` pairs); Llama 3 —
+ * the same without a normalizer, with offsets trimmed, a template post-processor that prepends
+ * `<|begin_of_text|>`, a byte-level decoder with the prefix space and the regex, `ignore_merges`,
+ * and merges written as `"a b"` strings.
  */
 export function tokenizerJson(family: TokenizerFamily, bpe: BpeModel): object {
   const settings = FAMILY_TOKENIZERS[family];
-  const ids = specialIds(family, bpe);
-  const llama = family === 'llama3';
+  const json = bpeTokenizerJson(bpe, {
+    pattern: settings.pattern,
+    specialTokens: settings.special,
+    ...(settings.normalization === undefined ? {} : { normalization: settings.normalization }),
+  }) as TokenizerJsonParts;
+  if (family !== 'llama3') return json;
   const bos = '<|begin_of_text|>';
+  const ids = specialIds(family, bpe);
   return {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: settings.special.map((content) => ({
-      id: ids[content],
-      content,
-      single_word: false,
-      lstrip: false,
-      rstrip: false,
-      normalized: false,
-      special: true,
-    })),
-    normalizer: settings.normalization === 'NFC' ? { type: 'NFC' } : null,
+    ...json,
     pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [
-        {
-          type: 'Split',
-          pattern: { Regex: settings.pattern.hf },
-          behavior: 'Isolated',
-          invert: false,
-        },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: llama, use_regex: false },
-      ],
+      ...json.pre_tokenizer,
+      pretokenizers: json.pre_tokenizer.pretokenizers.map((p) =>
+        p.type === 'ByteLevel' ? { ...p, trim_offsets: true } : p,
+      ),
     },
-    post_processor: llama
-      ? {
-          type: 'TemplateProcessing',
-          single: [
-            { SpecialToken: { id: bos, type_id: 0 } },
-            { Sequence: { id: 'A', type_id: 0 } },
-          ],
-          pair: [
-            { SpecialToken: { id: bos, type_id: 0 } },
-            { Sequence: { id: 'A', type_id: 0 } },
-            { SpecialToken: { id: bos, type_id: 1 } },
-            { Sequence: { id: 'B', type_id: 1 } },
-          ],
-          special_tokens: { [bos]: { id: bos, ids: [ids[bos]], tokens: [bos] } },
-        }
-      : { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    decoder: { type: 'ByteLevel', add_prefix_space: llama, trim_offsets: llama, use_regex: llama },
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [
+        { SpecialToken: { id: bos, type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: bos, type_id: 1 } },
+        { Sequence: { id: 'B', type_id: 1 } },
+      ],
+      special_tokens: { [bos]: { id: bos, ids: [ids[bos]], tokens: [bos] } },
+    },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: false,
-      byte_fallback: false,
+      ...json.model,
       ignore_merges: settings.ignoreMerges,
-      vocab: Object.fromEntries(bpe.vocab.map((token, id) => [token, id])),
-      merges: bpe.merges.map(([a, b]) => (llama ? `${a} ${b}` : [a, b])),
+      merges: bpe.merges.map(([a, b]) => `${a} ${b}`),
     },
   };
+}
+
+/** The parts of `bpeTokenizerJson`'s object the Llama 3 variant rewrites. */
+interface TokenizerJsonParts {
+  readonly pre_tokenizer: { readonly pretokenizers: readonly { readonly type: string }[] };
+  readonly model: object;
 }
 
 /** `tokenizer_config.json` as transformers saves it for each family, with its chat template. */

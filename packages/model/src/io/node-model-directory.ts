@@ -8,7 +8,12 @@ import {
   type ReadModelDirectoryOptions,
   readModelFiles,
 } from '../directory/read-model-files';
-import { type CharTokenizer, TOKENIZER_FILE } from '../tokenizer/index';
+import {
+  type CharTokenizer,
+  HfTokenizer,
+  TOKENIZER_CONFIG_FILE,
+  TOKENIZER_FILE,
+} from '../tokenizer/index';
 import { CONFIG_FILE, WEIGHTS_FILE } from './checkpoint';
 import { saveCheckpoint } from './checkpoint-files';
 import { writeFileAtomic } from './node-fs';
@@ -32,14 +37,19 @@ export async function readModelDirectory(
 /** The files {@link writeModelDirectory} writes besides the weights and config. */
 export interface ModelDirectoryContents {
   readonly model: DecoderModel;
-  readonly tokenizer: CharTokenizer;
+  /**
+   * Written as `tokenizer.json`: a character tokenizer in Lethe's form, or a Hugging Face one as
+   * its `tokenizer.json` and `tokenizer_config.json`.
+   */
+  readonly tokenizer: CharTokenizer | HfTokenizer;
   /** Further JSON files by name (e.g. `lethe-model.json`), written after the others. */
   readonly json?: Readonly<Record<string, unknown>>;
 }
 
 /**
  * Writes a model directory as a whole: `config.json` + `model.safetensors` (F32, bit-exact),
- * `tokenizer.json` and the extra JSON files go into a fresh sibling directory first, each
+ * `tokenizer.json` (with `tokenizer_config.json` for a Hugging Face tokenizer) and the extra JSON
+ * files go into a fresh sibling directory first, each
  * written atomically; that directory then replaces `dir` by renames, so a reader sees the
  * old directory or the complete new one, never a mix. An existing `dir` is replaced only when
  * it is empty or holds only files a model directory holds (a safeguard against overwriting
@@ -52,7 +62,8 @@ export async function writeModelDirectory(
   contents: ModelDirectoryContents,
 ): Promise<void> {
   const extra = Object.keys(contents.json ?? {});
-  const own = new Set([CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, ...extra]);
+  const tokenizerFiles = tokenizerFilesOf(contents.tokenizer);
+  const own = new Set([CONFIG_FILE, WEIGHTS_FILE, ...Object.keys(tokenizerFiles), ...extra]);
   const existing = await listDirectory(dir);
   if (existing !== undefined) {
     const foreign = existing.filter((name) => !own.has(name));
@@ -72,11 +83,7 @@ export async function writeModelDirectory(
       config: contents.model.config,
       tensors: contents.model.toTensors(),
     });
-    await writeFileAtomic(
-      join(staging, TOKENIZER_FILE),
-      `${JSON.stringify(contents.tokenizer.toJSON(), null, 2)}\n`,
-    );
-    for (const [name, value] of Object.entries(contents.json ?? {})) {
+    for (const [name, value] of Object.entries({ ...tokenizerFiles, ...contents.json })) {
       await writeFileAtomic(join(staging, name), `${JSON.stringify(value, null, 2)}\n`);
     }
     if (existing === undefined) {
@@ -91,6 +98,13 @@ export async function writeModelDirectory(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The tokenizer's files by name: `tokenizer.json`, and `tokenizer_config.json` for a Hugging Face one. */
+function tokenizerFilesOf(tokenizer: CharTokenizer | HfTokenizer): Record<string, unknown> {
+  if (!(tokenizer instanceof HfTokenizer)) return { [TOKENIZER_FILE]: tokenizer.toJSON() };
+  const { tokenizer: json, config } = tokenizer.toJSON();
+  return { [TOKENIZER_FILE]: json, [TOKENIZER_CONFIG_FILE]: config };
 }
 
 /** Entries of `dir`, or `undefined` when it does not exist. */

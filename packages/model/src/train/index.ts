@@ -11,6 +11,22 @@ export {
   globalNorm,
 } from '@lethe/tensor';
 export {
+  applyMerges,
+  type BpeModel,
+  type BpeTrainingOptions,
+  trainBpe,
+} from '../tokenizer/bpe/bpe';
+export {
+  type BpeTokenizerJsonOptions,
+  bpeTokenizerJson,
+} from '../tokenizer/bpe/bpe-tokenizer-json';
+export {
+  LLAMA3_PATTERN,
+  preTokenize,
+  QWEN2_PATTERN,
+  type SplitPattern,
+} from '../tokenizer/bpe/split-pattern';
+export {
   type BatchProvider,
   type SampledBatchesOptions,
   sampledBatches,

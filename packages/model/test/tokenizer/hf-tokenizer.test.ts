@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyMerges, type BpeModel } from '../../scripts/hf-fixtures/bpe';
-import { preTokenize } from '../../scripts/hf-fixtures/pre-tokenize';
 import { FAMILY_TOKENIZERS } from '../../scripts/hf-fixtures/tokenizer-files';
 import {
   CharTokenizer,
@@ -12,6 +10,8 @@ import {
   type Tokenizer,
   tokenizerFromJson,
 } from '../../src/tokenizer';
+import { applyMerges, type BpeModel } from '../../src/tokenizer/bpe/bpe';
+import { preTokenize } from '../../src/tokenizer/bpe/split-pattern';
 import { fixtureJson, HF_FIXTURE_DIRS, HF_FIXTURES } from '../support/hf-fixtures';
 
 const corpus = readFileSync(`${HF_FIXTURES}corpus.txt`, 'utf8');

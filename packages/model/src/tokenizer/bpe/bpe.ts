@@ -1,5 +1,6 @@
+import { assertInteger, LetheError } from '@lethe/core';
 import { BYTE_TO_CHAR, byteLevelChars } from './byte-level';
-import { preTokenize, type SplitPattern } from './pre-tokenize';
+import { preTokenize, type SplitPattern } from './split-pattern';
 
 /** A byte-level BPE vocabulary: tokens in id order and the merges in rank order. */
 export interface BpeModel {
@@ -27,9 +28,17 @@ export interface BpeTrainingOptions {
  * second token, comes first in code-unit order. A merged token that already exists (two merges
  * can spell the same string) keeps its id.
  *
- * @throws Error when fewer than `merges` pairs occur at least twice.
+ * @throws LetheError `E_ARG` naming `merges` when it is not an integer ≥ 0, or when fewer than
+ *   `merges` pairs occur at least twice; naming `corpus` when it is not a string.
+ * @example
+ * ```ts
+ * const bpe = trainBpe('the sky is blue. the sky is grey.', { merges: 8, pattern: QWEN2_PATTERN });
+ * // bpe.vocab: the 256 byte characters, then 'Ġs', 'Ġt', … ; bpe.merges: 8 pairs
+ * ```
  */
 export function trainBpe(corpus: string, options: BpeTrainingOptions): BpeModel {
+  if (typeof corpus !== 'string') throw new LetheError('E_ARG', 'must be a string', 'corpus');
+  assertInteger(options.merges, 'merges', 0);
   const text = options.normalization === 'NFC' ? corpus.normalize('NFC') : corpus;
   const counts = new Map<string, number>();
   for (const piece of preTokenize(text, options.pattern)) {
@@ -58,7 +67,11 @@ export function trainBpe(corpus: string, options: BpeTrainingOptions): BpeModel 
       else if (entry.count === best.count && comparePairs(entry.pair, best.pair) < 0) best = entry;
     }
     if (best === undefined || best.count < 2) {
-      throw new Error(`the corpus has only ${merges.length} pairs that occur twice or more`);
+      throw new LetheError(
+        'E_ARG',
+        `asks for ${options.merges}, but the corpus has only ${merges.length} pairs that occur twice or more`,
+        'merges',
+      );
     }
     const [left, right] = best.pair;
     merges.push([left, right]);
