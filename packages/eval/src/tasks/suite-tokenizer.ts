@@ -15,7 +15,7 @@ const SUITE_TOKENIZER_CONFIG = Object.freeze({
  * digit per token, then `<pad>`, `<bos>` and `<eos>` (771 ids). The filler's words and most keys
  * are one or two tokens, so a prompt of 1,024 characters is 285–430 tokens (Countdown's traces
  * stay about one token per character). Every suite prompt and target encodes and decodes back
- * exactly.
+ * exactly. Every call returns the same instance.
  *
  * @example
  * ```ts
@@ -24,7 +24,12 @@ const SUITE_TOKENIZER_CONFIG = Object.freeze({
  * ```
  */
 export function suiteBpeTokenizer(): HfTokenizer {
-  return new HfTokenizer(tokenizerJson, SUITE_TOKENIZER_CONFIG, {
+  // Built once: a tokenizer is immutable, and every suite task (one per member in a sweep)
+  // shares it.
+  suiteTokenizer ??= new HfTokenizer(tokenizerJson, SUITE_TOKENIZER_CONFIG, {
     source: 'suite-tokenizer.json',
   });
+  return suiteTokenizer;
 }
+
+let suiteTokenizer: HfTokenizer | undefined;
