@@ -8,7 +8,7 @@ import {
   realisedBudget,
   realisedKeepRate,
 } from '../metrics/index';
-import { requireNonEmpty, requireNonNegative } from '../metrics/validate';
+import { requireNonEmpty, requireNonNegative, requirePositive } from '../metrics/validate';
 import { requireArray, requireObject } from './arguments';
 import type { ReadTrace } from './read-trace';
 import type { Aggregate } from './results';
@@ -18,6 +18,7 @@ export interface CacheMetrics {
   readonly peakKvReduction: Aggregate;
   readonly meanLive: Aggregate;
   readonly peakLive: Aggregate;
+  readonly peakKvBytes: Aggregate;
   readonly netKeepRate: Aggregate;
   readonly realisedBudget: Aggregate;
 }
@@ -32,6 +33,7 @@ export interface CacheMetrics {
  * - `meanLive`: live entries (the new token's included) per predicted token, averaged over the
  *   sequence's tokens;
  * - `peakLive`: peakᵢ;
+ * - `peakKvBytes`: peakᵢ · `entryBytes` (see {@link kvEntryBytes});
  * - `netKeepRate`: SOL's net keep-rate with only the attention axis, the realised fraction of
  *   the full cache's reads performed, averaged over the sequence's predicted tokens — below 1
  *   for an eviction policy (fewer entries live) and for a read selector (fewer entries read of a
@@ -45,18 +47,30 @@ export interface CacheMetrics {
 export function cacheMetrics(
   traces: readonly ReadTrace[],
   fullPeaks: readonly number[],
+  entryBytes: number,
 ): CacheMetrics {
   requireArray(traces, 'traces');
   requireArray(fullPeaks, 'fullPeaks');
+  requirePositive(entryBytes, 'entryBytes');
   const peaks = traces.map((t) => t.peakTotal);
   const realised = realisedBudget(peaks, fullPeaks);
   return {
     peakKvReduction: peakKvReduction(peaks, fullPeaks),
     meanLive: aggregate(traces.map((t) => t.live.reduce((s, r) => s + r, 0) / t.live.length)),
     peakLive: aggregate(peaks),
+    peakKvBytes: aggregate(peaks.map((peak) => peak * entryBytes)),
     netKeepRate: aggregate(traces.map((t) => netKeepRate({ attention: attentionKeepRate(t) }))),
     realisedBudget: realised,
   };
+}
+
+/**
+ * Bytes of one cache entry's key and value for one KV head of a model: `2 · head_dim` float32s
+ * (the caches hold float32; the bookkeeping beside them — positions, stamps, scores — is not
+ * counted, as KV-compression papers count memory).
+ */
+export function kvEntryBytes(config: { readonly head_dim: number }): number {
+  return 2 * config.head_dim * Float32Array.BYTES_PER_ELEMENT;
 }
 
 /**

@@ -21,6 +21,7 @@ const METRIC_RANGES: Readonly<Record<string, readonly [number, number]>> = {
   realisedBudget: [0, Number.POSITIVE_INFINITY],
   meanLive: [0, Number.POSITIVE_INFINITY],
   peakLive: [0, Number.POSITIVE_INFINITY],
+  peakKvBytes: [0, Number.POSITIVE_INFINITY],
   tokensPerSecond: [0, Number.POSITIVE_INFINITY],
 };
 

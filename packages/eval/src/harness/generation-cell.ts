@@ -2,7 +2,7 @@ import { FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, meanPassAtK } from '../metrics/index';
 import type { GenerationTask } from '../tasks/task';
 import { fullPeakPerHead } from './budget';
-import { cacheMetrics, throughput } from './cache-metrics';
+import { cacheMetrics, kvEntryBytes, throughput } from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
 import { cellBudgets, prepareCellPolicy } from './cell-policy';
 import { FullCacheReferences } from './full-reference';
@@ -90,6 +90,7 @@ export async function runGenerationCell(
   const cache = cacheMetrics(
     run.sequences,
     reference.sequences.map((s) => s.peakTotal),
+    kvEntryBytes(env.model.config),
   );
   const metrics: CellMetrics = {
     accuracy,
@@ -97,6 +98,7 @@ export async function runGenerationCell(
     peakKvReduction: cache.peakKvReduction,
     meanLive: cache.meanLive,
     peakLive: cache.peakLive,
+    peakKvBytes: cache.peakKvBytes,
     netKeepRate: cache.netKeepRate,
     realisedBudget: cache.realisedBudget,
     tokensPerSecond: throughput(run.batches),

@@ -15,7 +15,7 @@ export {
   sequenceBudget,
   validateBudgetFraction,
 } from './budget';
-export { type CacheMetrics, cacheMetrics, throughput } from './cache-metrics';
+export { type CacheMetrics, cacheMetrics, kvEntryBytes, throughput } from './cache-metrics';
 export type { CellEnvironment } from './cell-environment';
 export {
   batchPolicies,

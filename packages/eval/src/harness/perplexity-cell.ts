@@ -3,7 +3,13 @@ import { type ControlledAxes, FULL_CACHE } from '@lethe/kv-cache';
 import { aggregate, perplexity } from '../metrics/index';
 import type { PerplexityTask } from '../tasks/task';
 import { planBatches } from './batching';
-import { attentionKeepRate, cacheMetrics, computeNetKeepRate, throughput } from './cache-metrics';
+import {
+  attentionKeepRate,
+  cacheMetrics,
+  computeNetKeepRate,
+  kvEntryBytes,
+  throughput,
+} from './cache-metrics';
 import type { CellEnvironment } from './cell-environment';
 import { batchPolicies, type CellPolicy, cellBudgets, prepareCellPolicy } from './cell-policy';
 import { encodeText } from './generation-run';
@@ -109,12 +115,14 @@ export async function runPerplexityCell(
   const cache = cacheMetrics(
     scored,
     lengths.map((n) => (n - 1) * perToken),
+    kvEntryBytes(model.config),
   );
   const metrics: CellMetrics = {
     perplexity: aggregate(scored.map((d) => perplexity(d.sumNll, d.predicted))),
     peakKvReduction: cache.peakKvReduction,
     meanLive: cache.meanLive,
     peakLive: cache.peakLive,
+    peakKvBytes: cache.peakKvBytes,
     netKeepRate:
       computeNetKeepRate(
         scored.map((d) => d.compute),

@@ -46,6 +46,12 @@ export interface CellMetrics {
   readonly meanLive: Aggregate;
   /** Peak live KV entries (summed over layers and heads). */
   readonly peakLive: Aggregate;
+  /**
+   * Bytes of the keys and values held at that peak: `peakLive` × `kvEntryBytes` of the model (a
+   * key and a value of `head_dim` float32s per entry), so models of other shapes compare (absent
+   * in files written before it existed).
+   */
+  readonly peakKvBytes?: Aggregate;
   /** SOL net keep-rate: fraction of full-cache attention reads actually performed. */
   readonly netKeepRate?: Aggregate;
   /** Realised budget (peak / full peak) next to the requested `budget`. */
@@ -64,6 +70,7 @@ export const OPTIONAL_METRICS = [
   'accuracy',
   'perplexity',
   'peakKvReduction',
+  'peakKvBytes',
   'netKeepRate',
   'realisedBudget',
 ] as const;

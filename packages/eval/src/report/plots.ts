@@ -21,7 +21,10 @@ export interface LegendEntry {
 export interface TaskPlots {
   readonly view: ScoreView;
   readonly legend: readonly LegendEntry[];
-  /** Score vs realised budget, then score vs peak KV entries (then, for compute policies, vs net keep-rate). */
+  /**
+   * Score vs realised budget, then score vs peak KV memory (then, for compute policies, vs net
+   * keep-rate).
+   */
   readonly charts: readonly ChartSpec[];
 }
 
@@ -68,36 +71,55 @@ const NET_KEEP_RATE: XChoice = {
   ...percentX('netKeepRate', 'net keep-rate'),
 };
 
-const X_CHOICES: readonly XChoice[] = [
-  {
-    suffix: 'budget',
-    title: 'vs realised budget',
-    noun: 'realised budget (the peak KV entries held over the full-cache peak)',
-    label: 'Realised budget (peak KV ÷ full-cache peak)',
-    unit: '%',
-    ...percentX('realisedBudget', 'realised'),
+const REALISED_BUDGET: XChoice = {
+  suffix: 'budget',
+  title: 'vs realised budget',
+  noun: 'realised budget (the peak KV entries held over the full-cache peak)',
+  label: 'Realised budget (peak KV ÷ full-cache peak)',
+  unit: '%',
+  ...percentX('realisedBudget', 'realised'),
+};
+
+/** The peak memory as bytes of keys and values, in KiB (see `CellMetrics.peakKvBytes`). */
+const PEAK_KV_BYTES: XChoice = {
+  suffix: 'peak',
+  title: 'vs peak KV memory',
+  noun: 'peak KV memory (bytes of the keys and values held at the peak, mean over examples)',
+  label: 'Peak KV memory (KiB of keys and values, mean over examples)',
+  unit: '',
+  value: (row) => kib(row),
+  show: (row) => {
+    const value = kib(row);
+    return value === undefined ? '' : `peak KV ${formatCount(value)} KiB`;
   },
-  {
-    suffix: 'peak',
-    title: 'vs peak KV entries',
-    noun: 'peak number of live KV entries (summed over layers and heads, mean over examples)',
-    label: 'Peak live KV entries (mean over examples)',
-    unit: '',
-    value: (row) => row.metrics.peakLive.mean,
-    show: (row) => `peak ${formatCount(row.metrics.peakLive.mean)} KV entries`,
-  },
-];
+};
+
+/** The peak memory as entries, for results written before they recorded bytes. */
+const PEAK_KV_ENTRIES: XChoice = {
+  suffix: 'peak',
+  title: 'vs peak KV entries',
+  noun: 'peak number of live KV entries (summed over layers and heads, mean over examples)',
+  label: 'Peak live KV entries (mean over examples)',
+  unit: '',
+  value: (row) => row.metrics.peakLive.mean,
+  show: (row) => `peak ${formatCount(row.metrics.peakLive.mean)} KV entries`,
+};
+
+function kib(row: ReportRow): number | undefined {
+  const bytes = row.metrics.peakKvBytes;
+  return bytes === undefined ? undefined : bytes.mean / 1024;
+}
 
 /**
  * The plots of a report, per task and score (accuracy, perplexity): the score against the
- * realised budget and against the mean peak KV entries — as KV-compression leaderboards show
- * them — with one line per policy through its budgets, each point labelled with its budget, 95%
+ * realised budget and against the peak KV memory in KiB (the mean peak KV entries where a row
+ * does not record bytes) — as KV-compression leaderboards show them — with one line per policy through its budgets, each point labelled with its budget, 95%
  * confidence intervals as error bars, and the full cache as a dashed reference line over the
  * band of its interval. Each policy has one colour and marker across all plots
  * (`policyStyles`); policies with identical results (`identicalGroups`) are drawn once and
  * named together in the legend; markers that would coincide are set side by side. An axis
- * whose values span a factor of 5 or more is logarithmic (`wantsLog`); accuracy stays linear
- * within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
+ * whose values span a factor of 5 or more is logarithmic (`wantsLog`); the y axis is fitted to
+ * the scores and their intervals (not from 0), accuracy linear within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
  *
  * Policies named in `computePolicies` (SOL's: they prune compute, not memory, so they would stand
  * in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
@@ -122,7 +144,10 @@ export function reportPlots(
     }));
     const compute = legend.filter((entry) => computePolicies.includes(entry.key));
     const memory = legend.filter((entry) => !computePolicies.includes(entry.key));
-    const charts = X_CHOICES.map((choice) => chart(view, memory, choice));
+    const bytes = view.rows.every((entry) => entry.row.metrics.peakKvBytes !== undefined);
+    const charts = [REALISED_BUDGET, bytes ? PEAK_KV_BYTES : PEAK_KV_ENTRIES].map((choice) =>
+      chart(view, memory, choice),
+    );
     if (compute.length > 0) {
       const reference = legend.filter((entry) => entry.reference);
       charts.push(chart(view, [...reference, ...compute], NET_KEEP_RATE));
@@ -185,7 +210,7 @@ function chart(view: ScoreView, legend: readonly LegendEntry[], choice: XChoice)
     xLog: xs.length > 0 && wantsLog(xs),
     yLabel: metric.unit === '' ? metric.label : `${metric.label} (${metric.unit})`,
     yUnit: metric.unit,
-    yFromZero: true,
+    yFromZero: false,
     ...(metric.name === 'accuracy'
       ? { yBounds: [0, 100] as const }
       : { yLog: ys.length > 0 && wantsLog(ys) }),

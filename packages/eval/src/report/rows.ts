@@ -88,6 +88,7 @@ export function rowMetrics(metric: (name: keyof RowMetrics) => Aggregate | undef
     peakKvReduction: metric('peakKvReduction'),
     meanLive: metric('meanLive')!,
     peakLive: metric('peakLive')!,
+    peakKvBytes: metric('peakKvBytes'),
     netKeepRate: metric('netKeepRate'),
     realisedBudget: metric('realisedBudget'),
     tokensPerSecond: metric('tokensPerSecond')!,
@@ -98,7 +99,8 @@ function poolRow(cells: readonly CellResult[]): ReportRow {
   const sorted = [...cells].sort((a, b) => a.key.seed - b.key.seed);
   const pool = (name: keyof RowMetrics): Aggregate | undefined => {
     const parts = sorted.flatMap((cell) => cell.metrics[name] ?? []);
-    return parts.length === 0 ? undefined : poolAggregates(parts);
+    // A metric some seeds' cells lack (written before it existed) is not pooled from the others.
+    return parts.length < sorted.length ? undefined : poolAggregates(parts);
   };
   const metrics = rowMetrics(pool);
   const { task, policy, budget } = sorted[0]!.key;

@@ -215,6 +215,11 @@ describe('runCell on a generation task', () => {
       expect(m.tokensPerSecond.mean).toBeGreaterThan(0);
       expect(m.perplexity).toBeUndefined();
       expect(cell.command).toContain(`--policy ${cell.key.policy} --budget ${cell.key.budget}`);
+      // K and V of head_dim float32s per entry, at each sequence's own peak
+      const peaks = cell.sequences!.map((s) => s.peakTotal);
+      const bytes = peaks.map((peak) => peak * 2 * model.config.head_dim * 4);
+      expect(m.peakKvBytes!.mean).toBeCloseTo(bytes.reduce((a, b) => a + b) / bytes.length, 9);
+      expect(m.peakKvBytes!.n).toBe(6);
     }
     expect(full.metrics.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 6 });
     expect(full.metrics.realisedBudget!.mean).toBe(1);
@@ -587,6 +592,11 @@ describe('teacher-forced perplexity', () => {
     expect(full.metrics.peakKvReduction).toEqual({ mean: 1, stderr: 0, n: 4 });
     expect(full.metrics.netKeepRate!.mean).toBe(1);
     expect(evict.metrics.peakKvReduction!.mean).toBeGreaterThan(1.4);
+    expect(full.metrics.peakKvBytes!.mean).toBeCloseTo(
+      full.metrics.peakLive.mean * 2 * model.config.head_dim * 4,
+      9,
+    );
+    expect(evict.metrics.peakKvBytes!.mean).toBeLessThan(full.metrics.peakKvBytes!.mean);
     expect(evict.metrics.netKeepRate!.mean).toBeLessThan(1);
     expect(evict.metrics.perplexity!.mean).not.toBe(full.metrics.perplexity!.mean);
   });

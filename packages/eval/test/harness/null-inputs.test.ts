@@ -137,7 +137,7 @@ describe('null and undefined inputs to the harness get coded errors, not TypeErr
         'E_ARG',
         'batches[0].tokens',
       );
-      expectLetheError(() => cacheMetrics(missing, []), 'E_ARG', 'traces');
+      expectLetheError(() => cacheMetrics(missing, [], 8), 'E_ARG', 'traces');
       expectLetheError(() => knownPolicies(missing), 'E_ARG', 'registry');
       expectLetheError(() => checkpointModels(missing), 'E_ARG', 'checkpoints');
       expectLetheError(() => logProbability(missing, 0), 'E_ARG', 'logits');

@@ -296,6 +296,38 @@ describe('renderHtml', () => {
     expect(byClass(emptyFigure, 'empty')).toHaveLength(1);
   });
 
+  it('plots the peak KV memory in KiB where every row records its bytes', () => {
+    const row = (policy: string, budget: number, peak: number) => {
+      const result = cell('wiki', policy, budget, {
+        perplexity: 9,
+        peak,
+        live: peak - 10,
+        fullPeak: 200,
+        tokensPerSecond: 5,
+      });
+      // 2 · head_dim 16 · 4 bytes per entry
+      const peakKvBytes = { mean: peak * 128, stderr: 0, n: 4 };
+      return { ...result, metrics: { ...result.metrics, peakKvBytes } };
+    };
+    const cells = [row('full', 1, 200), row('h2o', 0.5, 100), row('h2o', 0.25, 50)];
+    const figure = byId(
+      parseMarkup(renderHtml({ ...fakeSweep(), cells })),
+      'plot-wiki-perplexity-peak',
+    );
+    expect(textContent(figure)).toContain('Perplexity vs peak KV memory: wiki');
+    expect(textContent(figure)).toContain('peak KV 12.5 KiB');
+    expect(textContent(figure)).toContain('peak KV 6.3 KiB');
+    // one row without bytes: the plot falls back to entries for the whole task
+    const old = cells.map((c, i) =>
+      i === 2 ? { ...c, metrics: { ...c.metrics, peakKvBytes: undefined } } : c,
+    );
+    const fallback = byId(
+      parseMarkup(renderHtml({ ...fakeSweep(), cells: old })),
+      'plot-wiki-perplexity-peak',
+    );
+    expect(textContent(fallback)).toContain('Perplexity vs peak KV entries: wiki');
+  });
+
   it('gives tasks whose names collide after slugging distinct ids', () => {
     const sweep: SweepResults = {
       ...fakeSweep(),
