@@ -1,4 +1,4 @@
-import { type PairedComparison, pairedComparison } from '@lethe/eval';
+import { holmAdjust, type PairedBootstrap, pairedBootstrap, pairedComparison } from '@lethe/eval';
 import type { PolicyContext, PolicyRegistry, PreparedPolicy } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import type { ActionSet } from '@lethe/policies-sol';
@@ -12,9 +12,24 @@ export const FRONTIER_BASELINES = ['sol-fixed', 'sol-emc', 'sol-dac'] as const;
 /** Largest net keep-rate gap at which a random schedule counts as matched to SOL's. */
 export const MATCHED_NET_KEEP = 0.02;
 
-/** One method at one operating point. */
-export interface MethodResult extends Omit<ComputeEvaluation, 'perplexities'> {
+/** One method at one operating point: its evaluation, per-document perplexities included. */
+export interface MethodResult extends ComputeEvaluation {
   readonly method: string;
+}
+
+/** Resamples of each paired bootstrap (seed 0), as the leaderboard's. */
+export const BOOTSTRAP_RESAMPLES = 10_000;
+
+/** SOL against one baseline at an operating point, on the same documents at SOL's budget. */
+export interface BaselineComparison {
+  /** A method of the point (`sol-fixed`, `sol-emc`, `sol-dac`) or `random`, the best matched one. */
+  readonly baseline: string;
+  /** Paired bootstrap of SOL − baseline per-document perplexity (negative: SOL lower). */
+  readonly bootstrap: PairedBootstrap;
+  /** Its p-value Holm-adjusted over every comparison of the frontier (points × baselines). */
+  readonly holmP: number;
+  /** Share of documents where SOL's perplexity is strictly lower. */
+  readonly winRate: number;
 }
 
 /** Everything measured at one operating point. */
@@ -25,8 +40,8 @@ export interface FrontierPoint {
   readonly targets: [number, number, number];
   /** SOL, then each baseline. */
   readonly methods: MethodResult[];
-  /** SOL − fixed schedule per document (Table 1). */
-  readonly solVsFixed: PairedComparison;
+  /** SOL against each baseline and the best matched random schedule (Table 1, paired). */
+  readonly comparisons: BaselineComparison[];
   /**
    * The best random schedule steered to SOL's realised budget, within {@link MATCHED_NET_KEEP}
    * of its net keep-rate, if any.
@@ -68,7 +83,8 @@ export interface FrontierOptions {
  * every comparison is at a matched budget — the fixed schedule, EMC, DAC and the best of
  * `randomSchedules` random schedules steered to that budget (`sol-random-steered`; one counts
  * only within {@link MATCHED_NET_KEEP} of SOL's net keep-rate), all on the same documents under
- * the same protocol and action set.
+ * the same protocol and action set; then compares SOL with each of them per document (paired
+ * bootstrap, Holm over the whole frontier).
  */
 export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
   const { model, context, documents, prefill, registry, actions, horizon } = options;
@@ -89,9 +105,10 @@ export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
     );
   const dense = {
     method: 'dense',
-    ...summary(await evaluateCompute(model, documents, prefill, {}, axes, 0)),
+    ...(await evaluateCompute(model, documents, prefill, {}, axes, 0)),
   };
-  const results: FrontierPoint[] = [];
+  const results: Omit<FrontierPoint, 'comparisons'>[] = [];
+  const compared: { point: number; baseline: MethodResult; sol: MethodResult }[] = [];
   for (const point of options.points) {
     const targets = operatingPoint(actions, point);
     const sol = await evaluate(options.sol, { targets });
@@ -107,15 +124,17 @@ export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
       if (Math.abs(run.netKeepRate - sol.netKeepRate) > MATCHED_NET_KEEP) continue;
       matched += 1;
       if (best === undefined || run.perplexity < best.perplexity) {
-        best = { method: 'random', seed, ...summary(run) };
+        best = { method: 'random', seed, ...run };
       }
     }
-    const methods = evaluations.map(([method, run]) => ({ method, ...summary(run) }));
+    const methods = evaluations.map(([method, run]) => ({ method, ...run }));
+    for (const baseline of [...methods.slice(1), ...(best === undefined ? [] : [best])]) {
+      compared.push({ point, baseline, sol: methods[0]! });
+    }
     results.push({
       point,
       targets: [targets.tokenKeep, targets.mlpInputKeep, targets.precision],
       methods,
-      solVsFixed: pairedComparison(sol.perplexities, evaluations[1]![1].perplexities),
       ...(best === undefined ? {} : { bestRandom: best }),
       randomRun: options.randomSchedules,
       randomMatched: matched,
@@ -124,15 +143,32 @@ export async function runFrontier(options: FrontierOptions): Promise<Frontier> {
       `point ${point}: ${methods.map((m) => `${m.method} ppl ${m.perplexity.toFixed(4)} nk ${m.netKeepRate.toFixed(3)}`).join(' | ')}${best === undefined ? '' : ` | best random ${best.perplexity.toFixed(4)}`}`,
     );
   }
-  return { dense, points: results };
-}
-
-function summary(run: ComputeEvaluation): Omit<ComputeEvaluation, 'perplexities'> {
-  const { perplexities: _, ...rest } = run;
-  return rest;
+  const tests = compared.map(({ sol, baseline }) =>
+    pairedBootstrap(sol.perplexities, baseline.perplexities, { resamples: BOOTSTRAP_RESAMPLES }),
+  );
+  const holm = holmAdjust(tests.map((test) => test.pValue));
+  const points = results.map((result) => ({
+    ...result,
+    comparisons: compared.flatMap(({ point, sol, baseline }, i) =>
+      point === result.point
+        ? [
+            {
+              baseline: baseline.method,
+              bootstrap: tests[i]!,
+              holmP: holm[i]!,
+              winRate: pairedComparison(sol.perplexities, baseline.perplexities).winRate,
+            },
+          ]
+        : [],
+    ),
+  }));
+  return { dense, points };
 }
 
 const f = (x: number, digits = 3) => x.toFixed(digits);
+
+/** A p-value with two significant digits (a bootstrap's smallest is 1 / (R + 1)). */
+const pValue = (p: number) => (p < 0.001 ? p.toExponential(1) : p.toPrecision(2));
 
 /** The study's tables: the frontier with paired statistics, budget adherence and cost. */
 export function frontierMarkdown({ dense, points }: Frontier): string {
@@ -142,8 +178,8 @@ export function frontierMarkdown({ dense, points }: Frontier): string {
     '',
     `Dense model, same documents and protocol: perplexity ${f(dense.perplexity, 4)}.`,
     '',
-    `| s | targets κ / ρ / η | ${methods.join(' | ')} | best random (matched / run) | SOL − fixed (sd, t, SOL wins) |`,
-    `|--:|---|${methods.map(() => '--:').join('|')}|--:|--:|`,
+    `| s | targets κ / ρ / η | ${methods.join(' | ')} | best random (matched / run) |`,
+    `|--:|---|${methods.map(() => '--:').join('|')}|--:|`,
   ];
   for (const p of points) {
     const cells = p.methods.map((m) => `${f(m.perplexity, 4)} (${f(m.netKeepRate)})`);
@@ -151,10 +187,28 @@ export function frontierMarkdown({ dense, points }: Frontier): string {
       p.bestRandom === undefined
         ? `— (0 / ${p.randomRun})`
         : `${f(p.bestRandom.perplexity, 4)} (${f(p.bestRandom.netKeepRate)}; ${p.randomMatched} / ${p.randomRun})`;
-    const d = p.solVsFixed;
     lines.push(
-      `| ${p.point} | ${p.targets.map((t) => f(t)).join(' / ')} | ${cells.join(' | ')} | ${random} | ${f(d.meanDifference, 4)} (${f(d.sdDifference, 4)}, ${f(d.t, 2)}, ${Math.round(d.winRate * 100)} %) |`,
+      `| ${p.point} | ${p.targets.map((t) => f(t)).join(' / ')} | ${cells.join(' | ')} | ${random} |`,
     );
+  }
+  lines.push(
+    '',
+    '### SOL against each baseline at its budget, on the same documents',
+    '',
+    `Paired bootstrap of SOL − baseline per-document perplexity (${BOOTSTRAP_RESAMPLES.toLocaleString('en')} resamples, seed 0): mean difference, 95 % percentile interval and p-value, Holm-adjusted over every comparison below; a verdict needs an adjusted p ≤ 0.05.`,
+    '',
+    '| s | baseline | SOL − baseline | 95 % interval | p | Holm p | SOL wins | verdict |',
+    '|--:|---|--:|---|--:|--:|--:|---|',
+  );
+  for (const p of points) {
+    for (const c of p.comparisons) {
+      const b = c.bootstrap;
+      const verdict =
+        c.holmP > 0.05 ? 'not told apart' : b.meanDifference < 0 ? 'SOL lower' : 'SOL higher';
+      lines.push(
+        `| ${p.point} | ${c.baseline} | ${f(b.meanDifference, 4)} | ${f(b.low, 4)} – ${f(b.high, 4)} | ${pValue(b.pValue)} | ${pValue(c.holmP)} | ${Math.round(c.winRate * 100)} % | ${verdict} |`,
+      );
+    }
   }
   lines.push(
     '',

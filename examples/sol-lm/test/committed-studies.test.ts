@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { holmAdjust, pairedBootstrap } from '@lethe/eval';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +72,83 @@ describe.each([
         return study === 'lm-2l' ? sol.perplexity!.toFixed(2) : (100 * sol.accuracy!).toFixed(1);
       });
       expect(row).toContain(quoted.join(' / '));
+    }
+  });
+});
+
+interface Comparison {
+  readonly baseline: string;
+  readonly bootstrap: { meanDifference: number; low: number; high: number; pValue: number };
+  readonly holmP: number;
+}
+
+describe('study/lm-2l paired comparisons', () => {
+  const runs = SEEDS.map((seed) => readJson(join(STUDY, 'lm-2l', `seed${seed}`, 'frontier.json')));
+
+  it('recompute from the per-document perplexities the results keep', () => {
+    for (const run of runs) {
+      const comparisons: Comparison[] = run.points.flatMap(
+        (p: { comparisons: Comparison[] }) => p.comparisons,
+      );
+      expect(comparisons.map((c) => c.holmP)).toEqual(
+        holmAdjust(comparisons.map((c) => c.bootstrap.pValue)),
+      );
+      for (const point of run.points) {
+        const sol = methodOf(point, 'sol') as MethodRow & { perplexities: number[] };
+        for (const c of point.comparisons as Comparison[]) {
+          const baseline = c.baseline === 'random' ? point.bestRandom : methodOf(point, c.baseline);
+          expect(c.bootstrap).toEqual(
+            pairedBootstrap(sol.perplexities, baseline.perplexities, { resamples: 10_000 }),
+          );
+        }
+      }
+    }
+  });
+
+  it('put SOL below every baseline at every point and seed, as the README says', () => {
+    for (const run of runs) {
+      for (const point of run.points) {
+        for (const c of point.comparisons as Comparison[]) {
+          expect(c.bootstrap.high).toBeLessThan(0);
+          expect(c.holmP).toBeLessThanOrEqual(0.05);
+        }
+      }
+    }
+  });
+
+  it('are quoted by the README against the fixed schedule, seed by seed', () => {
+    for (const [i, first] of (runs[0].points as PointRow[]).entries()) {
+      const row = readmeRow("Table 1's paired comparison", first.point);
+      const quoted = runs.map((run) => {
+        const { bootstrap } = (run.points[i].comparisons as Comparison[]).find(
+          (c) => c.baseline === 'sol-fixed',
+        )!;
+        const f = (x: number) => x.toFixed(2).replace('-', '−');
+        return `${f(bootstrap.meanDifference)} [${f(bootstrap.low)}, ${f(bootstrap.high)}]`;
+      });
+      expect(row).toContain(quoted.join(' · '));
+    }
+  });
+});
+
+describe('study/pollution', () => {
+  it('is quoted by the README, every cell with its interval', () => {
+    const { settings, results } = readJson(join(STUDY, 'pollution', 'pollution.json'));
+    expect(settings.documents).toBe(128);
+    const section = README.slice(README.indexOf('### KV pollution'));
+    const symbol = { tokenKeep: 'κ', mlpInputKeep: 'ρ', activationBits: 'q' } as const;
+    type Test = { meanDifference: number; low: number; high: number };
+    type Result = { axis: keyof typeof symbol; value: number; refreshed: boolean };
+    const cell = (t: Test) =>
+      [t.meanDifference, t.low, t.high].map((x) => x.toFixed(4).replace('-', '−'));
+    for (const r of results.filter((x: Result) => !x.refreshed)) {
+      const refreshed = results.find((x: Result) => x.refreshed && x.axis === r.axis);
+      const [m, lo, hi] = cell(r.directTest);
+      const [tm, tlo, thi] = cell(r.tailTest);
+      const [rm, rlo, rhi] = cell(refreshed.tailTest);
+      expect(section).toContain(
+        `| ${symbol[r.axis as Result['axis']]} = ${r.value} | ${m} (${lo} – ${hi}) | ${tm} (${tlo} – ${thi}) | ${rm} (${rlo} – ${rhi}) |`,
+      );
     }
   });
 });

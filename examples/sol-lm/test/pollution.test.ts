@@ -33,6 +33,18 @@ it('measures the direct and later cost of a compressed knob; the refresh removes
     // …their entries cost the later dense steps, unless they are recomputed densely.
     expect(Math.abs(sparse!.tail)).toBeGreaterThan(1e-4);
     expect(Math.abs(sparseRefreshed!.tail)).toBeLessThan(1e-5);
+    // Each mean comes with its paired-bootstrap interval over the two documents.
+    for (const r of results) {
+      for (const [mean, test] of [
+        [r.direct, r.directTest],
+        [r.tail, r.tailTest],
+      ] as const) {
+        expect(test.n).toBe(2);
+        expect(test.meanDifference).toBe(mean);
+        expect(test.low).toBeLessThanOrEqual(mean + 1e-12);
+        expect(test.high).toBeGreaterThanOrEqual(mean - 1e-12);
+      }
+    }
     // The dense setting changes nothing.
     for (const r of [dense!, denseRefreshed!]) {
       expect(Math.abs(r.direct)).toBeLessThan(1e-5);

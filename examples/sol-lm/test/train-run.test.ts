@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { holmAdjust, pairedBootstrap } from '@lethe/eval';
 import { policyContextOf } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
@@ -99,8 +100,24 @@ describe('trainSol', () => {
         ['sol', 'sol-fixed', 'sol-emc', 'sol-dac'],
         ['sol', 'sol-fixed', 'sol-emc', 'sol-dac'],
       ]);
+      // SOL against each baseline, from the per-document perplexities the result keeps; the
+      // p-values Holm-adjusted over the whole frontier
+      const comparisons = points.flatMap((p) => p.comparisons);
+      const holm = holmAdjust(comparisons.map((c) => c.bootstrap.pValue));
+      comparisons.forEach((c, i) => expect(c.holmP).toBe(holm[i]));
       for (const p of points) {
-        expect(p.solVsFixed.n).toBe(3);
+        const sol = p.methods[0]!;
+        const against = [
+          ...p.methods.slice(1),
+          ...(p.bestRandom === undefined ? [] : [p.bestRandom]),
+        ];
+        expect(p.comparisons.map((c) => c.baseline)).toEqual(against.map((m) => m.method));
+        for (const [i, c] of p.comparisons.entries()) {
+          expect(c.bootstrap).toEqual(
+            pairedBootstrap(sol.perplexities, against[i]!.perplexities, { resamples: 10_000 }),
+          );
+          expect(c.bootstrap.n).toBe(3);
+        }
         expect(p.randomRun).toBe(2);
         for (const m of p.methods) {
           expect(m.perplexity).toBeGreaterThan(1);
