@@ -113,6 +113,7 @@ export {
   SUITE_MAX_CONTEXT_CHARS,
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
+  SUITE_RETRIEVAL_MEMBERS,
   type SuiteData,
   type SuiteMember,
   type SuiteOptions,

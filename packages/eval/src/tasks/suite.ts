@@ -18,14 +18,29 @@ export const SUITE_MEMBERS = [
 /** A member of the suite. */
 export type SuiteMember = (typeof SUITE_MEMBERS)[number];
 
-/** What a suite task poses: one member, or every member in turn (`mixture`, for training). */
-export type SuiteSelection = SuiteMember | 'mixture';
+/** The members that retrieve from their context: every member but verbose Countdown. */
+export const SUITE_RETRIEVAL_MEMBERS = SUITE_MEMBERS.filter(
+  (member): member is Exclude<SuiteMember, 'countdown-verbose'> => member !== 'countdown-verbose',
+);
+
+/**
+ * What a suite task poses: one member, every member in turn (`mixture`, for training), or the
+ * retrieval members in turn (`retrieval-mixture`: a curriculum's first stage, where short
+ * sequences and large batches teach copying without verbose Countdown's long traces).
+ */
+export type SuiteSelection = SuiteMember | 'mixture' | 'retrieval-mixture';
 
 /** Resolved options of the suite task. */
 export interface SuiteOptions {
-  /** The member posed, or `mixture` (default): example `i` is member `i mod 6`'s. */
+  /**
+   * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
+   * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s.
+   */
   readonly member: SuiteSelection;
-  /** Context before the question of the retrieval members, in characters = tokens (default 1024). */
+  /**
+   * Context before the question of the retrieval members, in characters (default 1024; the
+   * suite's BPE reads 3.4–3.7 of them per token).
+   */
   readonly contextChars: number;
 }
 
@@ -85,7 +100,8 @@ function memberTask(member: SuiteMember, contextChars: number): GenerationTask {
  * (`member: 'mixture'`) and evaluated on each (`member: '<name>'`, one sweep task per member,
  * told apart by their labels). A member's examples are the member task's own (same seed, same
  * index, same text); in the mixture, example `i` of a seed is example `⌊i / 6⌋` of member
- * `i mod 6`, so every prefix of a seed's examples is balanced over the members.
+ * `i mod 6`, so every prefix of a seed's examples is balanced over the members (in the
+ * retrieval mixture, `⌊i / 5⌋` of retrieval member `i mod 5`).
  *
  * @example
  * ```ts
@@ -101,6 +117,7 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
     member: choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
       ...SUITE_MEMBERS,
       'mixture',
+      'retrieval-mixture',
     ]),
     contextChars: intOption(
       fields,
@@ -111,7 +128,11 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
     ),
   };
   const selected: readonly SuiteMember[] =
-    resolved.member === 'mixture' ? SUITE_MEMBERS : [resolved.member];
+    resolved.member === 'mixture'
+      ? SUITE_MEMBERS
+      : resolved.member === 'retrieval-mixture'
+        ? SUITE_RETRIEVAL_MEMBERS
+        : [resolved.member];
   const tasks = new Map(selected.map((m) => [m, memberTask(m, resolved.contextChars)]));
 
   const example = (seed: number, index: number): TaskExample => {

@@ -8,6 +8,7 @@ import {
   SUITE_COUNTDOWN_MAX_TRACE_CHARS,
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
+  SUITE_RETRIEVAL_MEMBERS,
   type SuiteData,
 } from '../../src/tasks/suite';
 import { suiteBpeTokenizer } from '../../src/tasks/suite-tokenizer';
@@ -43,6 +44,27 @@ describe('the long-context suite task', () => {
     const single = createTask('suite', { member: 'frequent-words', contextChars: 256 });
     expect(mixture.example(0, 9).target).toBe(single.example(0, 1).target);
     expect(mixture.maxNewTokens).toBe(SUITE_COUNTDOWN_MAX_TRACE_CHARS);
+  });
+
+  it('cycles through the retrieval members only in the retrieval mixture', () => {
+    const mixture = createTask('suite', { member: 'retrieval-mixture', contextChars: 256 });
+    const members = Array.from(
+      { length: 10 },
+      (_, i) => (mixture.example(0, i).data as SuiteData).member,
+    );
+    expect(members).toEqual([...SUITE_RETRIEVAL_MEMBERS, ...SUITE_RETRIEVAL_MEMBERS]);
+    expect(SUITE_RETRIEVAL_MEMBERS).toEqual(SUITE_MEMBERS.filter((m) => m !== 'countdown-verbose'));
+    const single = createTask('suite', { member: 'two-hop', contextChars: 256 });
+    expect(mixture.example(0, 9).target).toBe(single.example(0, 1).target);
+    expect(mixture.verify(mixture.example(0, 9), single.example(0, 1).target)).toEqual({
+      correct: true,
+    });
+    // its longest answer is a retrieval member's, far below verbose Countdown's
+    expect(mixture.maxNewTokens).toBeLessThan(SUITE_COUNTDOWN_MAX_TRACE_CHARS / 4);
+    const countdown = createTask('suite', { member: 'countdown-verbose', contextChars: 256 });
+    expect(mixture.verify(countdown.example(0, 0), countdown.example(0, 0).target).correct).toBe(
+      false,
+    );
   });
 
   it('verifies every member’s reference and rejects a wrong answer (property)', () => {
