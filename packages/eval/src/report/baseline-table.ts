@@ -1,5 +1,6 @@
 import type { BaselineComparison } from './best-heuristic';
 import { formatBudget } from './format';
+import { VERDICT_MARKS } from './verdict-marks';
 
 /** Header of the against-the-best-heuristic table. */
 export const BASELINE_HEADER = [
@@ -20,8 +21,12 @@ export const BASELINE_NUMERIC: readonly boolean[] = BASELINE_HEADER.map(
   (column) => !['policy', 'best heuristic', 'test', 'verdict'].includes(column),
 );
 
-/** Verdict marks: ▲ better than the best heuristic, ▼ worse, · not told apart. */
-const MARKS = { better: '▲ better', worse: '▼ worse', indistinguishable: '· not told apart' };
+/** Verdicts as written: ▲ better than the best heuristic, ▼ worse, · not told apart. */
+const MARKS = {
+  better: `${VERDICT_MARKS.better} better`,
+  worse: `${VERDICT_MARKS.worse} worse`,
+  indistinguishable: '· not told apart',
+};
 
 /**
  * The rows (plain text, unescaped) of one task's comparisons with the best heuristic, by budget

@@ -1,12 +1,18 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
+import type { BaselineComparison } from './best-heuristic';
 import { formatScore, formatScoreWithInterval, policyLabel } from './format';
 import type { Score } from './score';
+import { VERDICT_MARKS_NOTE, type VerdictMark, verdictMark } from './verdict-marks';
 import type { ScoreView } from './views';
 
-/** A cell of a policy × budget table: the score and whether it is the best at its budget. */
+/**
+ * A cell of a policy × budget table: the score, whether it is the best at its budget, and its
+ * verdict against the best heuristic there (▲, ▼ or '').
+ */
 export interface CompactCell {
   readonly score: Score;
   readonly best: boolean;
+  readonly mark: VerdictMark;
 }
 
 /** One policy's row of a policy × budget table. */
@@ -32,9 +38,13 @@ export interface CompactTable {
 /**
  * The policy × budget table of a score view: a row per policy other than the full cache (whose
  * score is given apart), a column per budget. In each column the best score — highest
- * accuracy, lowest perplexity, compared as shown — is marked, unless every policy ties.
+ * accuracy, lowest perplexity, compared as shown — is marked, unless every policy ties; each
+ * cell carries its verdict in `comparisons` (see `verdictMark`).
  */
-export function compactTable(view: ScoreView): CompactTable {
+export function compactTable(
+  view: ScoreView,
+  comparisons: readonly BaselineComparison[] = [],
+): CompactTable {
   const { metric } = view;
   const evicting = view.rows.filter((entry) => entry.row.policy !== FULL_CACHE);
   const budgets = [...new Set(evicting.map((entry) => entry.row.budget))].sort((a, b) => a - b);
@@ -75,7 +85,11 @@ export function compactTable(view: ScoreView): CompactTable {
           (candidate) => candidate.row.policy === policy && candidate.row.budget === budget,
         );
         if (entry === undefined) return undefined;
-        return { score: entry.score, best: formatScore(entry.score, metric) === best[i] };
+        return {
+          score: entry.score,
+          best: formatScore(entry.score, metric) === best[i],
+          mark: verdictMark(comparisons, view.task, policy, budget),
+        };
       }),
     };
   });
@@ -93,9 +107,11 @@ export function compactTableCaption(view: ScoreView, table: CompactTable): strin
     table.full === undefined
       ? ''
       : ` Full cache (100%): ${formatScoreWithInterval(table.full, metric)}.`;
+  const marked = table.rows.some((row) => row.cells.some((cell) => cell?.mark));
   return (
     `${metric.label} of ${view.task} by policy and budget (and the budget realised), each with ` +
-    `its 95% confidence interval; the best at each budget in bold.${full}`
+    `its 95% confidence interval; the best at each budget in bold.${full}` +
+    (marked ? ` ${VERDICT_MARKS_NOTE}` : '')
   );
 }
 

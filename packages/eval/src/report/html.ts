@@ -71,7 +71,8 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
 export function renderHtml(results: SweepResults, options: ReportOptions = {}): string {
   const rows = reportRows(results);
   const { shown, paragraph } = rowsWithAverage(rows, options.averageOver);
-  const plots = reportPlots(shown, options.computePolicies);
+  const comparisons = options.comparisons ?? [];
+  const plots = reportPlots(shown, options.computePolicies, comparisons);
   const tasks = [...new Set(plots.map((entry) => entry.view.task))].map((task) => {
     const own = plots.filter((entry) => entry.view.task === task);
     return { task, id: `task-${own[0]!.view.slug}`, own };
@@ -79,9 +80,9 @@ export function renderHtml(results: SweepResults, options: ReportOptions = {}): 
   const sections = tasks.map(
     ({ task, id, own }) =>
       `<section class="task" id="${escapeHtml(id)}">\n<h2>${escapeHtml(task)}</h2>\n` +
-      own.map((entry) => renderScore(entry, own.length > 1)).join('\n') +
+      own.map((entry) => renderScore(entry, own.length > 1, comparisons)).join('\n') +
       renderBaseline(
-        (options.comparisons ?? []).filter((c) => c.task === task),
+        comparisons.filter((c) => c.task === task),
         options.alpha ?? 0.05,
       ) +
       '\n</section>',
@@ -145,9 +146,13 @@ function renderBaseline(comparisons: readonly BaselineComparison[], alpha: numbe
 }
 
 /** One score of a task: its legend, its two plots, its policy × budget table and notes. */
-function renderScore(plots: TaskPlots, withHeading: boolean): string {
+function renderScore(
+  plots: TaskPlots,
+  withHeading: boolean,
+  comparisons: readonly BaselineComparison[],
+): string {
   const { view } = plots;
-  const table = compactTable(view);
+  const table = compactTable(view, comparisons);
   const note = identicalNote(view);
   return [
     withHeading ? `<h3>${escapeHtml(view.metric.label)}</h3>` : '',
@@ -181,6 +186,7 @@ function renderCompactTable({ view }: TaskPlots, table: CompactTable): string {
       const value = escapeHtml(formatScore(cell.score, metric));
       return (
         `<td class="num${cell.best ? ' best' : ''}">${cell.best ? `<strong>${value}</strong>` : value}` +
+        (cell.mark ? ` <span class="mark">${cell.mark}</span>` : '') +
         `<span class="ci">${escapeHtml(formatInterval(cell.score, metric))}</span></td>`
       );
     });

@@ -59,7 +59,7 @@ export function renderMarkdown(results: SweepResults, options: ReportOptions = {
   for (const task of tasks) {
     lines.push(`## ${escapeMarkdown(task)}`, '');
     for (const view of views.filter((candidate) => candidate.task === task)) {
-      lines.push(...compactLines(view), '');
+      lines.push(...compactLines(view, options.comparisons ?? []), '');
     }
     const own = (options.comparisons ?? []).filter((c) => c.task === task);
     if (own.length > 0) lines.push(...baselineLines(own, options.alpha ?? 0.05), '');
@@ -80,8 +80,8 @@ export function renderMarkdown(results: SweepResults, options: ReportOptions = {
   return `${lines.join('\n')}\n`;
 }
 
-function compactLines(view: ScoreView): string[] {
-  const table = compactTable(view);
+function compactLines(view: ScoreView, comparisons: readonly BaselineComparison[]): string[] {
+  const table = compactTable(view, comparisons);
   const note = identicalNote(view);
   const header = table.budgets.map((budget, i) =>
     table.realised[i] === ''
@@ -100,7 +100,7 @@ function compactLines(view: ScoreView): string[] {
           if (cell === undefined) return MISSING;
           const score = escapeMarkdown(formatScore(cell.score, view.metric));
           const interval = escapeMarkdown(formatInterval(cell.score, view.metric));
-          return `${cell.best ? `**${score}**` : score} (${interval})`;
+          return `${cell.best ? `**${score}**` : score} (${interval})${cell.mark ? ` ${cell.mark}` : ''}`;
         }),
       ]),
     ),

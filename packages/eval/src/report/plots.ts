@@ -1,10 +1,12 @@
 import { FULL_CACHE } from '@lethe/kv-cache';
 import { wantsLog } from './axis';
+import type { BaselineComparison } from './best-heuristic';
 import type { ChartPoint, ChartSeries, ChartSpec } from './chart';
 import { formatBudget, formatCount, formatInterval, formatScore, policyLabel } from './format';
 import type { SeriesStyle } from './markers';
 import type { ReportRow } from './rows';
 import { policyStyles } from './styles';
+import { VERDICT_MARKS_NOTE, verdictMark } from './verdict-marks';
 import { type ScoredRow, type ScoreView, scoreViews } from './views';
 
 /** An entry of a task's legend: one series, or several identical ones drawn as one. */
@@ -121,6 +123,9 @@ function kib(row: ReportRow): number | undefined {
  * whose values span a factor of 5 or more is logarithmic (`wantsLog`); the y axis is fitted to
  * the scores and their intervals (not from 0), accuracy linear within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
  *
+ * A point whose policy `comparisons` found better or worse than the best heuristic at its budget
+ * has ▲ or ▼ after its budget label (see `verdictMark`), and the caption says what they mean.
+ *
  * Policies named in `computePolicies` (SOL's: they prune compute, not memory, so they would stand
  * in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
  * against their net keep-rate (`…-net-keep-rate`), beside the full cache, and not on the other two.
@@ -128,6 +133,7 @@ function kib(row: ReportRow): number | undefined {
 export function reportPlots(
   rows: readonly ReportRow[],
   computePolicies: readonly string[] = [],
+  comparisons: readonly BaselineComparison[] = [],
 ): TaskPlots[] {
   const styles = policyStyles(rows.map((row) => row.policy));
   return scoreViews(rows).map((view) => {
@@ -146,33 +152,42 @@ export function reportPlots(
     const memory = legend.filter((entry) => !computePolicies.includes(entry.key));
     const bytes = view.rows.every((entry) => entry.row.metrics.peakKvBytes !== undefined);
     const charts = [REALISED_BUDGET, bytes ? PEAK_KV_BYTES : PEAK_KV_ENTRIES].map((choice) =>
-      chart(view, memory, choice),
+      chart(view, memory, choice, comparisons),
     );
     if (compute.length > 0) {
       const reference = legend.filter((entry) => entry.reference);
-      charts.push(chart(view, [...reference, ...compute], NET_KEEP_RATE));
+      charts.push(chart(view, [...reference, ...compute], NET_KEEP_RATE, comparisons));
     }
     return { view, legend, charts };
   });
 }
 
-function chart(view: ScoreView, legend: readonly LegendEntry[], choice: XChoice): ChartSpec {
+function chart(
+  view: ScoreView,
+  legend: readonly LegendEntry[],
+  choice: XChoice,
+  comparisons: readonly BaselineComparison[],
+): ChartSpec {
   const { metric } = view;
+  let marked = false;
   const point = ({ row, score }: ScoredRow): ChartPoint[] => {
     const x = choice.value(row);
     if (x === undefined) return [];
+    const mark = verdictMark(comparisons, view.task, row.policy, row.budget);
+    if (mark !== '') marked = true;
     const details = [
       `${metric.label.toLowerCase()} ${formatScore(score, metric)}`,
       `95% CI ${formatInterval(score, metric)}`,
       choice.show(row),
       `n = ${score.n}`,
+      mark === '' ? '' : `${mark} against the best heuristic`,
     ].filter((part) => part !== '');
     return [
       {
         x,
         y: score.mean,
         interval: score.interval,
-        label: formatBudget(row.budget),
+        label: mark === '' ? formatBudget(row.budget) : `${formatBudget(row.budget)} ${mark}`,
         note: `${policyLabel(row.policy)}, budget ${formatBudget(row.budget)}: ${details.join(', ')}`,
       },
     ];
@@ -204,7 +219,8 @@ function chart(view: ScoreView, legend: readonly LegendEntry[], choice: XChoice)
       `error bars 95% intervals (${method.join(' or ')}); dashed, over the band of its interval: the full ` +
       'cache. Coinciding markers are set side by side.' +
       (identical.length > 0 ? ` Identical results, drawn once: ${identical.join('; ')}.` : '') +
-      (omitted > 0 ? ` ${omitted} row(s) without this x are not shown.` : ''),
+      (omitted > 0 ? ` ${omitted} row(s) without this x are not shown.` : '') +
+      (marked ? ` ${VERDICT_MARKS_NOTE}` : ''),
     xLabel: choice.label,
     xUnit: choice.unit,
     xLog: xs.length > 0 && wantsLog(xs),

@@ -182,6 +182,40 @@ describe('the report’s comparisons with the best heuristic', () => {
     expect(renderMarkdown(sweep)).not.toContain('Against the best heuristic');
   });
 
+  it('mark each verdict in the policy × budget tables and beside the points of the plots', () => {
+    const verdicts = ['better', 'worse'] as const;
+    const marked = comparisons.map((c, i) => ({
+      ...c,
+      verdict: verdicts[i] ?? ('indistinguishable' as const),
+    }));
+    const markdown = renderMarkdown(sweep, { comparisons: marked });
+    const table = markdown.slice(markdown.indexOf('## countdown'), markdown.indexOf('### Against'));
+    const lines = table.split('\n');
+    const header = lines.find((line) => line.startsWith('| policy |'))!.split(' | ');
+    const cellOf = (policy: string, budget: number) => {
+      const column = header.findIndex((h) => h.startsWith(`${Number((budget * 100).toFixed(2))}%`));
+      const row = lines.find((line) => line.startsWith(`| ${policy} |`))!;
+      return row.replace(/ \|$/, '').split(' | ')[column]!;
+    };
+    expect(cellOf(marked[0]!.policy, marked[0]!.budget)).toMatch(/\) ▲$/);
+    expect(cellOf(marked[1]!.policy, marked[1]!.budget)).toMatch(/\) ▼$/);
+    // every other cell unmarked; the caption says what the marks mean
+    expect(table.match(/\) [▲▼]/g)).toHaveLength(2);
+    expect(table).toContain('▲ / ▼: better / worse than the best heuristic');
+    const told = comparisons.filter((c) => c.verdict !== 'indistinguishable').length;
+    expect(renderMarkdown(sweep, { comparisons }).match(/\) [▲▼]/g) ?? []).toHaveLength(told);
+
+    const html = renderHtml(sweep, { comparisons: marked });
+    const figure = html.slice(html.indexOf('id="plot-countdown-accuracy-budget"'));
+    const plot = figure.slice(0, figure.indexOf('</figure>'));
+    const label = (c: (typeof marked)[0], mark: string) =>
+      `>${Number((c.budget * 100).toFixed(2))}% ${mark}<`;
+    expect(plot).toContain(label(marked[0]!, '▲'));
+    expect(plot).toContain(label(marked[1]!, '▼'));
+    expect(plot).toContain('▲ / ▼: better / worse than the best heuristic');
+    expect(html).toContain('<span class="mark">▲</span>');
+  });
+
   it('in HTML: a table per task, every label escaped', () => {
     const html = renderHtml(sweep, { comparisons });
     expect(html.match(/<table class="baseline">/g)).toHaveLength(1);

@@ -78,7 +78,7 @@ describe('compactTable', () => {
   });
 
   it('marks the best score per budget — highest accuracy, lowest perplexity — unless all tie', () => {
-    const [countdown, lm] = scoreViews(reportRows(fakeSweep())).map(compactTable);
+    const [countdown, lm] = scoreViews(reportRows(fakeSweep())).map((view) => compactTable(view));
     const best = (table: typeof countdown) =>
       table!.budgets.map((_, i) =>
         table!.rows.filter((row) => row.cells[i]!.best).map((row) => row.policy),
