@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run screenshot` (in examples/main-job, after `npm run demo`): renders the HTML report of
 // out/results.json in headless Chromium (Debian's /usr/bin/chromium, through playwright-core) at
-// 1280 px and saves report.png — the top of the page: the summary and the first task's legend,
+// 1280 px and saves report.png — the top of the page: the one-line summary and the first task's legend,
 // plots and policy × budget table (the other tasks' sections look the same).
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -53,13 +53,15 @@ pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; 
  * A self-contained HTML report of a sweep (inline CSS, no scripts, no external assets: a
  * Content-Security-Policy forbids both). In order:
  *
- * - the summary (what was swept, the budget rule, how intervals are computed) and links to the
- *   sections;
+ * - one line of what was swept, and links to the sections;
  * - per task — the suite average first, given `options.averageOver` — a `<section id="task-<slug>">` with, per score (accuracy, perplexity), the legend
  *   its plots share, two hand-written SVG plots (`reportPlots`: score vs realised budget and vs
- *   peak KV entries, each a `<figure id="plot-<slug>-<score>-budget|peak">` whose `<svg>` has
+ *   peak KV memory, each a `<figure id="plot-<slug>-<score>-budget|peak">` whose `<svg>` has
  *   a `<title>`), and the policy × budget table (`<table class="compact">`); given
- *   `options.comparisons`, each policy against the best heuristic (`<table class="baseline">`);
+ *   `options.comparisons`, each policy against the best heuristic (`<table class="baseline">`)
+ *   and its verdicts marked in the plots and the table;
+ * - `<section id="how-to-read">`: the budget rule, how intervals are computed and what the
+ *   suite average is — plots before prose;
  * - `<section id="all-rows">`: every row with all metrics and the commands that reproduce it,
  *   scrolling inside its own box;
  * - the sweep configuration, folded.
@@ -87,8 +89,11 @@ export function renderHtml(results: SweepResults, options: ReportOptions = {}): 
       ) +
       '\n</section>',
   );
+  // Plots before prose: one line of what the sweep holds, the sections, then the method.
+  const [overview, ...method] = [...summaryParagraphs(results, rows), paragraph];
   const links = [
     ...tasks.map(({ task, id }) => [id, task] as const),
+    ['how-to-read', 'how to read it'] as const,
     ['all-rows', 'all rows'] as const,
     ['config', 'configuration'] as const,
   ].map(([id, text]) => `<a href="#${escapeHtml(id)}">${escapeHtml(text)}</a>`);
@@ -104,12 +109,16 @@ export function renderHtml(results: SweepResults, options: ReportOptions = {}): 
 <body>
 <main>
 <h1>Lethe evaluation report</h1>
-${[...summaryParagraphs(results, rows), paragraph]
+<p class="summary">${escapeHtml(overview)}</p>
+<nav>${links.join(' · ')}</nav>
+${sections.join('\n')}
+<section id="how-to-read">
+<h2>How to read it</h2>
+${method
   .filter((text) => text !== '')
   .map((text) => `<p class="summary">${escapeHtml(text)}</p>`)
   .join('\n')}
-<nav>${links.join(' · ')}</nav>
-${sections.join('\n')}
+</section>
 <section id="all-rows">
 <h2>All rows</h2>
 <p class="note">One row per task, policy and budget (seeds pooled), with every metric and the <code>lethe eval</code> command that recomputes each of its cells.</p>

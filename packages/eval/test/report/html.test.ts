@@ -57,15 +57,23 @@ describe('renderHtml', () => {
     expect(findAll(root, (element) => element.name === 'style')).toHaveLength(1);
   });
 
-  it('puts the plots first, per task, then the policy × budget tables, the full table last', () => {
+  it('puts the plots first, per task, then the policy × budget tables, the prose and the full table last', () => {
     const [main] = findAll(root, (element) => element.name === 'main');
+    // before the first section: the heading, one line of what was swept, the links
+    const before = main!.children.slice(
+      0,
+      main!.children.findIndex((element) => element.name === 'section'),
+    );
+    expect(before.map((element) => element.name)).toEqual(['h1', 'p', 'nav']);
     const sections = main!.children.filter((element) => element.name === 'section');
     expect(sections.map((section) => section.attributes.id)).toEqual([
       'task-countdown',
       'task-lm',
+      'how-to-read',
       'all-rows',
       'config',
     ]);
+    expect(textContent(sections[2]!)).toContain('A budget b gives each example a ceiling');
     for (const section of sections.slice(0, 2)) {
       const kinds = section.children.map((child) =>
         child.name === 'ul' ? 'legend' : child.name === 'div' ? child.attributes.class : child.name,
