@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -157,5 +157,7 @@ describe('npm start', () => {
       expect.stringMatching(/^lethe: \[E_CHECKPOINT\] .*no-model: cannot be read/),
     ]);
     expect(failed.stdout).toBe('');
+    // and leaves no results file behind to refuse the next run's config
+    expect(existsSync(results())).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { LetheError } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
@@ -59,7 +60,8 @@ export interface RunSweepOptions {
  * cell the file — format header, the normalised config, finished cells in sweep order — is
  * rewritten atomically, so a sweep stopped at any point and run again ends with a file
  * byte-identical to an uninterrupted run's (given the same clock readings). A file of another
- * format or version, or written for a different config, is refused rather than mixed with.
+ * format or version, or written for a different config, is refused rather than mixed with. A
+ * run that created the file and fails or stops before its first cell finishes removes it.
  *
  * @returns every finished cell of the sweep.
  * @throws LetheError `E_ARG` naming `options` when it is not an object; the errors of
@@ -92,10 +94,15 @@ export async function runSweep(
 
   const grid = sweepCells(sweep);
   const finished = new Map<string, CellResult>();
+  // Written before the first cell, so a path that cannot be written fails at once.
+  let created = false;
   if (resultsPath !== undefined) {
     const existing = await readResultsFile(resultsPath, sweep);
     for (const cell of existing?.cells ?? []) finished.set(cellId(cell.key), cell);
-    if (existing === undefined) await writeResultsFile(resultsPath, emptyResults(sweep));
+    if (existing === undefined) {
+      await writeResultsFile(resultsPath, emptyResults(sweep));
+      created = true;
+    }
   }
   const results = (): SweepResults => ({
     ...emptyResults(sweep),
@@ -157,6 +164,12 @@ export async function runSweep(
         etaMs: estimateRemainingMs(elapsedMs, computed, toCompute),
       });
     }
+  } catch (error) {
+    // A run that made the results file and finished no cell (a model that cannot be read, an
+    // interrupt during the first cell) leaves none behind: the next run starts as if it had not
+    // run, with this config or another.
+    if (created && computed === 0) await rm(resultsPath!, { force: true });
+    throw error;
   } finally {
     release();
   }

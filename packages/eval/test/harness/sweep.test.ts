@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LetheError } from '@lethe/core';
+import { LetheError } from '@lethe/core';
 import { DecoderModel, defaultConfig } from '@lethe/model';
 import { saveCheckpoint } from '@lethe/model/node';
 import { initBackend, tf } from '@lethe/tensor';
@@ -325,6 +326,24 @@ describe('runSweep', () => {
     );
     expect([written.code, written.argument]).toEqual(['E_ARG', underFile]);
     expect(written.message).toMatch(/cannot be written: .*(ENOTDIR|EEXIST)/);
+  });
+
+  it('leaves no results file when it fails before a cell finishes, so another config may start there', async () => {
+    const small = { ...config, tasks: ['toy-lm'], seeds: [0], policies: ['full', 'h2o'] };
+    const path = join(dir, 'unread-model', 'results.json');
+    const unreadable: ModelProvider = {
+      load: () => {
+        throw new LetheError('E_CHECKPOINT', 'cannot be read', 'no-model');
+      },
+    };
+    const error = await rejection(
+      runSweep(small, { ...options({ models: unreadable }), resultsPath: path }),
+    );
+    expect([error.code, error.argument]).toEqual(['E_CHECKPOINT', 'no-model']);
+    expect(existsSync(path)).toBe(false);
+    const other = { ...small, budgets: [0.25] };
+    const results = await runSweep(other, { ...options(), resultsPath: path });
+    expect(JSON.parse(await readFile(path, 'utf8')).cells).toHaveLength(results.cells.length);
   });
 
   it('validates the config and names before running anything', async () => {
