@@ -17,6 +17,8 @@ export interface ChartPoint {
    * column get the label once above the plot; otherwise each is labelled beside its marker.
    */
   readonly label?: string;
+  /** A glyph drawn just left of the marker in the series' colour (▲ / ▼: a verdict), if any. */
+  readonly mark?: string;
   /** Tooltip text of the point's marker. */
   readonly note: string;
 }
@@ -280,6 +282,10 @@ function renderSeries(
       high > low
         ? `<line class="error-bar" x1="${at.toFixed(2)}" y1="${py(low).toFixed(2)}" x2="${at.toFixed(2)}" y2="${py(high).toFixed(2)}" stroke="${color}" stroke-width="1.2" stroke-opacity="0.6"/>`
         : '';
+    const verdict =
+      point.mark === undefined
+        ? ''
+        : `<text class="verdict-mark" x="${(at - 7).toFixed(2)}" y="${y.toFixed(2)}" text-anchor="end" dominant-baseline="middle" font-size="11" fill="${color}">${escapeHtml(point.mark)}</text>`;
     return (
       errorBar +
       markerSvg(
@@ -289,7 +295,8 @@ function renderSeries(
         series.color,
         'class="marker"',
         `<title>${escapeHtml(point.note)}</title>`,
-      )
+      ) +
+      verdict
     );
   });
   const kind = series.reference ? 'series reference' : 'series';

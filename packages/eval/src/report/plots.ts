@@ -124,7 +124,7 @@ function kib(row: ReportRow): number | undefined {
  * the scores and their intervals (not from 0), accuracy linear within 0–100%. Figure ids are `plot-<task slug>-<score>-budget` and `…-peak`.
  *
  * A point whose policy `comparisons` found better or worse than the best heuristic at its budget
- * has ▲ or ▼ after its budget label (see `verdictMark`), and the caption says what they mean.
+ * has ▲ or ▼ beside its marker (see `verdictMark`), and the caption says what they mean.
  *
  * Policies named in `computePolicies` (SOL's: they prune compute, not memory, so they would stand
  * in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
@@ -187,7 +187,8 @@ function chart(
         x,
         y: score.mean,
         interval: score.interval,
-        label: mark === '' ? formatBudget(row.budget) : `${formatBudget(row.budget)} ${mark}`,
+        label: formatBudget(row.budget),
+        ...(mark === '' ? {} : { mark }),
         note: `${policyLabel(row.policy)}, budget ${formatBudget(row.budget)}: ${details.join(', ')}`,
       },
     ];

@@ -208,10 +208,17 @@ describe('the report’s comparisons with the best heuristic', () => {
     const html = renderHtml(sweep, { comparisons: marked });
     const figure = html.slice(html.indexOf('id="plot-countdown-accuracy-budget"'));
     const plot = figure.slice(0, figure.indexOf('</figure>'));
-    const label = (c: (typeof marked)[0], mark: string) =>
-      `>${Number((c.budget * 100).toFixed(2))}% ${mark}<`;
-    expect(plot).toContain(label(marked[0]!, '▲'));
-    expect(plot).toContain(label(marked[1]!, '▼'));
+    // beside the marker of that policy's point, in its series; the budget labels stay plain
+    const series = (policy: string) => {
+      const from = plot.indexOf(`data-series="${policy}"`);
+      return plot.slice(from, plot.indexOf('</g>', from));
+    };
+    const marksOf = (policy: string) =>
+      [...series(policy).matchAll(/class="verdict-mark"[^>]*>([▲▼])</g)].map((m) => m[1]);
+    expect(marksOf(marked[0]!.policy)).toContain('▲');
+    expect(marksOf(marked[1]!.policy)).toContain('▼');
+    expect(plot.match(/class="verdict-mark"/g)).toHaveLength(2);
+    expect(plot).not.toMatch(/% [▲▼]</);
     expect(plot).toContain('▲ / ▼: better / worse than the best heuristic');
     expect(html).toContain('<span class="mark">▲</span>');
   });
