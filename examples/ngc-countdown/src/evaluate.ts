@@ -14,6 +14,7 @@ import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';
+import { countdownTaskOf } from './countdown-task';
 import { evaluationSweeps } from './eval-sweeps';
 import { prepareRunForEvaluation } from './run-policy';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
@@ -74,7 +75,11 @@ async function checkInputs(): Promise<GenerationTask> {
   const task = await asFlag('--base', async () => {
     const base = await loadTaskModel(o.base);
     base.model.dispose();
-    return base.task as GenerationTask;
+    try {
+      return countdownTaskOf(base);
+    } catch (error) {
+      throw error instanceof LetheError ? withArgument(error, '--base') : error;
+    }
   });
   await asFlag('--baseline', async () => {
     const models = checkpointModels({ [task.name]: o.baseline });

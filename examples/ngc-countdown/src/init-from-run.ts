@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
-import { CharTokenizer, type DecoderModel, TOKENIZER_FILE } from '@lethe/model';
+import type { DecoderModel } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
 import type { TagForm } from '@lethe/policies-ngc';
+import type { TaskTokenizer } from '@lethe/task-models';
 import type { TaskModel } from '@lethe/task-models/node';
 import { NGC_RUN_FILE } from './run-file';
 import { recordedTagTokens, runTokenizer } from './run-tokenizer';
@@ -13,7 +14,7 @@ import type { TrainSettings } from './train-settings';
 export interface RunStart {
   /** The trained model (the caller owns it: `dispose()` it when done). */
   readonly model: DecoderModel;
-  readonly tokenizer: CharTokenizer;
+  readonly tokenizer: TaskTokenizer;
 }
 
 /**
@@ -26,8 +27,7 @@ export interface RunStart {
  * @param settings the new run's tag settings; the earlier run must agree on whether prompts are
  *   tagged and how the tag is tokenized (both shape the vocabulary).
  * @throws LetheError `E_ARG` naming `init` when `dir` is not a finished run, started from another
- *   task model, or disagrees on the tag; `E_CHECKPOINT` naming its `tokenizer.json` when that is
- *   not a character tokenizer; the errors of `readModelDirectory` for its files.
+ *   task model, or disagrees on the tag; the errors of `readModelDirectory` for its files.
  */
 export async function loadRunStart(
   dir: string,
@@ -68,17 +68,6 @@ export async function loadRunStart(
       'init',
     );
   }
-  const { model, tokenizer } = await readModelDirectory(dir);
-  if (!(tokenizer instanceof CharTokenizer)) {
-    model.dispose();
-    throw new LetheError(
-      'E_CHECKPOINT',
-      'is not a character tokenizer: an NGC run continues from a run on a task model',
-      join(dir, TOKENIZER_FILE),
-    );
-  }
-  return {
-    model,
-    tokenizer: runTokenizer(tokenizer, run.settings),
-  };
+  const { model } = await readModelDirectory(dir);
+  return { model, tokenizer: runTokenizer(base.tokenizer, run.settings) };
 }

@@ -1,6 +1,6 @@
-import type { CharTokenizer } from '@lethe/model';
 import type { TagForm } from '@lethe/policies-ngc';
 import { interoceptionTokenizer } from '@lethe/policies-ngc/train';
+import type { TaskTokenizer } from '@lethe/task-models';
 
 /** How a recorded run tokenized its tag (runs recorded before the setting existed: `characters`). */
 export function recordedTagTokens(settings: { readonly tagTokens?: TagForm }): TagForm {
@@ -8,13 +8,14 @@ export function recordedTagTokens(settings: { readonly tagTokens?: TagForm }): T
 }
 
 /**
- * The tokenizer a finished run used, rebuilt from the plain alphabet its directory saved (a
- * markup-tag run reads the tag's markup as tokens again).
+ * The tokenizer a finished run used, rebuilt from the one its directory saved: a character
+ * tokenizer's saved alphabet reads a markup tag's markup as tokens again; a subword tokenizer is
+ * the one saved.
  */
 export function runTokenizer(
-  saved: CharTokenizer,
+  saved: TaskTokenizer,
   settings: { readonly interoception?: boolean; readonly tagTokens?: TagForm },
-): CharTokenizer {
+): TaskTokenizer {
   return settings.interoception === true
     ? interoceptionTokenizer(saved, recordedTagTokens(settings))
     : saved;

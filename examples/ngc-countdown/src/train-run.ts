@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertInteger, LetheError } from '@lethe/core';
-import type { TaskExample } from '@lethe/eval';
+import { assertInteger, LetheError, withArgument } from '@lethe/core';
+import type { GenerationTask, TaskExample } from '@lethe/eval';
 import { POLICY_MANIFEST } from '@lethe/kv-cache';
-import { CharTokenizer, type DecoderModel, resizeVocabulary } from '@lethe/model';
+import { type DecoderModel, resizeVocabulary } from '@lethe/model';
 import { directoryCheckpointStore, writeModelDirectory } from '@lethe/model/node';
+import type { TagForm } from '@lethe/policies-ngc';
 import {
   interoceptionTokenizer,
   type NgcProgress,
@@ -13,8 +14,10 @@ import {
   type NgcTrainResult,
 } from '@lethe/policies-ngc/train';
 import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
+import type { TaskTokenizer } from '@lethe/task-models';
 import { loadTaskModel, type TaskModel } from '@lethe/task-models/node';
 import { countdownNgcTask } from './countdown-ngc-task';
+import { countdownTaskOf } from './countdown-task';
 import { loadRunStart, type RunStart } from './init-from-run';
 import { NGC_RUN_FILE } from './run-file';
 import { writeRunPolicy } from './run-policy';
@@ -43,7 +46,7 @@ export interface TrainRunOptions {
 }
 
 /**
- * Trains the Countdown model with NGC (or an ablation) from `settings`, checkpointing to
+ * Trains a Countdown model with NGC (or an ablation) from `settings`, checkpointing to
  * `<out>.state/` (a rerun of the same command resumes), and writes the trained model directory
  * `<out>` (weights, config, tokenizer, {@link NGC_RUN_FILE} with the settings, command and the
  * per-step history, and the `policy.json` through which the harness evaluates it with NGC, see
@@ -51,10 +54,15 @@ export interface TrainRunOptions {
  * that supervised warm-up (`taskSftWarmup`), skipped when resuming (the RL checkpoint holds the
  * weights).
  *
+ * The task is `countdownTaskOf` the model: Countdown for a Countdown model, the verbose Countdown
+ * member for a model of the suite (its byte-level BPE writes the interoception tag as text, so
+ * only the `characters` tag form applies).
+ *
  * With `settings.init` it starts from that finished run's weights instead (`loadRunStart`).
  *
  * @throws LetheError `E_ARG` naming `threads` when it is not an integer ≥ 1, `model` for a task
- *   model of another task, `init` for a run that cannot be continued (see `loadRunStart`).
+ *   model of another task, `tagTokens` for the markup tag with a subword tokenizer, `init` for a
+ *   run that cannot be continued (see `loadRunStart`).
  */
 export async function trainRun(
   settings: TrainSettings,
@@ -62,12 +70,10 @@ export async function trainRun(
 ): Promise<NgcTrainResult> {
   const threads = assertInteger(options.threads ?? 1, 'threads', 1);
   const base = await loadTaskModel(settings.model);
-  if (base.task.kind !== 'generation' || base.task.name !== 'countdown') {
-    base.model.dispose();
-    throw new LetheError('E_ARG', `is a ${base.task.name} model, not Countdown`, 'model');
-  }
+  let countdown: GenerationTask;
   let start: RunStart;
   try {
+    countdown = countdownTaskOf(base);
     start = await startingPoint(settings, base);
   } catch (error) {
     base.model.dispose();
@@ -76,7 +82,7 @@ export async function trainRun(
   const { model, tokenizer } = start;
   if (model !== base.model) base.model.dispose();
   const task = countdownNgcTask(
-    base.task,
+    countdown,
     settings.seed,
     settings.promptsPerStep,
     settings.interoception ? tokenizer : undefined,
@@ -85,7 +91,7 @@ export async function trainRun(
   if (!existsSync(statePath)) {
     await taskSftWarmup({
       model,
-      task: base.task,
+      task: countdown,
       steps: settings.sftWarmupSteps,
       seed: settings.seed,
       ...(settings.interoception
@@ -154,7 +160,7 @@ export async function trainRun(
         format: 'lethe-ngc-run',
         version: 1,
         baseModel: base.manifest,
-        task: { name: base.task.name, options: base.task.options },
+        task: { name: countdown.name, options: countdown.options },
         settings,
         command: options.command,
         history: result.history,
@@ -178,7 +184,7 @@ async function writeRun(
   out: string,
   settings: TrainSettings,
   model: DecoderModel,
-  tokenizer: CharTokenizer,
+  tokenizer: TaskTokenizer,
   record: Readonly<Record<string, unknown>>,
 ): Promise<void> {
   if (existsSync(join(out, NGC_RUN_FILE))) await rm(join(out, POLICY_MANIFEST), { force: true });
@@ -188,21 +194,29 @@ async function writeRun(
 
 /**
  * The weights and tokenizer a run starts from: the trained model of `settings.init` when set,
- * else the task model (`base.model` itself, or a copy with the vocabulary extended for the tag
- * with interoception).
+ * else the task model (`base.model` itself, or, with interoception and a character tokenizer, a
+ * copy with the vocabulary extended for the tag).
  */
 async function startingPoint(settings: TrainSettings, base: TaskModel): Promise<RunStart> {
   if (settings.init !== undefined) {
     return loadRunStart(settings.init, base, settings);
   }
-  if (!(base.tokenizer instanceof CharTokenizer)) {
-    throw new LetheError(
-      'E_ARG',
-      "has a Hugging Face tokenizer; an NGC run extends Countdown's character tokenizer",
-      'model',
-    );
-  }
   if (!settings.interoception) return { model: base.model, tokenizer: base.tokenizer };
-  const tokenizer = interoceptionTokenizer(base.tokenizer, settings.tagTokens);
-  return { model: resizeVocabulary(base.model, tokenizer.vocabSize), tokenizer };
+  const tokenizer = tagReadingTokenizer(base.tokenizer, settings.tagTokens);
+  return tokenizer.vocabSize === base.tokenizer.vocabSize
+    ? { model: base.model, tokenizer }
+    : { model: resizeVocabulary(base.model, tokenizer.vocabSize), tokenizer };
+}
+
+/**
+ * `interoceptionTokenizer` of the task model's tokenizer, its errors naming the settings: the
+ * tag's form (`tagTokens`), or the model whose tokenizer cannot write the tag (`model`).
+ */
+function tagReadingTokenizer(tokenizer: TaskTokenizer, form: TagForm): TaskTokenizer {
+  try {
+    return interoceptionTokenizer(tokenizer, form);
+  } catch (error) {
+    if (!(error instanceof LetheError)) throw error;
+    throw withArgument(error, error.argument === 'form' ? 'tagTokens' : 'model');
+  }
 }

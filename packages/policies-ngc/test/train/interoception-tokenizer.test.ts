@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { CharTokenizer } from '@lethe/model';
+import { CharTokenizer, type Tokenizer, tokenizerFromJson } from '@lethe/model';
 import { describe, expect, it } from 'vitest';
-import { withEvictionRateTag } from '../../src/interoception';
+import { evictionRateTag, withEvictionRateTag } from '../../src/interoception';
 import { interoceptionTokenizer } from '../../src/train/interoception-tokenizer';
 import { TagMarkupTokenizer } from '../../src/train/tag-markup-tokenizer';
 
@@ -47,5 +47,42 @@ describe('interoceptionTokenizer', () => {
     const text = withEvictionRateTag(PROMPTS[1], 0.3);
     expect(rebuilt.vocabSize).toBe(markup.vocabSize);
     expect(Array.from(rebuilt.encode(text))).toEqual(Array.from(markup.encode(text)));
+  });
+
+  it('returns a subword tokenizer as it is, reading every tag back as written', () => {
+    // The Qwen2-style fixture: a byte-level BPE, as the suite's backbone has.
+    const fixture = (file: string) =>
+      JSON.parse(
+        readFileSync(
+          new URL(`../../../../fixtures/hf/tiny-qwen2/${file}`, import.meta.url),
+          'utf8',
+        ),
+      );
+    const bpe = tokenizerFromJson(fixture('tokenizer.json'), fixture('tokenizer_config.json'));
+    expect(interoceptionTokenizer(bpe)).toBe(bpe);
+    for (const rate of [0, 0.05, 0.125, 1 / 3, 0.5, 1]) {
+      const tagged = withEvictionRateTag(PROMPTS[0], rate);
+      expect(bpe.decode(bpe.encode(tagged))).toBe(tagged);
+    }
+    expect(() => interoceptionTokenizer(bpe, 'markup')).toThrow(
+      expect.objectContaining({ code: 'E_ARG', argument: 'form' }),
+    );
+  });
+
+  it('refuses a subword tokenizer that loses part of the tag', () => {
+    // Decodes every id but the one of `%` (a vocabulary without it, mapped to nothing).
+    const lossy: Tokenizer = {
+      vocabSize: 128,
+      encode: (text) => Int32Array.from(text, (c) => c.charCodeAt(0)),
+      decode: (ids) => Array.from(ids, (id) => (id === 37 ? '' : String.fromCharCode(id))).join(''),
+      toJSON: () => ({}),
+    };
+    expect(() => interoceptionTokenizer(lossy)).toThrow(
+      expect.objectContaining({
+        code: 'E_ARG',
+        argument: 'tokenizer',
+        message: expect.stringContaining(JSON.stringify(evictionRateTag(0))),
+      }),
+    );
   });
 });
