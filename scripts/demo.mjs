@@ -9,7 +9,7 @@ runSteps(
   [
     ...SET_UP,
     {
-      what: 'running the main job, examples/main-job/sweep.json (2½–6½ min on 2 cores, by machine; finished cells are not recomputed: delete examples/main-job/out to start afresh)',
+      what: 'running the main job, examples/main-job/sweep.json (its cells on two threads: about 3½ min on a slow 2-core machine; finished cells are not recomputed: delete examples/main-job/out to start afresh)',
       args: ['--filter', '@lethe/example-main-job', 'start'],
     },
   ],

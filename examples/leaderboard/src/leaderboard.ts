@@ -18,13 +18,18 @@ const program = new Command()
   .option('--config <file>', 'the sweep (lethe eval --config)', 'sweep.json')
   .option('--results <file>', 'results file, resumed when it exists', 'results/results.json')
   .option('--out <dir>', 'report directory (report.md, report.html, results.json)', 'report')
+  .option(
+    '--threads <n>',
+    'worker threads computing cells side by side (lethe eval --threads)',
+    '2',
+  )
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
-const o = program.opts<{ config: string; results: string; out: string }>();
+const o = program.opts<{ config: string; results: string; out: string; threads: string }>();
 
 await runMain(async () => {
   const average = averagedTasks(JSON.parse(readFileSync(o.config, 'utf8')), o.config);
-  runLethe(['eval', '--config', o.config, '--results', o.results]);
+  runLethe(['eval', '--config', o.config, '--results', o.results, '--threads', o.threads]);
   runLethe([
     'report',
     '--results',

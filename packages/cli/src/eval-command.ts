@@ -5,6 +5,7 @@ import {
   EVAL_FLAGS,
   knownPolicies,
   parseEvalFlags,
+  parseIntegerFlag,
   policyParts,
   renderMarkdown,
   type SweepConfig,
@@ -146,55 +147,63 @@ export function addEvalCommand(program: Command): void {
     .option('--config <file>', 'sweep configuration (JSON, see SweepConfig) instead of cell flags')
     .option('--results <file>', 'results file: written after every cell; a rerun resumes from it')
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
-    .action(async (opts: { config?: string; results?: string; backend?: string }) => {
-      const registry = createDefaultRegistry();
-      const store = nodePolicyStore();
-      const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
-      // First: a learned provider may upload its parameters when the sweep's policies are checked.
-      await initBackend((opts.backend ?? 'wasm') as BackendName);
-      const config = await sweepOf(opts.config, cellArgs, registry, store);
-      const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, taskLabel(task))));
-      for (const seed of [...allSeeds].filter(isTrainingSeed)) {
-        process.stderr.write(
-          `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
-        );
-      }
-      const bar = sweepBar(sweepCells(config).length);
-      const interrupt = interruptController(() => {
-        process.stderr.write('\nstopping after this decode step…\n');
-      });
-      let results: SweepResults;
-      try {
-        results = await runSweep(config, {
-          registry,
-          policies: store,
-          resultsPath: opts.results,
-          onProgress: bar.update,
-          signal: interrupt.signal,
-        });
-      } catch (error) {
-        bar.stop();
-        if (interrupt.interrupted()) {
-          console.log(
-            opts.results === undefined
-              ? 'interrupted (no --results file, nothing kept)'
-              : `interrupted; finished cells are in ${opts.results}; run the same command to resume`,
+    .option(
+      '--threads <n>',
+      'worker threads computing cells side by side (default 1; the same results)',
+    )
+    .action(
+      async (opts: { config?: string; results?: string; backend?: string; threads?: string }) => {
+        const threads =
+          opts.threads === undefined ? 1 : parseIntegerFlag(opts.threads, '--threads', 1);
+        const registry = createDefaultRegistry();
+        const store = nodePolicyStore();
+        const cellArgs = givenFlagArgs(command, EVAL_FLAGS);
+        // First: a learned provider may upload its parameters when the sweep's policies are checked.
+        await initBackend((opts.backend ?? 'wasm') as BackendName);
+        const config = await sweepOf(opts.config, cellArgs, registry, store);
+        const allSeeds = new Set(config.tasks.flatMap((task) => seedsOf(config, taskLabel(task))));
+        for (const seed of [...allSeeds].filter(isTrainingSeed)) {
+          process.stderr.write(
+            `lethe: warning: seed ${seed} lies in the range task models train on (≥ ${TRAINING_SEED_OFFSET}); its examples are not held out\n`,
           );
-          process.exitCode = EXIT_INTERRUPTED;
-          return;
         }
-        // An unreadable, unwritable or malformed results file: name the flag that gave it.
-        throw nameFlag(error, (field) => (field === opts.results ? '--results' : undefined));
-      } finally {
-        interrupt.dispose();
-      }
-      bar.stop();
-      process.stdout.write(
-        `\n${renderMarkdown(results, reportOptions(results, config, registry))}`,
-      );
-      if (opts.config === undefined) {
-        process.stdout.write(`\nreproduce: ${results.cells[0]!.command}\n`);
-      }
-      if (opts.results !== undefined) process.stdout.write(`\nresults: ${opts.results}\n`);
-    });
+        const bar = sweepBar(sweepCells(config).length);
+        const interrupt = interruptController(() => {
+          process.stderr.write('\nstopping after this decode step…\n');
+        });
+        let results: SweepResults;
+        try {
+          results = await runSweep(config, {
+            // A pool's threads build their own registry and store.
+            ...(threads === 1 ? { registry, policies: store } : { threads }),
+            resultsPath: opts.results,
+            onProgress: bar.update,
+            signal: interrupt.signal,
+          });
+        } catch (error) {
+          bar.stop();
+          if (interrupt.interrupted()) {
+            console.log(
+              opts.results === undefined
+                ? 'interrupted (no --results file, nothing kept)'
+                : `interrupted; finished cells are in ${opts.results}; run the same command to resume`,
+            );
+            process.exitCode = EXIT_INTERRUPTED;
+            return;
+          }
+          // An unreadable, unwritable or malformed results file: name the flag that gave it.
+          throw nameFlag(error, (field) => (field === opts.results ? '--results' : undefined));
+        } finally {
+          interrupt.dispose();
+        }
+        bar.stop();
+        process.stdout.write(
+          `\n${renderMarkdown(results, reportOptions(results, config, registry))}`,
+        );
+        if (opts.config === undefined) {
+          process.stdout.write(`\nreproduce: ${results.cells[0]!.command}\n`);
+        }
+        if (opts.results !== undefined) process.stdout.write(`\nresults: ${opts.results}\n`);
+      },
+    );
 }

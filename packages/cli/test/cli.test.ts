@@ -213,6 +213,19 @@ describe('lethe eval', () => {
       /^\| 50% \| (h2o|tova) \| [\d.]+% \| (tova|h2o) \| [\d.]+% \| 2 \| McNemar \(exact\) \| [\d.e-]+ \| [\d.e-]+ \| · not told apart \|$/m,
     );
     expect(first.stdout).toContain('### Against the best heuristic');
+
+    // On two threads: the same table, but the throughput column.
+    const pooled = await lethe(['eval', '--config', 'sweep.json', '--threads', '2'], dir);
+    expect(pooled.status).toBe(0);
+    const timeless = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((line) => line.startsWith('| arithmetic |'))
+        .map((line) => line.split(' | ').filter((_, column) => column !== 10));
+    expect(timeless(pooled.stdout)).toEqual(timeless(first.stdout));
+    const zero = await lethe(['eval', '--config', 'sweep.json', '--threads', '0'], dir);
+    expect(zero.status).toBe(2);
+    expect(zero.stderr).toMatch(/\[E_ARG\] --threads/);
   });
 
   it('runs one task under two labels and averages them in the report with --average-over', async () => {

@@ -1,27 +1,30 @@
 import { rm } from 'node:fs/promises';
-import { LetheError } from '@lethe/core';
+import { assertInteger, LetheError } from '@lethe/core';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import type { DecoderModel } from '@lethe/model';
 import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { createTask as createRegisteredTask, TASK_NAMES } from '../tasks/index';
+import { TASK_NAMES } from '../tasks/index';
 import type { Task } from '../tasks/task';
 import { requireObject } from './arguments';
+import type { CellEnvironment } from './cell-environment';
 import { runCell } from './cell-runner';
-import { cellId, sweepCells } from './cells';
+import { sweepCells } from './cells';
 import { checkpointModels } from './checkpoint-models';
 import { type Clock, systemClock } from './clock';
 import { FullCacheReferences } from './full-reference';
 import { knownPolicies } from './known-policies';
 import type { ModelProvider } from './model-provider';
 import { readResultsFile, writeResultsFile } from './node-results-file';
-import { estimateRemainingMs, type ProgressCallback } from './progress';
-import type { CellResult, SweepResults } from './results';
+import type { ProgressCallback } from './progress';
+import type { CellKey, SweepResults } from './results';
 import { emptyResults } from './results-file';
-import { checkpointOf, type SweepConfig, taskLabel, validateSweepConfig } from './sweep-config';
+import { type SweepConfig, validateSweepConfig } from './sweep-config';
+import { labelledCheckpoints, sweepTasks, type TaskFactory } from './sweep-context';
+import { type PendingCell, runCellsOnPool } from './sweep-pool';
+import { SweepRecord } from './sweep-record';
 
-/** Builds a task from its registry name and options (the `createTask` of the tasks module). */
-export type TaskFactory = (name: string, options: Readonly<Record<string, unknown>>) => Task;
+export type { TaskFactory } from './sweep-context';
 
 /** Options of {@link runSweep}. */
 export interface RunSweepOptions {
@@ -49,12 +52,26 @@ export interface RunSweepOptions {
   readonly createTask?: TaskFactory;
   /** Valid task names for config validation when `createTask` is given (default: not checked). */
   readonly taskNames?: readonly string[];
+  /**
+   * Worker threads that compute cells side by side (default 1: this thread, in sweep order). From
+   * 2 on, a pool of threads each running `dist/sweep-cell-worker.js` (so from the package's
+   * build): each builds the default registry, policy store and checkpoint models itself, so
+   * `registry`, `policies`, `models`, `createTask` and `now` cannot be given with it. Results are
+   * those of one thread but the wall-time fields; each thread runs a task's full-cache reference
+   * once more.
+   */
+  readonly threads?: number;
 }
 
+/** The options a pool of threads cannot take: objects of this thread. */
+const IN_THREAD_OPTIONS = ['registry', 'policies', 'models', 'createTask', 'now'] as const;
+
 /**
- * Runs a policy × budget sweep: every cell of `sweepCells(config)` in that deterministic order,
- * each with `runCell`, sharing per task one model (loaded before the task's first cell that has
- * to run, released after its last) and the full-cache reference runs per (task, seed).
+ * Runs a policy × budget sweep: every cell of `sweepCells(config)` with `runCell`. In this thread
+ * (`threads` 1) the cells run in that deterministic order, sharing per task one model (loaded
+ * before the task's first cell that has to run, released after its last) and the full-cache
+ * reference runs per (task, seed); with `threads` > 1 they run side by side on a pool of worker
+ * threads (`runCellsOnPool`), with the same results.
  *
  * Resumable: with `resultsPath`, cells already in the file are skipped, and after each new
  * cell the file — format header, the normalised config, finished cells in sweep order — is
@@ -64,7 +81,8 @@ export interface RunSweepOptions {
  * run that created the file and fails or stops before its first cell finishes removes it.
  *
  * @returns every finished cell of the sweep.
- * @throws LetheError `E_ARG` naming `options` when it is not an object; the errors of
+ * @throws LetheError `E_ARG` naming `options` when it is not an object, `threads` when it is not
+ *   an integer ≥ 1 or comes with an option a pool cannot take; the errors of
  *   `validateSweepConfig` (naming the field; unknown policy names list the registry's);
  *   `E_FORMAT` / `E_ARG` naming the results file (malformed, written by another config,
  *   unreadable or unwritable); `E_ARG` naming `tasks[i].name` when the task factory builds a
@@ -75,43 +93,82 @@ export async function runSweep(
   options: RunSweepOptions = {},
 ): Promise<SweepResults> {
   requireObject(options, 'options', 'a RunSweepOptions object');
+  const threads = assertInteger(options.threads ?? 1, 'threads', 1);
+  const given = IN_THREAD_OPTIONS.filter((name) => options[name] !== undefined);
+  if (threads > 1 && given.length > 0) {
+    throw new LetheError(
+      'E_ARG',
+      `is ${threads}, and a pool of threads builds its own defaults: ${given.join(', ')} cannot be given with it`,
+      'threads',
+    );
+  }
   const registry = options.registry ?? createDefaultRegistry();
-  const createTask: TaskFactory =
-    options.createTask ?? ((name, taskOptions) => createRegisteredTask(name, taskOptions));
   const taskNames = options.createTask === undefined ? TASK_NAMES : options.taskNames;
   const sweep = validateSweepConfig(config, { ...knownPolicies(registry), tasks: taskNames });
   const clock = options.now ?? systemClock;
   const { resultsPath, signal, onProgress } = options;
-  const tasks = new Map<string, Task>();
-  sweep.tasks.forEach((spec, i) => {
-    const task = createTask(spec.name, spec.options);
-    if (task.name !== spec.name) {
-      throw new LetheError('E_ARG', `builds a task named "${task.name}"`, `tasks[${i}].name`);
-    }
-    tasks.set(taskLabel(spec), task);
-  });
-  const models = options.models ?? checkpointModels(labelledCheckpoints(sweep), tasks);
-
+  const tasks = sweepTasks(sweep, options.createTask);
   const grid = sweepCells(sweep);
-  const finished = new Map<string, CellResult>();
   // Written before the first cell, so a path that cannot be written fails at once.
   let created = false;
-  if (resultsPath !== undefined) {
-    const existing = await readResultsFile(resultsPath, sweep);
-    for (const cell of existing?.cells ?? []) finished.set(cellId(cell.key), cell);
-    if (existing === undefined) {
-      await writeResultsFile(resultsPath, emptyResults(sweep));
-      created = true;
-    }
+  const existing =
+    resultsPath === undefined ? undefined : await readResultsFile(resultsPath, sweep);
+  if (resultsPath !== undefined && existing === undefined) {
+    await writeResultsFile(resultsPath, emptyResults(sweep));
+    created = true;
   }
-  const results = (): SweepResults => ({
-    ...emptyResults(sweep),
-    cells: grid.flatMap((key) => finished.get(cellId(key)) ?? []),
+  const record = new SweepRecord(sweep, grid, existing?.cells ?? [], {
+    resultsPath,
+    onProgress,
+    clock,
   });
+  try {
+    if (threads === 1) {
+      await runCellsInThread(grid, record, {
+        tasks,
+        models: options.models ?? checkpointModels(labelledCheckpoints(sweep), tasks),
+        environment: {
+          config: sweep,
+          registry,
+          policies: options.policies ?? nodePolicyStore(),
+          clock,
+          signal,
+        },
+      });
+    } else {
+      const pending: PendingCell[] = [];
+      grid.forEach((key, index) => {
+        const found = record.resultOf(key);
+        if (found === undefined) pending.push({ index, key });
+        else record.skip(index, found);
+      });
+      await runCellsOnPool(sweep, pending, record, threads, signal);
+    }
+  } catch (error) {
+    // A run that made the results file and finished no cell (a model that cannot be read, an
+    // interrupt during the first cell) leaves none behind: the next run starts as if it had not
+    // run, with this config or another.
+    if (created && record.computed === 0) await rm(resultsPath!, { force: true });
+    throw error;
+  }
+  return record.results();
+}
 
-  const start = clock();
-  let toCompute = grid.filter((key) => !finished.has(cellId(key))).length;
-  let computed = 0;
+/**
+ * The cells of `grid` in order in this thread: each finished one reported as skipped, each other
+ * computed with the task's model (loaded before the task's first cell that has to run, released
+ * after its last) and added to `record`.
+ */
+async function runCellsInThread(
+  grid: readonly CellKey[],
+  record: SweepRecord,
+  context: {
+    readonly tasks: ReadonlyMap<string, Task>;
+    readonly models: ModelProvider;
+    readonly environment: Omit<CellEnvironment, 'task' | 'model' | 'references'>;
+  },
+): Promise<void> {
+  const { tasks, models, environment } = context;
   let loaded: { task: string; model: DecoderModel } | undefined;
   const references = new FullCacheReferences();
   const release = (): void => {
@@ -122,66 +179,28 @@ export async function runSweep(
   try {
     for (let index = 0; index < grid.length; index++) {
       const key = grid[index]!;
-      const id = cellId(key);
-      let result = finished.get(id);
-      const skipped = result !== undefined;
-      if (result === undefined) {
-        signal?.throwIfAborted();
-        if (loaded?.task !== key.task) {
-          release();
-          loaded = { task: key.task, model: await models.load(key.task) };
-        }
-        result = await runCell(key, {
-          task: tasks.get(key.task)!,
-          model: loaded.model,
-          config: sweep,
-          registry,
-          policies: options.policies ?? nodePolicyStore(),
-          clock,
-          signal,
-          references,
-        });
-        finished.set(id, result);
-        if (resultsPath !== undefined) await writeResultsFile(resultsPath, results());
-        computed += 1;
-        toCompute -= 1;
-        if (
-          !grid
-            .slice(index + 1)
-            .some((next) => next.task === key.task && !finished.has(cellId(next)))
-        ) {
-          release();
-        }
+      const found = record.resultOf(key);
+      if (found !== undefined) {
+        record.skip(index, found);
+        continue;
       }
-      const elapsedMs = clock() - start;
-      onProgress?.({
-        index,
-        total: grid.length,
-        key,
-        skipped,
-        result,
-        elapsedMs,
-        etaMs: estimateRemainingMs(elapsedMs, computed, toCompute),
+      environment.signal?.throwIfAborted();
+      if (loaded?.task !== key.task) {
+        release();
+        loaded = { task: key.task, model: await models.load(key.task) };
+      }
+      const result = await runCell(key, {
+        ...environment,
+        task: tasks.get(key.task)!,
+        model: loaded.model,
+        references,
       });
+      await record.add(index, result);
+      if (!grid.slice(index + 1).some((next) => next.task === key.task && !record.resultOf(next))) {
+        release();
+      }
     }
-  } catch (error) {
-    // A run that made the results file and finished no cell (a model that cannot be read, an
-    // interrupt during the first cell) leaves none behind: the next run starts as if it had not
-    // run, with this config or another.
-    if (created && computed === 0) await rm(resultsPath!, { force: true });
-    throw error;
   } finally {
     release();
   }
-  return results();
-}
-
-/** The checkpoint directory of each task label of `sweep` that has one (see `checkpointOf`). */
-function labelledCheckpoints(sweep: SweepConfig): Record<string, string> {
-  const dirs: Record<string, string> = {};
-  for (const label of sweep.tasks.map(taskLabel)) {
-    const dir = checkpointOf(sweep, label);
-    if (dir !== undefined) dirs[label] = dir;
-  }
-  return dirs;
 }
