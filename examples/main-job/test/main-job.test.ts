@@ -1,7 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { knownPolicies, policyParts, TASK_NAMES, validateSweepConfig } from '@lethe/eval';
+import {
+  knownPolicies,
+  policyParts,
+  prefillChunkOf,
+  rateEveryOf,
+  TASK_NAMES,
+  taskLabel,
+  validateSweepConfig,
+} from '@lethe/eval';
 import { createDefaultRegistry } from '@lethe/policies';
 import { evaluateFullCache, loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
@@ -46,6 +54,26 @@ describe('the main job sweep', () => {
       ) as { provider: string };
       expect(manifest.provider).toBe(policy.name);
     }
+  });
+
+  it('runs NGC on the rate schedule it was trained with as well as at the common ceilings, beside SnapKV there', () => {
+    const run = JSON.parse(
+      readFileSync(join(root, '../../models/countdown-ngc/lethe-ngc.json'), 'utf8'),
+    ) as { settings: { cadence: number; retention: number[] } };
+    const schedule = sweep.tasks.find((task) => rateEveryOf(sweep, taskLabel(task)) !== null)!;
+    expect(schedule.name).toBe('countdown');
+    // Its rounds: the prompt whole, then one every `cadence` tokens.
+    expect(rateEveryOf(sweep, schedule.label!)).toBe(run.settings.cadence);
+    expect(prefillChunkOf(sweep, schedule.label!)).toBeNull();
+    // There, the rates of its training: ε = 1 − the retentions of its curriculum.
+    expect(schedule.budgets).toEqual([0.7, 0.6, 0.5]);
+    for (const budget of schedule.budgets!) expect(run.settings.retention).toContain(budget);
+    const ngc = singles.find((p) => p.name === 'ngc')!;
+    expect(ngc.tasks).toEqual(['countdown', schedule.label]);
+    const onSchedule = singles
+      .filter((p) => p.tasks == null || p.tasks.includes(schedule.label!))
+      .map((p) => p.label);
+    expect(onSchedule.sort()).toEqual(['full', 'ngc', 'snapkv-w5']);
   });
 
   it('has tight budgets and a shipped model for every task', () => {

@@ -4,7 +4,13 @@ import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
 import { runsOnTask } from './policy-spec';
 import type { CellKey } from './results';
-import { type SweepConfig, seedsOf, taskLabel, validateSweepConfig } from './sweep-config';
+import {
+  budgetsOf,
+  type SweepConfig,
+  seedsOf,
+  taskLabel,
+  validateSweepConfig,
+} from './sweep-config';
 
 /**
  * The cells of a sweep in their deterministic order: tasks (config order, keyed by label), then seeds, then
@@ -22,7 +28,7 @@ export function sweepCells(config: SweepConfig): CellKey[] {
     for (const seed of seedsOf(sweep, label)) {
       for (const policy of sweep.policies) {
         if (!runsOnTask(policy, label)) continue;
-        const budgets = policy.name === FULL_CACHE ? [1] : sweep.budgets;
+        const budgets = policy.name === FULL_CACHE ? [1] : budgetsOf(sweep, label);
         for (const budget of budgets) {
           cells.push({ task: label, policy: policy.label, budget, seed });
         }

@@ -84,6 +84,7 @@ export {
   rollout,
 } from './rollout';
 export {
+  budgetsOf,
   checkpointOf,
   DEFAULT_BATCH_SIZE,
   EVERY_UNTRAINED_POLICY,

@@ -165,7 +165,7 @@ export function cellConfig(key: CellKey, config: SweepConfig): SweepConfig {
     );
   }
   const checkpoint = checkpointOf(sweep, key.task);
-  const { prefillChunk: _, seeds: __, rateEvery: ___, ...taskOnly } = task;
+  const { prefillChunk: _, seeds: __, rateEvery: ___, budgets: ____, ...taskOnly } = task;
   return {
     ...sweep,
     tasks: [taskOnly],

@@ -18,11 +18,12 @@ export interface TaskSpec {
   /** Options passed to `createTask` (JSON). */
   readonly options: Readonly<Record<string, JsonValue>>;
   /**
-   * This task's prefill chunk, overriding the sweep's `prefillChunk` (absent: the sweep's). A
+   * This task's prefill chunk, overriding the sweep's `prefillChunk` (absent: the sweep's; `null`:
+   * each prompt whole before the first check, e.g. the rounds NGC is trained with). A
    * chunk of c tokens lets a cache pass its budget's ceiling by c − 1 entries before the round
    * after it, so tasks with short full caches want small chunks.
    */
-  readonly prefillChunk?: number;
+  readonly prefillChunk?: number | null;
   /**
    * This task's seeds, overriding the sweep's `seeds` (absent: the sweep's) — e.g. more seeds for
    * a task whose cells are cheap.
@@ -35,6 +36,12 @@ export interface TaskSpec {
    * Present only when it differs from the sweep's.
    */
   readonly rateEvery?: number | null;
+  /**
+   * This task's budgets, overriding the sweep's `budgets` (absent: the sweep's) — e.g. the rates
+   * a learned policy was trained at, on a task under its own `rateEvery`. Present only when they
+   * differ from the sweep's.
+   */
+  readonly budgets?: readonly number[];
 }
 
 /** Sampling of every generation cell (see `SamplingOptions` of `@lethe/model`). */
@@ -145,7 +152,7 @@ const FIELDS = [
 /**
  * Validates a sweep configuration (typically parsed JSON) and returns it normalised, with
  * every default filled in and keys in a fixed order. A task may be given as a bare name
- * (`"countdown"`) or as `{ name, label, options, prefillChunk, seeds, rateEvery }`.
+ * (`"countdown"`) or as `{ name, label, options, prefillChunk, seeds, rateEvery, budgets }`.
  *
  * @throws LetheError `E_BUDGET` naming `budgets[i]` for a budget outside (0, 1]; `E_ARG` naming
  *   the field for anything else: an unknown field, a missing or mistyped one, an empty or
@@ -189,19 +196,22 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     });
   });
 
-  const budgets = nonEmptyList(json.budgets, 'budgets').map((b, i) =>
-    validateBudgetFraction(b, `budgets[${i}]`),
-  );
-  rejectDuplicates(budgets, (i) => `budgets[${i}]`);
+  const budgets = budgetList(json.budgets, 'budgets');
   const rateEvery =
     json.rateEvery === undefined || json.rateEvery === null
       ? null
       : positiveInteger(json.rateEvery, 'rateEvery');
-  // A task's own rule is kept only where it differs from the sweep's (one normal form).
+  // A task's own rule and budgets are kept only where they differ from the sweep's (one normal
+  // form).
   const ruled = tasks.map((task) => {
-    if (task.rateEvery !== rateEvery) return task;
-    const { rateEvery: _, ...rest } = task;
-    return rest;
+    const { rateEvery: ownRule, budgets: ownBudgets, ...rest } = task;
+    return {
+      ...rest,
+      ...(ownRule === undefined || ownRule === rateEvery ? {} : { rateEvery: ownRule }),
+      ...(ownBudgets === undefined || sameNumbers(ownBudgets, budgets)
+        ? {}
+        : { budgets: ownBudgets }),
+    };
   });
 
   const seeds = seedList(json.seeds, 'seeds');
@@ -333,9 +343,10 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
   let name: unknown;
   let label: unknown;
   let options: unknown = {};
-  let prefillChunk: number | undefined;
+  let prefillChunk: number | null | undefined;
   let seeds: number[] | undefined;
   let rateEvery: number | null | undefined;
+  let budgets: number[] | undefined;
   if (typeof entry === 'string') {
     name = entry;
   } else if (isPlainObject(entry)) {
@@ -352,13 +363,17 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
     label = entry.label;
     if (entry.options !== undefined) options = entry.options;
     if (entry.prefillChunk !== undefined) {
-      prefillChunk = positiveInteger(entry.prefillChunk, `${argument}.prefillChunk`);
+      prefillChunk =
+        entry.prefillChunk === null
+          ? null
+          : positiveInteger(entry.prefillChunk, `${argument}.prefillChunk`);
     }
     if (entry.seeds !== undefined) seeds = seedList(entry.seeds, `${argument}.seeds`);
     if (entry.rateEvery !== undefined) {
       rateEvery =
         entry.rateEvery === null ? null : positiveInteger(entry.rateEvery, `${argument}.rateEvery`);
     }
+    if (entry.budgets !== undefined) budgets = budgetList(entry.budgets, `${argument}.budgets`);
   } else {
     throw new LetheError('E_ARG', 'must be a task name or { name, label, options }', argument);
   }
@@ -386,15 +401,35 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
     ...(prefillChunk === undefined ? {} : { prefillChunk }),
     ...(seeds === undefined ? {} : { seeds }),
     ...(rateEvery === undefined ? {} : { rateEvery }),
+    ...(budgets === undefined ? {} : { budgets }),
   };
 }
 
 /** The fields of a task entry. */
-const TASK_FIELDS = ['name', 'label', 'options', 'prefillChunk', 'seeds', 'rateEvery'];
+const TASK_FIELDS = ['name', 'label', 'options', 'prefillChunk', 'seeds', 'rateEvery', 'budgets'];
+
+/** A non-empty list of distinct budget fractions in (0, 1], naming `argument[i]`. */
+function budgetList(value: unknown, argument: string): number[] {
+  const budgets = nonEmptyList(value, argument).map((b, i) =>
+    validateBudgetFraction(b, `${argument}[${i}]`),
+  );
+  rejectDuplicates(budgets, (i) => `${argument}[${i}]`);
+  return budgets;
+}
+
+/** Whether two lists hold the same numbers in the same order. */
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}
 
 /** A task's label in cells and reports: its own, else its registry name. */
 export function taskLabel(task: TaskSpec): string {
   return task.label ?? task.name;
+}
+
+/** The budgets the cells of the task labelled `task` run at in `config`: its own, else the sweep's. */
+export function budgetsOf(config: SweepConfig, task: string): readonly number[] {
+  return config.tasks.find((t) => taskLabel(t) === task)?.budgets ?? config.budgets;
 }
 
 /** The seeds the cells of the task labelled `task` run with in `config`: its own, else the sweep's. */
@@ -410,7 +445,8 @@ export function seedsOf(config: SweepConfig, task: string): readonly number[] {
  */
 export function prefillChunkOf(config: SweepConfig, task: string): number | null {
   const sweep = validateSweepConfig(config);
-  return sweep.tasks.find((t) => taskLabel(t) === task)?.prefillChunk ?? sweep.prefillChunk;
+  const own = sweep.tasks.find((t) => taskLabel(t) === task)?.prefillChunk;
+  return own === undefined ? sweep.prefillChunk : own;
 }
 
 /**
@@ -527,21 +563,28 @@ function rejectDuplicates<T>(values: readonly T[], argument: (i: number) => stri
 }
 
 /**
- * The entries of `policies` with each {@link EVERY_UNTRAINED_POLICY} replaced by the untrained
- * providers not named elsewhere in the list, each paired with its argument name.
+ * The entries of `policies` with each {@link EVERY_UNTRAINED_POLICY} — `"*"`, or
+ * `{ "name": "*", "tasks": [...] }` for some tasks only — replaced by the untrained providers not
+ * listed elsewhere for every task (each with those `tasks`), each paired with its argument name.
+ * A provider listed for some tasks only stays in: give that entry a `label` of its own.
  *
- * @throws LetheError `E_ARG` naming `policies[i]` for a `"*"` when `known.untrained` is absent.
+ * @throws LetheError `E_ARG` naming `policies[i]` for a `"*"` when `known.untrained` is absent,
+ *   or for an object `"*"` with a field besides `name` and `tasks`.
  */
 function expandPolicies(entries: unknown[], known: KnownNames): [unknown, string][] {
+  // A provider listed for every task is left out; one listed for some tasks (`tasks`) stays in.
   const named = new Set(
     entries.flatMap((entry) => {
       if (typeof entry === 'string') return [entry];
-      return isPlainObject(entry) && typeof entry.name === 'string' ? [entry.name] : [];
+      return isPlainObject(entry) && typeof entry.name === 'string' && entry.tasks === undefined
+        ? [entry.name]
+        : [];
     }),
   );
   return entries.flatMap((entry, i): [unknown, string][] => {
     const argument = `policies[${i}]`;
-    if (entry !== EVERY_UNTRAINED_POLICY) return [[entry, argument]];
+    const wildcard = isPlainObject(entry) && entry.name === EVERY_UNTRAINED_POLICY;
+    if (entry !== EVERY_UNTRAINED_POLICY && !wildcard) return [[entry, argument]];
     if (known.untrained === undefined) {
       throw new LetheError(
         'E_ARG',
@@ -549,6 +592,19 @@ function expandPolicies(entries: unknown[], known: KnownNames): [unknown, string
         argument,
       );
     }
-    return known.untrained.filter((name) => !named.has(name)).map((name) => [name, argument]);
+    const extra = wildcard
+      ? Object.keys(entry).filter((key) => key !== 'name' && key !== 'tasks')
+      : [];
+    if (extra.length > 0) {
+      throw new LetheError(
+        'E_ARG',
+        `"${EVERY_UNTRAINED_POLICY}" takes only "tasks" (every policy keeps its own options), got ${extra.map((key) => JSON.stringify(key)).join(', ')}`,
+        argument,
+      );
+    }
+    const restricted = wildcard && entry.tasks !== undefined ? { tasks: entry.tasks } : undefined;
+    return known.untrained
+      .filter((name) => !named.has(name))
+      .map((name) => [restricted === undefined ? name : { name, ...restricted }, argument]);
   });
 }

@@ -1,6 +1,7 @@
 import { expectLetheError, shellWords } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
+  budgetsOf,
   capacityFor,
   cellConfig,
   checkpointOf,
@@ -217,6 +218,52 @@ describe('cells and reproduce commands', () => {
     );
   });
 
+  it('expands { name: "*", tasks } to those providers on those tasks only', () => {
+    const known = { policies: ['full', 'h2o', 'snapkv'], untrained: ['full', 'h2o', 'snapkv'] };
+    const config = {
+      ...base,
+      tasks: ['toy', 'lm'],
+      policies: ['full', { name: '*', tasks: ['lm'] }],
+    };
+    const expanded = validateSweepConfig(config, known);
+    expect(expanded.policies.map((p) => [p.label, p.tasks])).toEqual([
+      ['full', null],
+      ['h2o', ['lm']],
+      ['snapkv', ['lm']],
+    ]);
+    expect(
+      sweepCells(expanded)
+        .filter((c) => c.task === 'toy')
+        .map((c) => c.policy),
+    ).toEqual(['full']);
+    expectLetheError(
+      () =>
+        validateSweepConfig(
+          { ...config, policies: [{ name: '*', tasks: ['lm'], options: { windowSize: 4 } }] },
+          known,
+        ),
+      'E_ARG',
+      'policies[0]',
+    );
+    // A provider listed for some tasks stays in "*", under its own label there.
+    const alongside = validateSweepConfig(
+      {
+        ...config,
+        policies: [
+          '*',
+          { name: 'snapkv', label: 'snapkv-w4', options: { windowSize: 4 }, tasks: ['lm'] },
+        ],
+      },
+      known,
+    );
+    expect(alongside.policies.map((p) => p.label)).toEqual(['full', 'h2o', 'snapkv', 'snapkv-w4']);
+    // The tasks are checked as any policy's.
+    expectLetheError(
+      () => validateSweepConfig({ ...config, policies: [{ name: '*', tasks: ['nope'] }] }, known),
+      'E_ARG',
+    );
+  });
+
   it('runs a policy restricted to some tasks only there, and refuses a task not in the sweep', () => {
     const restricted = validateSweepConfig({
       ...base,
@@ -275,6 +322,55 @@ describe('cells and reproduce commands', () => {
     expect(parsed).toEqual({ ...cellConfig(key, labelled), checkpoints: { short: '/m/toy' } });
     expect(sweepCells(parsed)).toEqual([key]);
     expect(checkpointOf(parsed, 'short')).toBe('/m/toy');
+  });
+
+  it('gives a task its own budgets, kept only where they differ, each cell carried by its command', () => {
+    const own = validateSweepConfig({
+      ...base,
+      tasks: [
+        { name: 'toy', label: 'toy@rate', rateEvery: 8, budgets: [0.7, 0.6] },
+        { name: 'lm', budgets: [0.5, 0.25] },
+      ],
+      policies: ['full', 'h2o'],
+      budgets: [0.5, 0.25],
+    });
+    expect(own.tasks.map((t) => t.budgets)).toEqual([[0.7, 0.6], undefined]);
+    expect(['toy@rate', 'lm'].map((t) => budgetsOf(own, t))).toEqual([
+      [0.7, 0.6],
+      [0.5, 0.25],
+    ]);
+    const cells = sweepCells(own).filter((c) => c.policy === 'h2o');
+    expect(cells.map((c) => `${c.task}@${c.budget}`)).toEqual([
+      'toy@rate@0.7',
+      'toy@rate@0.6',
+      'lm@0.5',
+      'lm@0.25',
+    ]);
+    const key = cells[1]!;
+    const parsed = parseEvalFlags(shellWords(reproduceCommand(key, own)).slice(2));
+    expect(parsed).toEqual(cellConfig(key, own));
+    expect(sweepCells(parsed)).toEqual([key]);
+    // A task's prefill chunk null takes each prompt whole, whatever the sweep's.
+    const whole = validateSweepConfig({
+      ...base,
+      tasks: [{ name: 'toy', prefillChunk: null }, 'lm'],
+      prefillChunk: 4,
+    });
+    expect(['toy', 'lm'].map((t) => prefillChunkOf(whole, t))).toEqual([null, 4]);
+    const wholeKey = { task: 'toy', policy: 'h2o', budget: 0.5, seed: 0 };
+    const wholeCommand = reproduceCommand(wholeKey, whole);
+    expect(wholeCommand).not.toContain('--prefill-chunk');
+    expect(parseEvalFlags(shellWords(wholeCommand).slice(2))).toEqual(cellConfig(wholeKey, whole));
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', budgets: [0.5, 1.5] }] }),
+      'E_BUDGET',
+      'tasks[0].budgets[1]',
+    );
+    expectLetheError(
+      () => validateSweepConfig({ ...base, tasks: [{ name: 'toy', budgets: [0.5, 0.5] }] }),
+      'E_ARG',
+      'tasks[0].budgets[1]',
+    );
   });
 
   it('gives a task its own budget rule, kept only where it differs, carried by its command', () => {
