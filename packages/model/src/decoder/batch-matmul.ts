@@ -4,11 +4,13 @@ import { tf } from '@lethe/tensor';
 type SaveTensors = (tensors: tf.Tensor[]) => void;
 
 /**
- * Multiply-adds per matrix product above which {@link batchMatMul} splits a batch into separate
- * 2-D products on wasm: each 2-D call costs ~0.7 ms of XNNPACK set-up here, the batched call
- * runs a generic loop 3–5× slower per multiply-add (measured on this project's dev machine).
+ * Multiply-adds per matrix product from which {@link batchMatMul} splits a batch into separate
+ * 2-D products on wasm. tfjs's batched product runs a generic loop there; each 2-D product runs
+ * on XNNPACK after ~0.1 ms of set-up (the slices, the operator). Forward and backward on this
+ * project's dev machine, the split was 1.3–2.5× as fast at 65,536 multiply-adds per product,
+ * 1.6–3.6× at 262,144, even at ~37k and slower below (`bench/batch-matmul-split.ts`).
  */
-export const SPLIT_THRESHOLD = 1 << 20;
+export const SPLIT_THRESHOLD = 1 << 16;
 
 /**
  * `[M, K]·[K, N]` whose gradient also multiplies untransposed operands
@@ -32,17 +34,27 @@ const matMul2d = tf.customGrad((a, b, save) => {
 /**
  * Batched matrix product `[..., M, K]·[..., K, N]` (or `·[..., N, K]ᵀ` with `transposeB`) over
  * identical batch dimensions. On the wasm backend, when each product has at least
- * {@link SPLIT_THRESHOLD} multiply-adds (e.g. attention over a long prompt), it runs one 2-D
+ * {@link SPLIT_THRESHOLD} multiply-adds (attention over 32 tokens or more), it runs one 2-D
  * XNNPACK product per batch entry instead of tfjs's generic batched loop; otherwise it is
  * `tf.matMul`. Differentiable either way.
  */
 export function batchMatMul(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
-  const batchShape = a.shape.slice(0, -2);
   const [rows, inner] = a.shape.slice(-2) as [number, number];
   const columns = b.shape[transposeB ? b.rank - 2 : b.rank - 1]!;
   if (tf.getBackend() !== 'wasm' || rows * inner * columns < SPLIT_THRESHOLD) {
     return tf.matMul(a, b, false, transposeB);
   }
+  return splitBatchMatMul(a, b, transposeB);
+}
+
+/**
+ * {@link batchMatMul}'s split path on any backend and at any size: one differentiable 2-D
+ * product per batch entry, stacked back (for its benchmark and tests).
+ */
+export function splitBatchMatMul(a: tf.Tensor, b: tf.Tensor, transposeB: boolean): tf.Tensor {
+  const batchShape = a.shape.slice(0, -2);
+  const [rows, inner] = a.shape.slice(-2) as [number, number];
+  const columns = b.shape[transposeB ? b.rank - 2 : b.rank - 1]!;
   const count = batchShape.reduce((x, y) => x * y, 1);
   return tf.tidy(() => {
     const lefts = tf.unstack(tf.reshape(a, [count, rows, inner]));

@@ -1,6 +1,6 @@
 import { initBackend, Rng, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { batchMatMul, SPLIT_THRESHOLD } from '../../src/decoder/batch-matmul';
+import { batchMatMul, SPLIT_THRESHOLD, splitBatchMatMul } from '../../src/decoder/batch-matmul';
 import { linear } from '../../src/decoder/linear';
 import { maxAbsDiff } from './helpers';
 
@@ -34,6 +34,20 @@ describe('batchMatMul', () => {
       tf.dispose([a, b, weight, da!, db!, ea!, eb!, value, expected]);
     });
   }
+
+  it('runs tf.matMul itself below the threshold, and splits the same product on request', () => {
+    const [rows, inner, columns] = [16, 8, 16];
+    expect(rows * inner * columns).toBeLessThan(SPLIT_THRESHOLD);
+    const a = normal([3, rows, inner]);
+    const b = normal([3, inner, columns]);
+    const expected = tf.matMul(a, b);
+    const below = batchMatMul(a, b);
+    const split = splitBatchMatMul(a, b, false);
+    expect(Array.from(below.dataSync())).toEqual(Array.from(expected.dataSync()));
+    expect(split.shape).toEqual(expected.shape);
+    expect(maxAbsDiff(split.dataSync(), expected.dataSync())).toBeLessThan(1e-5);
+    tf.dispose([a, b, expected, below, split]);
+  });
 });
 
 describe('linear', () => {
