@@ -4,17 +4,24 @@ import { tf } from '@lethe/tensor';
 type SaveTensors = (tensors: tf.Tensor[]) => void;
 
 /**
- * `x·Wᵀ` for 2-D `x` `[M, in]` and `W` `[out, in]`, computed as `(W·xᵀ)ᵀ` with a custom
- * gradient (`dx = dy·W`, `dW = dyᵀ·x`) so that neither pass multiplies with a transposed
- * operand: tfjs's wasm backend runs transposed or batched matmuls on a slow generic path
- * (~10–50× slower here) and only `[M, K]·[K, N]` products on XNNPACK.
+ * `x·Wᵀ` for 2-D `x` `[M, in]` and `W` `[out, in]` with a custom gradient (`dx = dy·W`,
+ * `dW = dyᵀ·x`) so that no pass multiplies with a transposed operand: tfjs's wasm backend runs
+ * transposed or batched matmuls on a slow generic path (~10–50× slower here) and only
+ * `[M, K]·[K, N]` products on XNNPACK. The forward transposes whichever costs less to move:
+ * `W` (`x·(Wᵀ)`, for the many rows of a training batch) or `x` and the product
+ * (`(W·xᵀ)ᵀ`, for a few rows). Both give the same float32 values.
  */
 const matMulTransposedWeight = tf.customGrad((x, weight, save) => {
   const input = x as tf.Tensor2D;
   const w = weight as tf.Tensor2D;
   (save as SaveTensors)([input, w]);
+  const [rows, inFeatures] = input.shape;
+  const outFeatures = w.shape[0];
+  const moveWeight = outFeatures * inFeatures < rows * (inFeatures + outFeatures);
   return {
-    value: tf.transpose(tf.matMul(w, tf.transpose(input))),
+    value: moveWeight
+      ? tf.matMul(input, tf.transpose(w))
+      : tf.transpose(tf.matMul(w, tf.transpose(input))),
     gradFunc: (dy, saved) => {
       const [savedInput, savedWeight] = saved as [tf.Tensor2D, tf.Tensor2D];
       const grad = dy as tf.Tensor2D;

@@ -69,4 +69,18 @@ describe('linear', () => {
     expect(maxAbsDiff(dw!.dataSync(), ew!.dataSync())).toBeLessThan(1e-4);
     tf.dispose([x, w, bias, dx!, dw!, ex!, ew!, y, expected]);
   });
+
+  it('gives each row the same float32 values whichever operand the forward transposes', () => {
+    // 200 rows of 16 into 24 outputs move the weight (x·(Wᵀ)); one row moves x ((W·xᵀ)ᵀ).
+    const x = normal([200, 16]);
+    const w = normal([24, 16]);
+    const all = linear(x, w).dataSync();
+    const rows = tf.unstack(x);
+    rows.forEach((row, r) => {
+      const one = tf.tidy(() => linear(tf.reshape(row, [1, 16]), w));
+      expect(Array.from(one.dataSync())).toEqual(Array.from(all.subarray(r * 24, (r + 1) * 24)));
+      one.dispose();
+    });
+    tf.dispose([x, w, ...rows]);
+  });
 });
