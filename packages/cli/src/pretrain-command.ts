@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { parseIntegerFlag } from '@lethe/eval';
 import { EXIT_INTERRUPTED } from '@lethe/eval/node';
-import { trainingSeed } from '@lethe/task-models';
+import { type TaskModelProbe, trainingSeed } from '@lethe/task-models';
 import {
   DEFAULT_CHECKPOINT_EVERY,
   PRETRAIN_FLAGS,
@@ -83,6 +83,7 @@ export function addPretrainCommand(program: Command): void {
           checkpointEvery,
           signal: interrupt.signal,
           onProgress: bar.update,
+          onProbe: (probe) => bar.log(`validation at update ${probe.step}: ${probeLine(probe)}`),
           onPhase: (phase) => {
             if (phase === 'evaluate') {
               bar.stop();
@@ -118,7 +119,7 @@ export function addPretrainCommand(program: Command): void {
       if (!opts.keepState) await rm(stateDir, { recursive: true, force: true });
       const seconds = (performance.now() - started) / 1000;
       console.log(
-        `saved ${settings.out} (${manifest.model.parameters.toLocaleString('en-US')} parameters, final loss ${manifest.training.finalLoss?.toFixed(4) ?? 'n/a'}, ${formatDuration(seconds)})`,
+        `saved ${settings.out} (${manifest.model.parameters.toLocaleString('en-US')} parameters, final loss ${manifest.training.finalLoss?.toFixed(4) ?? 'n/a'}, ${formatDuration(seconds)}; ${formatDuration(manifest.training.trainingSeconds)} of updates over every session of the run)`,
       );
       const evaluation = manifest.evaluation;
       if (evaluation !== null) {
@@ -140,4 +141,16 @@ export function addPretrainCommand(program: Command): void {
       }
       console.log(`recreate:  ${manifest.command}`);
     });
+}
+
+/** A validation score as one line: the score, then each suite member's tally. */
+function probeLine(probe: TaskModelProbe): string {
+  const score =
+    probe.metric === 'accuracy'
+      ? `${(100 * probe.mean).toFixed(1)}% ± ${(100 * probe.stderr).toFixed(1)}%`
+      : `perplexity ${probe.mean.toFixed(3)} ± ${probe.stderr.toFixed(3)}`;
+  const members = Object.entries(probe.members ?? {}).map(
+    ([member, { correct, total }]) => `${member} ${correct}/${total}`,
+  );
+  return members.length === 0 ? score : `${score} (${members.join(', ')})`;
 }

@@ -28,6 +28,8 @@ function bar(format: string): cliProgress.SingleBar {
 /** A training bar: step, loss, tokens/s and ETA. */
 export function trainingBar(totalSteps: number): {
   update: (progress: TrainProgress) => void;
+  /** Prints a line above the bar (the bar redraws at its next update). */
+  log: (line: string) => void;
   stop: () => void;
 } {
   const b = bar(
@@ -41,6 +43,9 @@ export function trainingBar(totalSteps: number): {
         tps: p.tokensPerSecond.toFixed(0),
         remaining: formatDuration(p.etaSeconds),
       }),
+    log: (line) => {
+      process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[2K' : ''}${line}\n`);
+    },
     stop: () => b.stop(),
   };
 }

@@ -105,6 +105,56 @@ describe('lethe pretrain', () => {
     expect(manifest.command).toContain('--steps 6 --batch-size 4 --seed 1 --lr 0.02');
     // The resumable state is removed after success.
     await expect(stat(join(dir, `${MODEL}.state`))).rejects.toThrow(/ENOENT/);
+    expect(out).toMatch(/final loss \d\.\d+, .*; \S+ of updates over every session of the run\)/);
+  });
+
+  it('prints each validation score above the bar and records them', async () => {
+    const { stdout, stderr, status } = await lethe(
+      [
+        'pretrain',
+        '--task',
+        'suite',
+        '--task-option',
+        'member=retrieval-mixture',
+        '--task-option',
+        'contextChars=256',
+        '--hidden',
+        '16',
+        '--layers',
+        '1',
+        '--heads',
+        '2',
+        '--kv-heads',
+        '1',
+        '--intermediate',
+        '32',
+        '--steps',
+        '3',
+        '--batch-size',
+        '2',
+        '--eval-examples',
+        '0',
+        '--probe-examples',
+        '5',
+        '--probe-every',
+        '2',
+        '--out',
+        'models/probed',
+      ],
+      dir,
+    );
+    expect(status).toBe(0);
+    // Each of the five retrieval members once: the tallies of the mixture's members.
+    const members =
+      'niah-multi 0/1, niah-multivalue 0/1, variable-tracking 0/1, frequent-words 0/1, two-hop 0/1';
+    expect(stderr).toContain(`validation at update 2: 0.0% ± 0.0% (${members})`);
+    expect(stderr).toContain(`validation at update 3: 0.0% ± 0.0% (${members})`);
+    const manifest = JSON.parse(
+      await readFile(join(dir, 'models/probed', TASK_MODEL_FILE), 'utf8'),
+    ) as TaskModelManifest;
+    expect(manifest.training.probes?.scores.map((p) => p.step)).toEqual([2, 3]);
+    expect(manifest.command).toContain('--probe-examples 5 --probe-seed 1 --probe-every 2');
+    expect(stdout).toContain(`recreate:  ${manifest.command}`);
   });
 });
 

@@ -21,6 +21,8 @@ export {
   type TaskModelEvaluation,
   type TaskModelInit,
   type TaskModelManifest,
+  type TaskModelProbe,
+  type TaskModelProbes,
   type TaskModelTraining,
 } from './manifest';
 export {

@@ -37,6 +37,30 @@ export interface TaskModelEvaluation {
  * directory as given and the command that recreated it, with its own start when it was
  * fine-tuned too, so the whole chain of runs can be replayed.
  */
+/** One validation score taken while training (`lethe pretrain --probe-examples`). */
+export interface TaskModelProbe {
+  /** Updates completed when it was taken. */
+  readonly step: number;
+  /** `accuracy` or `perplexity`, as the held-out evaluation's. */
+  readonly metric: 'accuracy' | 'perplexity';
+  readonly mean: number;
+  readonly stderr: number;
+  readonly n: number;
+  /** Per suite member, as in {@link TaskModelEvaluation}. */
+  readonly members?: Readonly<Record<string, { readonly correct: number; readonly total: number }>>;
+}
+
+/** The validation probes of a run: where their examples came from, and each score. */
+export interface TaskModelProbes {
+  /** Examples `0 … examples − 1` of `seed` (kept out of training). */
+  readonly seed: number;
+  readonly examples: number;
+  /** Updates between two probes (and one after the last update). */
+  readonly every: number;
+  /** In step order. */
+  readonly scores: readonly TaskModelProbe[];
+}
+
 export interface TaskModelInit {
   /** The directory as given to `--init`. */
   readonly dir: string;
@@ -70,6 +94,10 @@ export interface TaskModelTraining {
   readonly backend: string;
   /** Loss of the last update (`null` when a resumed run had no update left to make). */
   readonly finalLoss: number | null;
+  /** The validation scores taken while training; absent without probes. */
+  readonly probes?: TaskModelProbes;
+  /** Wall-clock seconds of training over every session of the run; absent in older files. */
+  readonly trainingSeconds?: number;
 }
 
 /** Contents of {@link TASK_MODEL_FILE}. */
@@ -160,6 +188,45 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
   }
   text(training.backend, 'training.backend');
   if (training.finalLoss !== null) number(training.finalLoss, 'training.finalLoss');
+  if (training.trainingSeconds !== undefined) {
+    if (number(training.trainingSeconds, 'training.trainingSeconds') < 0) {
+      fail('training.trainingSeconds', 'must be ≥ 0');
+    }
+  }
+  const tallies = (value: unknown, field: string): void => {
+    for (const [member, tally] of Object.entries(object(value, field))) {
+      const { correct, total } = object(tally, `${field}.${member}`);
+      if (
+        count(correct, `${field}.${member}.correct`, 0) > count(total, `${field}.${member}.total`)
+      ) {
+        fail(`${field}.${member}.correct`, 'must be ≤ total');
+      }
+    }
+  };
+  const metric = (value: unknown, field: string): void => {
+    if (value !== 'accuracy' && value !== 'perplexity') {
+      fail(field, 'must be "accuracy" or "perplexity"');
+    }
+  };
+  if (training.probes !== undefined) {
+    const probes = object(training.probes, 'training.probes');
+    count(probes.seed, 'training.probes.seed', 0);
+    count(probes.examples, 'training.probes.examples');
+    count(probes.every, 'training.probes.every');
+    if (!Array.isArray(probes.scores)) fail('training.probes.scores', 'must be an array');
+    let last = 0;
+    (probes.scores as unknown[]).forEach((entry, i) => {
+      const field = `training.probes.scores[${i}]`;
+      const score = object(entry, field);
+      if (count(score.step, `${field}.step`) <= last) fail(`${field}.step`, 'must increase');
+      last = score.step as number;
+      metric(score.metric, `${field}.metric`);
+      number(score.mean, `${field}.mean`);
+      number(score.stderr, `${field}.stderr`);
+      count(score.n, `${field}.n`);
+      if (score.members !== undefined) tallies(score.members, `${field}.members`);
+    });
+  }
   text(json.command, 'command');
   if (json.evaluation !== null) {
     const evaluation = object(json.evaluation, 'evaluation');
@@ -167,24 +234,12 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
     count(evaluation.seed, 'evaluation.seed', 0);
     count(evaluation.examples, 'evaluation.examples');
     count(evaluation.batchSize, 'evaluation.batchSize');
-    if (evaluation.metric !== 'accuracy' && evaluation.metric !== 'perplexity') {
-      fail('evaluation.metric', 'must be "accuracy" or "perplexity"');
-    }
+    metric(evaluation.metric, 'evaluation.metric');
     number(evaluation.mean, 'evaluation.mean');
     number(evaluation.stderr, 'evaluation.stderr');
     count(evaluation.n, 'evaluation.n');
     text(evaluation.command, 'evaluation.command');
-    if (evaluation.members !== undefined) {
-      for (const [member, tally] of Object.entries(
-        object(evaluation.members, 'evaluation.members'),
-      )) {
-        const field = `evaluation.members.${member}`;
-        const { correct, total } = object(tally, field);
-        if (count(correct, `${field}.correct`, 0) > count(total, `${field}.total`)) {
-          fail(`${field}.correct`, 'must be ≤ total');
-        }
-      }
-    }
+    if (evaluation.members !== undefined) tallies(evaluation.members, 'evaluation.members');
   }
   return json as unknown as TaskModelManifest;
 }

@@ -2,7 +2,7 @@
  * `@lethe/task-models/node`: the Node-only parts — pretraining a task model into a directory
  * (resumable, with `@lethe/model`'s SFT trainer), the `lethe pretrain` flags, loading a task model
  * (and a backbone with other weights) from its directory, the held-out evaluation of a fresh
- * model and the training-state guard of a resumed run.
+ * model, the training-state guard of a resumed run and its record (time, validation scores).
  *
  * @packageDocumentation
  */
@@ -35,4 +35,9 @@ export {
   pretrainTaskModel,
 } from './pretrain-task-model';
 export type { TaskModel } from './read-task-model-files';
+export {
+  readTrainingRecord,
+  TRAINING_RECORD_FILE,
+  type TrainingRecord,
+} from './training-record';
 export { guardTrainingState, TRAINING_STATE_SETTINGS_FILE } from './training-state-guard';

@@ -88,6 +88,21 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
     'evalBatchSize',
     `generation batch size of that evaluation (default ${D.evalBatchSize})`,
   ),
+  flag(
+    '--probe-examples',
+    'probeExamples',
+    'validation examples scored with the full cache while training, kept out of training, 0 = none (default 0)',
+  ),
+  flag(
+    '--probe-seed',
+    'probeSeed',
+    'seed of the validation examples, not the eval seed (default eval seed + 1)',
+  ),
+  flag(
+    '--probe-every',
+    'probeEvery',
+    `updates between two validation scores, and one at the end (default min(${D.probeEvery}, steps))`,
+  ),
   flag('--out', 'out', 'output model directory (default models/<task>)'),
   flag('--backend', 'backend', 'tfjs backend: wasm (default), cpu, webgpu, auto'),
 ]);
@@ -106,6 +121,9 @@ const NUMBER_FIELDS = new Set([
   'evalExamples',
   'evalSeed',
   'evalBatchSize',
+  'probeExamples',
+  'probeSeed',
+  'probeEvery',
 ]);
 
 /** The flag that sets a `PretrainOptions` field named in an error (`modelSize.hidden` → `--hidden`). */
@@ -169,11 +187,18 @@ export function pretrainCommand(settings: PretrainSettings, backend: string): st
     String(settings.evalSeed),
     '--eval-batch-size',
     String(settings.evalBatchSize),
-    '--out',
-    settings.out,
-    '--backend',
-    backend,
   );
+  if (settings.probeExamples > 0) {
+    words.push(
+      '--probe-examples',
+      String(settings.probeExamples),
+      '--probe-seed',
+      String(settings.probeSeed),
+      '--probe-every',
+      String(settings.probeEvery),
+    );
+  }
+  words.push('--out', settings.out, '--backend', backend);
   return words.map(shellQuote).join(' ');
 }
 

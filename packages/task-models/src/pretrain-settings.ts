@@ -9,6 +9,7 @@ import {
   type JsonValue,
 } from '@lethe/eval';
 import type { TrainProgress } from '@lethe/model';
+import type { TaskModelProbe } from './manifest';
 import { type ModelSize, resolveModelSize } from './model-size';
 import { TRAINING_SEED_OFFSET } from './training-seed';
 
@@ -59,6 +60,16 @@ export interface PretrainSettings {
   readonly evalSeed: number;
   /** Generation batch size of that evaluation. */
   readonly evalBatchSize: number;
+  /**
+   * Validation examples scored with the full cache while training (0: none): examples
+   * `0 … probeExamples − 1` of `probeSeed`, kept out of training like the held-out ones, so a
+   * curriculum can watch its stages without looking at the held-out score.
+   */
+  readonly probeExamples: number;
+  /** Seed of the validation examples (below `TRAINING_SEED_OFFSET`, not `evalSeed`). */
+  readonly probeSeed: number;
+  /** Updates between two validation scores (and one after the last update); with probes only. */
+  readonly probeEvery: number | undefined;
   /** Output model directory. */
   readonly out: string;
 }
@@ -79,6 +90,8 @@ export interface PretrainOptions extends Partial<Omit<PretrainSettings, 'modelSi
   readonly checkpointEvery?: number;
   /** Called after every update. */
   readonly onProgress?: (progress: TrainProgress) => void;
+  /** Called with each validation score (`probeExamples`), after the update it follows. */
+  readonly onProbe?: (probe: TaskModelProbe) => void;
   /** Called when the run enters a phase (training, the held-out evaluation, saving). */
   readonly onPhase?: (phase: 'train' | 'evaluate' | 'save') => void;
   /** Stops training before the next update (state saved when `checkpointDir` is set). */
@@ -97,6 +110,9 @@ export const PRETRAIN_DEFAULTS = Object.freeze({
   evalExamples: 32,
   evalSeed: 0,
   evalBatchSize: DEFAULT_BATCH_SIZE,
+  probeExamples: 0,
+  /** Updates between validation scores when `probeExamples` is set. */
+  probeEvery: 100,
   /** Longest default LM window (the default is min(documentChars + 1, this)). */
   maxWindow: 512,
   /** Generation tasks: updates sorted by length together. */
@@ -166,6 +182,7 @@ export function resolvePretrainSettings(options: PretrainOptions): {
       'evalSeed',
     );
   }
+  const probe = probeSettings(options, evalSeed, steps);
   if (typeof options.out !== 'string' || options.out.length === 0) {
     throw new LetheError('E_ARG', 'must be a directory path', 'out');
   }
@@ -193,9 +210,36 @@ export function resolvePretrainSettings(options: PretrainOptions): {
     evalExamples: integer(options.evalExamples ?? d.evalExamples, 'evalExamples', 0),
     evalSeed,
     evalBatchSize: integer(options.evalBatchSize ?? d.evalBatchSize, 'evalBatchSize', 1),
+    ...probe,
     out: options.out,
   };
   return { settings, task };
+}
+
+/** The validation probe's settings: its examples, seed (default `evalSeed + 1`) and cadence. */
+function probeSettings(
+  options: PretrainOptions,
+  evalSeed: number,
+  steps: number,
+): Pick<PretrainSettings, 'probeExamples' | 'probeSeed' | 'probeEvery'> {
+  const d = PRETRAIN_DEFAULTS;
+  const probeExamples = integer(options.probeExamples ?? d.probeExamples, 'probeExamples', 0);
+  const probeSeed = integer(options.probeSeed ?? evalSeed + 1, 'probeSeed', 0);
+  if (probeSeed >= TRAINING_SEED_OFFSET || probeSeed === evalSeed) {
+    throw new LetheError(
+      'E_ARG',
+      `must be below ${TRAINING_SEED_OFFSET} (seeds from there on are training seeds) and differ from evalSeed ${evalSeed}, got ${probeSeed}`,
+      'probeSeed',
+    );
+  }
+  if (probeExamples === 0) {
+    if (options.probeEvery !== undefined) {
+      throw new LetheError('E_ARG', 'needs probeExamples > 0', 'probeEvery');
+    }
+    return { probeExamples, probeSeed, probeEvery: undefined };
+  }
+  const probeEvery = integer(options.probeEvery ?? Math.min(d.probeEvery, steps), 'probeEvery', 1);
+  return { probeExamples, probeSeed, probeEvery };
 }
 
 /**

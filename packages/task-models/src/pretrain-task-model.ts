@@ -18,6 +18,8 @@ import {
   TASK_MODEL_VERSION,
   type TaskModelEvaluation,
   type TaskModelManifest,
+  type TaskModelProbe,
+  type TaskModelProbes,
 } from './manifest';
 import { taskModelConfig } from './model-size';
 import { pretrainCommand } from './pretrain-flags';
@@ -28,6 +30,12 @@ import {
 } from './pretrain-settings';
 import type { TaskTokenizer } from './read-task-model-files';
 import { textWindowBatches } from './text-window-batches';
+import {
+  readTrainingRecord,
+  type TrainingRecord,
+  withProbe,
+  writeTrainingRecord,
+} from './training-record';
 import { trainingSeed } from './training-seed';
 import { guardTrainingState } from './training-state-guard';
 
@@ -66,6 +74,12 @@ export interface PretrainResult {
  * - Resumable: with `checkpointDir` the trainer's state is written every `checkpointEvery`
  *   updates and on `signal`; a later call with the same settings and directory continues and
  *   ends with bit-identical weights (a directory of a run with other settings is refused).
+ * - Validation (`probeExamples` > 0): every `probeEvery` updates and after the last one, the
+ *   full-cache score on examples `0 … probeExamples − 1` of `probeSeed` (kept out of training
+ *   like the held-out ones; the training data and weights are those of a run without probes
+ *   unless a validation prompt would have been trained on), passed to `onProbe` and recorded
+ *   in `training.probes`. `training.trainingSeconds` records the time spent in updates over every
+ *   session of the run (both are kept in `checkpointDir` between sessions).
  * - At the end the full-cache score on `evalExamples` held-out examples of `evalSeed` is
  *   computed exactly as `lethe eval` computes it and recorded, with that command and the
  *   `lethe pretrain` command that recreates the directory.
@@ -96,7 +110,10 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
           seed: dataSeed,
           batchSize: settings.batchSize,
           bucketSteps: settings.bucketSteps,
-          exclude: heldOutPrompts(task, settings.evalSeed, settings.evalExamples),
+          exclude: new Set([
+            ...heldOutPrompts(task, settings.evalSeed, settings.evalExamples),
+            ...heldOutPrompts(task, settings.probeSeed, settings.probeExamples),
+          ]),
         })
       : textWindowBatches(task, {
           seed: dataSeed,
@@ -110,6 +127,21 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
     if (options.checkpointDir !== undefined) {
       await guardTrainingState(options.checkpointDir, settings);
     }
+    const record = await readTrainingRecord(options.checkpointDir);
+    let clock = performance.now();
+    const afterUpdate = async (step: number): Promise<void> => {
+      record.trainingSeconds += (performance.now() - clock) / 1000;
+      const every = settings.probeEvery;
+      if (every !== undefined && (step % every === 0 || step === settings.steps)) {
+        const probe = await probeModel(settings, model, step);
+        record.probes = withProbe(record.probes, probe);
+        options.onProbe?.(probe);
+      }
+      if (options.checkpointDir !== undefined) {
+        await writeTrainingRecord(options.checkpointDir, record);
+      }
+      clock = performance.now();
+    };
     trainer = new SftTrainer<NextTokenBatch>({
       model,
       loss: (b) => crossEntropyLoss(model.forward(b.inputs).logits, b.targets, b.mask),
@@ -135,8 +167,10 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         finalLoss = progress.loss;
         options.onProgress?.(progress);
       },
+      afterUpdate,
     });
     options.onPhase?.('train');
+    clock = performance.now();
     const run = await trainer.train();
     if (run.stopped) {
       return { settings, model, tokenizer, step: run.step, stopped: true, manifest: undefined };
@@ -184,6 +218,8 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         ...(init === undefined ? {} : { init }),
         backend,
         finalLoss,
+        ...probesOf(settings, record),
+        trainingSeconds: Math.round(record.trainingSeconds * 10) / 10,
       },
       command: pretrainCommand(settings, backend),
       evaluation,
@@ -201,4 +237,45 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
   } finally {
     trainer?.dispose();
   }
+}
+
+/** The full-cache score of `model` on the run's validation examples after `step` updates. */
+async function probeModel(
+  settings: PretrainSettings,
+  model: DecoderModel,
+  step: number,
+): Promise<TaskModelProbe> {
+  const score = await evaluateFullCache({
+    task: settings.task,
+    taskOptions: settings.taskOptions,
+    model,
+    checkpoint: settings.out,
+    seed: settings.probeSeed,
+    examples: settings.probeExamples,
+    batchSize: settings.evalBatchSize,
+  });
+  return {
+    step,
+    metric: score.metric,
+    mean: score.mean,
+    stderr: score.stderr,
+    n: score.n,
+    ...(score.members === undefined ? {} : { members: score.members }),
+  };
+}
+
+/** The manifest's `training.probes`, when the run probed. */
+function probesOf(
+  settings: PretrainSettings,
+  record: TrainingRecord,
+): { probes?: TaskModelProbes } {
+  if (settings.probeEvery === undefined) return {};
+  return {
+    probes: {
+      seed: settings.probeSeed,
+      examples: settings.probeExamples,
+      every: settings.probeEvery,
+      scores: record.probes,
+    },
+  };
 }

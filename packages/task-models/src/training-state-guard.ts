@@ -25,6 +25,10 @@ function weightSettings(settings: PretrainSettings): Record<string, JsonValue> {
     clipNorm: settings.clipNorm,
     window: settings.window ?? null,
     bucketSteps: settings.bucketSteps ?? null,
+    // The validation examples are kept out of training: they can change the data.
+    ...(settings.probeExamples === 0
+      ? {}
+      : { probe: { examples: settings.probeExamples, seed: settings.probeSeed } }),
   };
 }
 

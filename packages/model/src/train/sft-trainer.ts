@@ -50,6 +50,12 @@ export interface SftTrainerOptions<B extends TrainBatch> {
   readonly resume?: boolean;
   /** Called after every update. */
   readonly onProgress?: (progress: TrainProgress) => void;
+  /**
+   * Awaited after every update (after `onProgress`, before that update's checkpoint write), with
+   * the number of updates completed: e.g. a held-out probe of the model every so many updates.
+   * It must leave the model's variables as they are.
+   */
+  readonly afterUpdate?: (step: number) => Promise<void>;
   /** Stops the run before the next update; a checkpoint is written first when configured. */
   readonly signal?: AbortSignal;
   /** Clock in milliseconds for throughput and ETA. Default `performance.now`. */
@@ -203,7 +209,7 @@ export class SftTrainer<B extends TrainBatch> {
   }
 
   private async run(): Promise<TrainResult> {
-    const { steps, signal, checkpoint, checkpointEvery, onProgress } = this.options;
+    const { steps, signal, checkpoint, checkpointEvery, onProgress, afterUpdate } = this.options;
     if (checkpoint !== undefined && this.options.resume !== false && !this.resumeAttempted) {
       await this.restoreCheckpoint();
     }
@@ -226,6 +232,7 @@ export class SftTrainer<B extends TrainBatch> {
       this.completed++;
       loss = update.loss;
       onProgress?.(meter.report({ step: this.completed, lr, ...update }));
+      await afterUpdate?.(this.completed);
       if (checkpointEvery !== undefined && this.completed % checkpointEvery === 0) {
         await this.saveCheckpoint();
         savedAt = this.completed;

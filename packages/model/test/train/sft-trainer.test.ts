@@ -191,6 +191,47 @@ describe('SftTrainer', () => {
     expect(reports.map((r) => r.tokensPerSecond)).toEqual([64, 64, 64, 64]);
   });
 
+  it('awaits afterUpdate after every update, before its checkpoint write, and trains on as before', async () => {
+    const plain = model(6);
+    const reference = new SftTrainer(options(plain, { steps: 4 }));
+    await reference.train();
+    reference.dispose();
+    const probed = model(6);
+    const dir = await mkdtemp(join(root, 'after-update-'));
+    const seen: { step: number; saved: boolean }[] = [];
+    const trainer = new SftTrainer(
+      options(probed, {
+        steps: 4,
+        checkpoint: directoryCheckpointStore(dir),
+        checkpointEvery: 2,
+        afterUpdate: async (step) => {
+          // A probe reads the weights (and allocates tensors of its own) between updates.
+          tf.tidy(() => [...probed.parameters.values()].map((v) => tf.sum(v)));
+          await new Promise((done) => setTimeout(done, 1));
+          const saved = await stat(join(dir, SFT_CHECKPOINT_FILE)).then(
+            () => true,
+            () => false,
+          );
+          seen.push({ step, saved });
+        },
+      }),
+    );
+    await trainer.train();
+    trainer.dispose();
+    // The first state write follows update 2's call, so update 2 saw no state yet.
+    expect(seen).toEqual([
+      { step: 1, saved: false },
+      { step: 2, saved: false },
+      { step: 3, saved: true },
+      { step: 4, saved: true },
+    ]);
+    for (const [name, v] of probed.parameters) {
+      expect(bits(v.dataSync() as Float32Array), name).toEqual(
+        bits(plain.parameters.get(name)!.dataSync() as Float32Array),
+      );
+    }
+  });
+
   it('resumes bit-identically after an abort and after a crash', async () => {
     const straight = model(5);
     const reference = new SftTrainer(options(straight));
