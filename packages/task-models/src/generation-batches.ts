@@ -7,7 +7,7 @@ import {
   nextTokenBatch,
   type SftExample,
 } from '@lethe/model';
-import { taskSequence } from './task-sequence';
+import { type LossOn, taskSequence } from './task-sequence';
 
 /** Options of {@link generationBatches}. */
 export interface GenerationBatchesOptions {
@@ -25,6 +25,8 @@ export interface GenerationBatchesOptions {
    * replaced by example `index + k · REPLACEMENT_STRIDE` (k = 1, 2, …) of the same seed.
    */
   readonly exclude?: ReadonlySet<string>;
+  /** The tokens the loss falls on (default `completion`; see {@link taskSequence}). */
+  readonly lossOn?: LossOn;
 }
 
 /** Index shift of a replacement example; training never reaches index 2^40 otherwise. */
@@ -35,7 +37,7 @@ const MAX_REPLACEMENTS = 64;
 
 /**
  * Batches of fresh task examples, each trained on once, as {@link taskSequence} builds them
- * (loss on the target tokens only). Updates are grouped `bucketSteps` at a time: group `g`
+ * (loss on the target tokens only, or with `lossOn: 'all'` on every token). Updates are grouped `bucketSteps` at a time: group `g`
  * takes examples `g · bucketSteps · batchSize …` of `options.seed` in index order, sorts them
  * by length (ties by index) and cuts them into `bucketSteps` batches, which its updates take
  * in an order shuffled by the group's own stream (`pretrain/buckets`). With `bucketSteps` 1,
@@ -77,7 +79,7 @@ export function generationBatches(
     if (cached?.group === group) return cached.batches;
     const size = bucketSteps * batchSize;
     const sequences = Array.from({ length: size }, (_, j) =>
-      taskSequence(task, exampleAt(group * size + j)),
+      taskSequence(task, exampleAt(group * size + j), options.lossOn),
     );
     if (bucketSteps === 1) {
       cached = { group, batches: [sequences] };

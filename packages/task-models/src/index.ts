@@ -34,6 +34,6 @@ export {
 export { readTaskModelFiles, type TaskModel, type TaskTokenizer } from './read-task-model-files';
 export { shellQuote } from './shell-quote';
 export { formatTaskOptionFlag, parseTaskOptionFlag } from './task-option-flag';
-export { taskSequence } from './task-sequence';
+export { type LossOn, taskSequence } from './task-sequence';
 export { type TextWindowBatchesOptions, textWindowBatches } from './text-window-batches';
 export { isTrainingSeed, TRAINING_SEED_OFFSET, trainingSeed } from './training-seed';

@@ -88,6 +88,8 @@ export interface TaskModelTraining {
   readonly window?: number;
   /** Generation tasks only: updates sorted by length together. */
   readonly bucketSteps?: number;
+  /** `all` when the loss fell on the prompt too (absent: the completion only). */
+  readonly lossOn?: 'all';
   /** The task model whose weights the run started from; absent for a random start. */
   readonly init?: TaskModelInit;
   /** tfjs backend the weights were computed on. */
@@ -179,6 +181,9 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
   }
   if (training.window !== undefined) count(training.window, 'training.window', 2);
   if (training.bucketSteps !== undefined) count(training.bucketSteps, 'training.bucketSteps');
+  if (training.lossOn !== undefined && training.lossOn !== 'all') {
+    fail('training.lossOn', 'must be "all" when present');
+  }
   for (let init = training.init, field = 'training.init'; init !== undefined; ) {
     const start = object(init, field);
     text(start.dir, `${field}.dir`);

@@ -73,6 +73,11 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
     `generation tasks: updates whose examples are sorted by length together, 1 = off (default ${D.bucketSteps})`,
   ),
   flag(
+    '--loss-on',
+    'lossOn',
+    'generation tasks: the tokens the loss falls on, completion (default) or all (the prompt too)',
+  ),
+  flag(
     '--window',
     'window',
     `lm only: tokens per training window (default min(documentChars + 1, ${D.maxWindow}))`,
@@ -180,6 +185,7 @@ export function pretrainCommand(settings: PretrainSettings, backend: string): st
   if (settings.bucketSteps !== undefined) {
     words.push('--bucket-steps', String(settings.bucketSteps));
   }
+  if (settings.lossOn === 'all') words.push('--loss-on', 'all');
   words.push(
     '--eval-examples',
     String(settings.evalExamples),

@@ -11,6 +11,7 @@ import {
 import type { TrainProgress } from '@lethe/model';
 import type { TaskModelProbe } from './manifest';
 import { type ModelSize, resolveModelSize } from './model-size';
+import type { LossOn } from './task-sequence';
 import { TRAINING_SEED_OFFSET } from './training-seed';
 
 /**
@@ -54,6 +55,11 @@ export interface PretrainSettings {
    * pad less (`generationBatches`); 1 = off; `undefined` for LM.
    */
   readonly bucketSteps: number | undefined;
+  /**
+   * Generation tasks only: the tokens the loss falls on, the completion's (default) or every
+   * token's (`all`, the prompt's too: see `taskSequence`); `undefined` for LM.
+   */
+  readonly lossOn: LossOn | undefined;
   /** Held-out examples of the final full-cache evaluation (0: none). */
   readonly evalExamples: number;
   /** Seed of the held-out examples (below `TRAINING_SEED_OFFSET`). */
@@ -162,17 +168,33 @@ export function resolvePretrainSettings(options: PretrainOptions): {
   }
   let window: number | undefined;
   let bucketSteps: number | undefined;
+  let lossOn: LossOn | undefined;
   if (task.kind === 'perplexity') {
     const documentChars = (task.options as { documentChars?: number }).documentChars ?? d.maxWindow;
     window = integer(options.window ?? Math.min(documentChars + 1, d.maxWindow), 'window', 2);
     if (options.bucketSteps !== undefined) {
       throw new LetheError('E_ARG', 'applies to generation tasks, not lm', 'bucketSteps');
     }
+    if (options.lossOn !== undefined) {
+      throw new LetheError(
+        'E_ARG',
+        'applies to generation tasks (lm trains on every token)',
+        'lossOn',
+      );
+    }
   } else {
     if (options.window !== undefined) {
       throw new LetheError('E_ARG', `applies to the lm task only, not ${task.name}`, 'window');
     }
     bucketSteps = integer(options.bucketSteps ?? d.bucketSteps, 'bucketSteps', 1, 4096);
+    lossOn = options.lossOn ?? 'completion';
+    if (lossOn !== 'completion' && lossOn !== 'all') {
+      throw new LetheError(
+        'E_ARG',
+        `must be "completion" or "all", got ${JSON.stringify(lossOn)}`,
+        'lossOn',
+      );
+    }
   }
   const evalSeed = integer(options.evalSeed ?? d.evalSeed, 'evalSeed', 0);
   if (evalSeed >= TRAINING_SEED_OFFSET) {
@@ -207,6 +229,7 @@ export function resolvePretrainSettings(options: PretrainOptions): {
     clipNorm: positive(options.clipNorm ?? d.clipNorm, 'clipNorm'),
     window,
     bucketSteps,
+    lossOn,
     evalExamples: integer(options.evalExamples ?? d.evalExamples, 'evalExamples', 0),
     evalSeed,
     evalBatchSize: integer(options.evalBatchSize ?? d.evalBatchSize, 'evalBatchSize', 1),

@@ -110,6 +110,7 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
           seed: dataSeed,
           batchSize: settings.batchSize,
           bucketSteps: settings.bucketSteps,
+          lossOn: settings.lossOn,
           exclude: new Set([
             ...heldOutPrompts(task, settings.evalSeed, settings.evalExamples),
             ...heldOutPrompts(task, settings.probeSeed, settings.probeExamples),
@@ -215,6 +216,7 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         clipNorm: settings.clipNorm,
         ...(settings.window === undefined ? {} : { window: settings.window }),
         ...(settings.bucketSteps === undefined ? {} : { bucketSteps: settings.bucketSteps }),
+        ...(settings.lossOn === 'all' ? { lossOn: settings.lossOn } : {}),
         ...(init === undefined ? {} : { init }),
         backend,
         finalLoss,

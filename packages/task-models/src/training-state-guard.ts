@@ -25,6 +25,7 @@ function weightSettings(settings: PretrainSettings): Record<string, JsonValue> {
     clipNorm: settings.clipNorm,
     window: settings.window ?? null,
     bucketSteps: settings.bucketSteps ?? null,
+    ...(settings.lossOn === 'all' ? { lossOn: 'all' } : {}),
     // The validation examples are kept out of training: they can change the data.
     ...(settings.probeExamples === 0
       ? {}

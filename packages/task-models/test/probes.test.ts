@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateFullCache } from '../src/held-out-evaluation';
 import { loadTaskModel } from '../src/load-task-model';
 import { parseTaskModelManifest, type TaskModelProbe } from '../src/manifest';
-import { parsePretrainFlags } from '../src/pretrain-flags';
+import { parsePretrainFlags, pretrainCommand } from '../src/pretrain-flags';
 import { type PretrainOptions, resolvePretrainSettings } from '../src/pretrain-settings';
 import { pretrainTaskModel } from '../src/pretrain-task-model';
 import { TRAINING_RECORD_FILE } from '../src/training-record';
@@ -140,6 +140,29 @@ describe('validation probes while pretraining', () => {
     );
     expect(error?.code).toBe('E_ARG');
     expect(error?.message).toMatch(/setting "probe" was undefined, now \{"examples":2,"seed":1\}/);
+  });
+
+  it('--loss-on all: recorded, spelt out in the command, refused for lm and for other values', () => {
+    const base = { task: 'arithmetic', out: join(dir, 'x') };
+    const { settings } = resolvePretrainSettings({ ...base, lossOn: 'all' });
+    expect(settings.lossOn).toBe('all');
+    expect(resolvePretrainSettings(base).settings.lossOn).toBe('completion');
+    const words = ['--task', 'arithmetic', '--loss-on', 'all', '--out', base.out];
+    expect(resolvePretrainSettings(parsePretrainFlags(words).options).settings).toEqual(settings);
+    expect(pretrainCommand(settings, 'wasm')).toContain(' --bucket-steps 8 --loss-on all ');
+    expect(pretrainCommand(resolvePretrainSettings(base).settings, 'wasm')).not.toContain(
+      '--loss-on',
+    );
+    expectLetheError(
+      () => resolvePretrainSettings({ task: 'lm', out: base.out, lossOn: 'all' }),
+      'E_ARG',
+      'lossOn',
+    );
+    expectLetheError(
+      () => resolvePretrainSettings({ ...base, lossOn: 'prompt' as never }),
+      'E_ARG',
+      'lossOn',
+    );
   });
 
   it('a manifest with malformed probes is refused, naming the field', () => {

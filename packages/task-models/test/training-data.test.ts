@@ -72,6 +72,22 @@ describe('generation training sequences', () => {
     expect(skipping.inputs[0]!.slice(0, replacement.length - 1)).toEqual(replacement.slice(0, -1));
   });
 
+  it('with lossOn all, put the loss on every token after the first: the same batches otherwise', async () => {
+    const seed = trainingSeed(1);
+    const example = task.example(seed, 3);
+    const sequence = taskSequence(task, example, 'all');
+    expect(sequence.tokens).toEqual(taskSequence(task, example).tokens);
+    expect(sequence.promptLength).toBe(0);
+    const completion = await rows(generationBatches(task, { seed, batchSize: 2 })(1, new Rng(0)));
+    const all = await rows(
+      generationBatches(task, { seed, batchSize: 2, lossOn: 'all' })(1, new Rng(0)),
+    );
+    expect([all.inputs, all.targets]).toEqual([completion.inputs, completion.targets]);
+    const n = sequence.tokens.length - 1;
+    expect(all.mask[1]!.slice(0, n).every((m) => m === 1)).toBe(true);
+    expect(all.mask[1]!.slice(n).every((m) => m === 0)).toBe(true);
+  });
+
   it('sort the examples of bucketSteps updates by length, each example once', async () => {
     const countdown = createTask('countdown');
     const seed = trainingSeed(1);
