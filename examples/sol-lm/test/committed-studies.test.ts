@@ -37,6 +37,14 @@ const methodOf = (point: PointRow, method: string) =>
 describe.each([
   ['lm-2l', 'frontier.json', '### Frontier, 2L action set', 'lm-2l-a10', 'documents', 128],
   [
+    'lm-2l-w16',
+    'frontier.json',
+    '### Frontier with a width-16 controller (2L)',
+    'lm-2l-a10-w16',
+    'documents',
+    128,
+  ],
+  [
     'countdown-c10-w16',
     'downstream.json',
     '### Downstream accuracy on Countdown',
@@ -69,7 +77,9 @@ describe.each([
       const row = readmeRow(heading, first.point);
       const quoted = runs.map((run) => {
         const sol = methodOf(run.points[i], 'sol');
-        return study === 'lm-2l' ? sol.perplexity!.toFixed(2) : (100 * sol.accuracy!).toFixed(1);
+        return resultFile === 'frontier.json'
+          ? sol.perplexity!.toFixed(2)
+          : (100 * sol.accuracy!).toFixed(1);
       });
       expect(row).toContain(quoted.join(' / '));
     }
@@ -82,8 +92,8 @@ interface Comparison {
   readonly holmP: number;
 }
 
-describe('study/lm-2l paired comparisons', () => {
-  const runs = SEEDS.map((seed) => readJson(join(STUDY, 'lm-2l', `seed${seed}`, 'frontier.json')));
+describe.each(['lm-2l', 'lm-2l-w16'])('study/%s paired comparisons', (study) => {
+  const runs = SEEDS.map((seed) => readJson(join(STUDY, study, `seed${seed}`, 'frontier.json')));
 
   it('recompute from the per-document perplexities the results keep', () => {
     for (const run of runs) {
@@ -116,18 +126,38 @@ describe('study/lm-2l paired comparisons', () => {
     }
   });
 
-  it('are quoted by the README against the fixed schedule, seed by seed', () => {
-    for (const [i, first] of (runs[0].points as PointRow[]).entries()) {
-      const row = readmeRow("Table 1's paired comparison", first.point);
-      const quoted = runs.map((run) => {
+  it('are quoted by the README against the fixed schedule and the best random one, seed by seed', () => {
+    const f = (x: number) => x.toFixed(2).replace('-', '−');
+    const difference = (i: number, baseline: string) =>
+      runs.map((run) => {
         const { bootstrap } = (run.points[i].comparisons as Comparison[]).find(
-          (c) => c.baseline === 'sol-fixed',
+          (c) => c.baseline === baseline,
         )!;
-        const f = (x: number) => x.toFixed(2).replace('-', '−');
-        return `${f(bootstrap.meanDifference)} [${f(bootstrap.low)}, ${f(bootstrap.high)}]`;
+        return bootstrap;
       });
-      expect(row).toContain(quoted.join(' · '));
+    const points = runs[0].points as PointRow[];
+    if (study === 'lm-2l') {
+      for (const [i, first] of points.entries()) {
+        const row = readmeRow("Table 1's paired comparison", first.point);
+        const quoted = difference(i, 'sol-fixed').map(
+          (b) => `${f(b.meanDifference)} [${f(b.low)}, ${f(b.high)}]`,
+        );
+        expect(row).toContain(quoted.join(' · '));
+      }
+      return;
     }
+    const section = README.slice(README.indexOf('### Frontier with a width-16 controller (2L)'));
+    const means = (i: number, baseline: string) =>
+      difference(i, baseline)
+        .map((b) => f(b.meanDifference))
+        .join(' / ');
+    const last = points.length - 1;
+    expect(section).toContain(
+      `Against the fixed schedule the mean difference is ${means(0, 'sol-fixed')}\n  at s = 0.2 and ${means(last, 'sol-fixed')} at s = 0.8`,
+    );
+    expect(section).toContain(
+      `against the best random schedule ${means(0, 'random').replace(' / ', ' /\n  ')} and ${means(last, 'random')}`,
+    );
   });
 });
 
