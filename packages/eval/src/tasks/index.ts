@@ -114,11 +114,13 @@ export {
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
   SUITE_RETRIEVAL_MEMBERS,
+  SUITE_WARMUP_MEMBERS,
   type SuiteData,
   type SuiteMember,
   type SuiteOptions,
   type SuiteOptionsInput,
   type SuiteSelection,
+  type SuiteWarmupMember,
   suiteTask,
 } from './suite';
 export { suiteBpeTokenizer } from './suite-tokenizer';

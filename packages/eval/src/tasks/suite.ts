@@ -24,17 +24,36 @@ export const SUITE_RETRIEVAL_MEMBERS = SUITE_MEMBERS.filter(
 );
 
 /**
- * What a suite task poses: one member, every member in turn (`mixture`, for training), or the
- * retrieval members in turn (`retrieval-mixture`: a curriculum's first stage, where short
- * sequences and large batches teach copying without verbose Countdown's long traces).
+ * The retrieval members at their easiest, in the same order: one needle, one key of two values,
+ * one chain of one hop, the most frequent word, one chain of two hops — nothing to tell apart,
+ * so copying from the context pays from the first updates (a curriculum's stepping stones; the
+ * suite is never evaluated on them).
  */
-export type SuiteSelection = SuiteMember | 'mixture' | 'retrieval-mixture';
+export const SUITE_WARMUP_MEMBERS = [
+  'warmup/niah-single',
+  'warmup/niah-multivalue',
+  'warmup/variable-tracking',
+  'warmup/frequent-words',
+  'warmup/two-hop',
+] as const;
+
+/** A warm-up member of the suite. */
+export type SuiteWarmupMember = (typeof SUITE_WARMUP_MEMBERS)[number];
+
+/**
+ * What a suite task poses: one member, every member in turn (`mixture`, for training), the
+ * retrieval members in turn (`retrieval-mixture`: a curriculum's first stage, where short
+ * sequences and large batches teach copying without verbose Countdown's long traces), or their
+ * easiest forms in turn (`warmup-mixture`, {@link SUITE_WARMUP_MEMBERS}: the stage before).
+ */
+export type SuiteSelection = SuiteMember | 'mixture' | 'retrieval-mixture' | 'warmup-mixture';
 
 /** Resolved options of the suite task. */
 export interface SuiteOptions {
   /**
    * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
-   * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s.
+   * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s; or `warmup-mixture`:
+   * example `i` is warm-up member `i mod 5`'s.
    */
   readonly member: SuiteSelection;
   /**
@@ -61,7 +80,9 @@ export const SUITE_MAX_CONTEXT_CHARS = 65536;
 export const SUITE_COUNTDOWN_MAX_TRACE_CHARS = 768;
 
 /** Ground truth of a suite example: the member's, with the member's name. */
-export type SuiteData = Readonly<Record<string, unknown>> & { readonly member: SuiteMember };
+export type SuiteData = Readonly<Record<string, unknown>> & {
+  readonly member: SuiteMember | SuiteWarmupMember;
+};
 
 /**
  * The member task behind `member` at `contextChars`. The retrieval members keep their distractors
@@ -74,8 +95,18 @@ export type SuiteData = Readonly<Record<string, unknown>> & { readonly member: S
  * - `two-hop`: 2 chains `a → b → value`, one queried;
  * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters.
  */
-function memberTask(member: SuiteMember, contextChars: number): GenerationTask {
+function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: number): GenerationTask {
   switch (member) {
+    case 'warmup/niah-single':
+      return retrievalTask({ variant: 'niah-single', contextChars, valueDigits: 4 });
+    case 'warmup/niah-multivalue':
+      return retrievalTask({ variant: 'niah-multivalue', contextChars, keys: 1, values: 2 });
+    case 'warmup/variable-tracking':
+      return retrievalTask({ variant: 'variable-tracking', contextChars, chains: 1, hops: 1 });
+    case 'warmup/frequent-words':
+      return retrievalTask({ variant: 'frequent-words', contextChars, top: 1 });
+    case 'warmup/two-hop':
+      return retrievalTask({ variant: 'two-hop', contextChars, chains: 1 });
     case 'niah-multi':
       return retrievalTask({ variant: 'niah-multi', contextChars, keys: 4, valueDigits: 4 });
     case 'niah-multivalue':
@@ -118,6 +149,7 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
       ...SUITE_MEMBERS,
       'mixture',
       'retrieval-mixture',
+      'warmup-mixture',
     ]),
     contextChars: intOption(
       fields,
@@ -127,12 +159,14 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
       SUITE_MAX_CONTEXT_CHARS,
     ),
   };
-  const selected: readonly SuiteMember[] =
+  const selected: readonly (SuiteMember | SuiteWarmupMember)[] =
     resolved.member === 'mixture'
       ? SUITE_MEMBERS
       : resolved.member === 'retrieval-mixture'
         ? SUITE_RETRIEVAL_MEMBERS
-        : [resolved.member];
+        : resolved.member === 'warmup-mixture'
+          ? SUITE_WARMUP_MEMBERS
+          : [resolved.member];
   const tasks = new Map(selected.map((m) => [m, memberTask(m, resolved.contextChars)]));
 
   const example = (seed: number, index: number): TaskExample => {

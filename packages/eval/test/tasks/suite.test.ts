@@ -9,6 +9,7 @@ import {
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
   SUITE_RETRIEVAL_MEMBERS,
+  SUITE_WARMUP_MEMBERS,
   type SuiteData,
 } from '../../src/tasks/suite';
 import { suiteBpeTokenizer } from '../../src/tasks/suite-tokenizer';
@@ -65,6 +66,36 @@ describe('the long-context suite task', () => {
     expect(mixture.verify(countdown.example(0, 0), countdown.example(0, 0).target).correct).toBe(
       false,
     );
+  });
+
+  it('poses the warm-up members in turn: each retrieval member at its easiest, under the suite’s BPE', () => {
+    const warmup = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
+    const members = Array.from(
+      { length: 10 },
+      (_, i) => (warmup.example(0, i).data as SuiteData).member,
+    );
+    expect(members).toEqual([...SUITE_WARMUP_MEMBERS, ...SUITE_WARMUP_MEMBERS]);
+    const easiest = [
+      retrievalTask({ variant: 'niah-single', contextChars: 256, valueDigits: 4 }),
+      retrievalTask({ variant: 'niah-multivalue', contextChars: 256, keys: 1, values: 2 }),
+      retrievalTask({ variant: 'variable-tracking', contextChars: 256, chains: 1, hops: 1 }),
+      retrievalTask({ variant: 'frequent-words', contextChars: 256, top: 1 }),
+      retrievalTask({ variant: 'two-hop', contextChars: 256, chains: 1 }),
+    ];
+    const bpe = suiteBpeTokenizer();
+    for (let i = 0; i < 10; i++) {
+      const example = warmup.example(4, i);
+      const reference = easiest[i % 5]!.example(4, Math.floor(i / 5));
+      expect([example.prompt, example.target]).toEqual([reference.prompt, reference.target]);
+      expect(warmup.verify(example, example.target)).toEqual({ correct: true });
+      expect(warmup.verify(example, 'answer: 0.').correct).toBe(false);
+      expect(bpe.decode(bpe.encode(example.prompt))).toBe(example.prompt);
+    }
+    expect(warmup.tokenizer.toJSON()).toEqual(bpe.toJSON());
+    // A warm-up example is not a suite member's, nor the other way round.
+    const suite = createTask('suite', { member: 'retrieval-mixture', contextChars: 256 });
+    expect(suite.verify(warmup.example(0, 0), warmup.example(0, 0).target).correct).toBe(false);
+    expect(warmup.verify(suite.example(0, 0), suite.example(0, 0).target).correct).toBe(false);
   });
 
   it('verifies every member’s reference and rejects a wrong answer (property)', () => {
