@@ -8,21 +8,11 @@
 //   cd packages/model && npx tsx bench/batch-matmul-split.ts
 import { initBackend, tf } from '@lethe/tensor';
 import { SPLIT_THRESHOLD, splitBatchMatMul } from '../src/decoder/batch-matmul';
+import { medianMs } from './median-ms';
 
 const ROUNDS = 7;
 const HEAD_DIM = 32;
 const GROUP = 2;
-
-/** Median ms of `run` (forward and backward of `Σ product · weight`). */
-function time(run: () => void): number {
-  run();
-  const times = Array.from({ length: ROUNDS }, () => {
-    const start = performance.now();
-    run();
-    return performance.now() - start;
-  }).sort((a, b) => a - b);
-  return times[ROUNDS >> 1]!;
-}
 
 function pass(product: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, a: tf.Tensor, b: tf.Tensor) {
   return () =>
@@ -43,8 +33,14 @@ async function main(): Promise<void> {
     for (const count of [8, 64]) {
       const a = tf.randomNormal([count, GROUP * t, HEAD_DIM]);
       const b = tf.randomNormal([count, HEAD_DIM, t]);
-      const batched = time(pass((x, y) => tf.matMul(x, y), a, b));
-      const split = time(pass((x, y) => splitBatchMatMul(x, y, false), a, b));
+      const batched = medianMs(
+        pass((x, y) => tf.matMul(x, y), a, b),
+        ROUNDS,
+      );
+      const split = medianMs(
+        pass((x, y) => splitBatchMatMul(x, y, false), a, b),
+        ROUNDS,
+      );
       const macs = GROUP * t * HEAD_DIM * t;
       console.log(
         `| ${t} | ${count} | ${macs.toLocaleString('en')} | ${batched.toFixed(2)} | ${split.toFixed(2)} | ${(batched / split).toFixed(2)} |`,

@@ -6,18 +6,9 @@
 //
 //   cd packages/model && npx tsx bench/linear-forward.ts
 import { initBackend, tf } from '@lethe/tensor';
+import { medianMs } from './median-ms';
 
 const CALLS = 15;
-
-function median(run: () => void): number {
-  run();
-  const times = Array.from({ length: CALLS }, () => {
-    const start = performance.now();
-    run();
-    return performance.now() - start;
-  }).sort((a, b) => a - b);
-  return times[CALLS >> 1]!;
-}
 
 async function main(): Promise<void> {
   await initBackend('wasm');
@@ -34,10 +25,14 @@ async function main(): Promise<void> {
     ] as const) {
       const x = tf.randomNormal([rows, inputs]);
       const w = tf.randomNormal([outputs, inputs]);
-      const movingRows = median(() =>
-        tf.tidy(() => tf.transpose(tf.matMul(w, tf.transpose(x)))).dataSync(),
+      const movingRows = medianMs(
+        () => tf.tidy(() => tf.transpose(tf.matMul(w, tf.transpose(x)))).dataSync(),
+        CALLS,
       );
-      const movingWeight = median(() => tf.tidy(() => tf.matMul(x, tf.transpose(w))).dataSync());
+      const movingWeight = medianMs(
+        () => tf.tidy(() => tf.matMul(x, tf.transpose(w))).dataSync(),
+        CALLS,
+      );
       const moves = outputs * inputs < rows * (inputs + outputs) ? 'the weight' : 'the rows';
       console.log(
         `| ${rows} | ${inputs} | ${outputs} | ${movingRows.toFixed(2)} | ${movingWeight.toFixed(2)} | ${(movingRows / movingWeight).toFixed(2)} | ${moves} |`,
