@@ -1,19 +1,23 @@
 // Measures how each score-to-logit map of NGC behaves on the Countdown model before RL (the
 // policy every rollout of training starts from), e.g.
 //   pnpm --filter @lethe/example-ngc-countdown logits-choice --examples 128
-import type { GenerationTask } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
 import { isNgcDecision, type NgcLogits, NgcPolicy } from '@lethe/policies-ngc';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { positiveInteger, rate } from './cli-args';
+import { countdownTaskOf } from './countdown-task';
 import { evaluateMethod } from './evaluate-method';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const o = new Command()
   .name('ngc-countdown-logits-choice')
-  .option('--model <dir>', 'task model', '../../models/countdown')
+  .option(
+    '--model <dir>',
+    'task model: Countdown, or the suite (its verbose Countdown)',
+    '../../models/countdown',
+  )
   .option('--examples <n>', 'held-out problems', positiveInteger, 128)
   .option('--rate <x>', 'eviction rate ε', rate, 0.5)
   .option('--block <n>', 'block size b', positiveInteger, D.blockSize)
@@ -33,7 +37,7 @@ const CHOICES: { label: string; logits: NgcLogits; mode: 'greedy' | 'sample' }[]
 await runMain(async () => {
   await initBackend('wasm');
   const base = await loadTaskModel(o.model);
-  const task = base.task as GenerationTask;
+  const task = countdownTaskOf(base);
   const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
   console.log(
     `| choice | accuracy | first-draw entropy / log N | kept blocks in greedy top-K | mean log p(σ) |`,

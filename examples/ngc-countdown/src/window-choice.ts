@@ -3,20 +3,24 @@
 // ψ averages over all w window queries, and a key newer than a query gets 0 from it, so with
 // w > b the newest block is under-scored. E.g.
 //   pnpm --filter @lethe/example-ngc-countdown window-choice --rates 0.2,0.5
-import type { GenerationTask } from '@lethe/eval';
 import { runMain } from '@lethe/eval/node';
 import { isNgcDecision, NgcPolicy } from '@lethe/policies-ngc';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { blockWindowPairs, positiveInteger, rates } from './cli-args';
+import { countdownTaskOf } from './countdown-task';
 import { evaluateMethod } from './evaluate-method';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
 
 const o = new Command()
   .name('ngc-countdown-window-choice')
-  .option('--model <dir>', 'task model', '../../models/countdown')
+  .option(
+    '--model <dir>',
+    'task model: Countdown, or the suite (its verbose Countdown)',
+    '../../models/countdown',
+  )
   .option('--examples <n>', 'held-out problems', positiveInteger, 128)
   .option('--rates <list>', 'eviction rates ε', rates, [0.2, 0.5])
   .option('--cadence <n>', 'eviction cadence δ', positiveInteger, D.cadence)
@@ -38,7 +42,7 @@ const o = new Command()
 await runMain(async () => {
   await initBackend('wasm');
   const base = await loadTaskModel(o.model);
-  const task = base.task as GenerationTask;
+  const task = countdownTaskOf(base);
   const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
   const run = (policy: () => NgcPolicy | undefined, onRound?: (newestEvicted: boolean) => void) =>
     evaluateMethod({
