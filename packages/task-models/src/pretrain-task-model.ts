@@ -129,7 +129,8 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
       await guardTrainingState(options.checkpointDir, settings);
     }
     const record = await readTrainingRecord(options.checkpointDir);
-    let clock = performance.now();
+    // Set when training starts; each update's time runs from the end of the one before.
+    let clock = 0;
     const afterUpdate = async (step: number): Promise<void> => {
       record.trainingSeconds += (performance.now() - clock) / 1000;
       const every = settings.probeEvery;
