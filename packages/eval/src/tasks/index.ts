@@ -97,6 +97,7 @@ export {
   type NiahMultiValueOptions,
   type NiahSingleOptions,
   RETRIEVAL_VARIANTS,
+  type RecitationOptions,
   type RetrievalData,
   type RetrievalOptions,
   type RetrievalOptionsInput,

@@ -9,6 +9,7 @@ import { mqarContextLength, mqarInstance } from './mqar';
 import { multiValueInstance, multiValueMinChars } from './multi-value';
 import { kvNeedleCount, type NiahSpec, needleLength, niahInstance } from './niah';
 import { choiceOption, intOption, numberOption, optionFields } from './options';
+import { recitationInstance } from './recitation';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
@@ -29,6 +30,7 @@ export const RETRIEVAL_VARIANTS = [
   'variable-tracking',
   'frequent-words',
   'two-hop',
+  'recitation',
 ] as const;
 
 /** A retrieval variant. */
@@ -119,6 +121,15 @@ export interface TwoHopOptions {
   readonly valueDigits: number;
 }
 
+/** Options of the recitation drill (a curriculum's stepping stone, see {@link recitationInstance}). */
+export interface RecitationOptions {
+  readonly variant: 'recitation';
+  /** Longest needle line, in characters: as many needles as fit it (default 1024, at least 2). */
+  readonly contextChars: number;
+  /** Digits of a value (default 4). */
+  readonly valueDigits: number;
+}
+
 /** Resolved options of the retrieval task: one of the variants. */
 export type RetrievalOptions =
   | NiahSingleOptions
@@ -127,7 +138,8 @@ export type RetrievalOptions =
   | NiahMultiValueOptions
   | VariableTrackingOptions
   | FrequentWordsOptions
-  | TwoHopOptions;
+  | TwoHopOptions
+  | RecitationOptions;
 
 /** Options accepted by {@link retrievalTask} (fields of the chosen variant only). */
 export interface RetrievalOptionsInput {
@@ -150,7 +162,8 @@ export interface RetrievalOptionsInput {
 export type RetrievalData = {
   readonly variant: RetrievalVariant;
   /**
-   * What each expected value answers, in order: the queried keys (`niah-*`, `mqar`, `two-hop`;
+   * What each expected value answers, in order: the queried keys (`niah-*`, `mqar`, `two-hop`,
+   * `recitation`;
    * `niah-multivalue` repeats its key once per value), the queried value once per variable
    * (`variable-tracking`), or `rank 1`, `rank 2`, … (`frequent-words`).
    */
@@ -162,7 +175,10 @@ export type RetrievalData = {
    * `frequent-words` the distinct words, for `two-hop` both keys of every chain).
    */
   readonly keys: number;
-  /** Length of the context before the question line. */
+  /**
+   * Length of the context before the question line (`recitation`: of the needle line, which the
+   * recitation line follows).
+   */
   readonly contextLength: number;
   /** NIAH only: requested depth (drawn when `random`). */
   readonly requestedDepth?: number;
@@ -196,6 +212,9 @@ export type RetrievalData = {
  *   them, most frequent first.
  * - `two-hop`: `chains` pairs of needles `the number for <a> is the number for <b>.` and
  *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`.
+ * - `recitation`: a curriculum's stepping stone, not a test: a line of needles with distinct
+ *   keys, a line reciting all but the queried one in a fresh order, then the question (an
+ *   associative-recall target in every recited needle when the loss falls on the prompt).
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
  * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
@@ -324,6 +343,20 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
         },
       };
     }
+    case 'recitation': {
+      const instance = recitationInstance(random, resolved);
+      return {
+        prompt: instance.prompt,
+        target: instance.target,
+        data: {
+          variant,
+          queries: [instance.key],
+          values: [instance.value],
+          keys: instance.needles,
+          contextLength: instance.contextLength,
+        },
+      };
+    }
     case 'two-hop': {
       const instance = twoHopInstance(random, resolved);
       return {
@@ -422,6 +455,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'variable-tracking': ['variant', 'contextChars', 'chains', 'hops', 'valueDigits'],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits'],
+  recitation: ['variant', 'contextChars', 'valueDigits'],
 };
 
 function resolveRetrievalOptions(options: unknown): RetrievalOptions {
@@ -444,6 +478,8 @@ function resolveRetrievalOptions(options: unknown): RetrievalOptions {
       return frequentWordsOptions(fields, contextChars);
     case 'two-hop':
       return twoHopOptions(fields, contextChars);
+    case 'recitation':
+      return recitationOptions(fields, contextChars);
   }
   const depth = depthOption(fields.depth);
   const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
@@ -539,6 +575,19 @@ function twoHopOptions(fields: Fields, contextChars: number): TwoHopOptions {
   checkDistinctValues(chains, valueDigits, 'chains');
   checkFits(contextChars, twoHopMinChars(options), `${2 * chains} needles`);
   return options;
+}
+
+function recitationOptions(fields: Fields, contextChars: number): RecitationOptions {
+  const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
+  const needles = kvNeedleCount(contextChars, valueDigits);
+  if (needles < 2 || needles > MAX_RETRIEVAL_KEYS) {
+    throw new LetheError(
+      'E_ARG',
+      `holds ${needles} needles of ${needleLength(valueDigits)} characters; a recitation needs 2 to ${MAX_RETRIEVAL_KEYS}`,
+      'contextChars',
+    );
+  }
+  return { variant: 'recitation', contextChars, valueDigits };
 }
 
 function checkDistinctValues(count: number, valueDigits: number, field: string): void {

@@ -24,10 +24,12 @@ export const SUITE_RETRIEVAL_MEMBERS = SUITE_MEMBERS.filter(
 );
 
 /**
- * The retrieval members at their easiest, in the same order: one needle, one key of two values,
- * one chain of one hop, the most frequent word, one chain of two hops — nothing to tell apart,
- * so copying from the context pays from the first updates (a curriculum's stepping stones; the
- * suite is never evaluated on them).
+ * A curriculum's stepping stones (the suite is never evaluated on them): the retrieval members
+ * at their easiest, in the same order — one needle, one key of two values, one chain of one hop,
+ * the most frequent word, one chain of two hops: nothing to tell apart, so copying from the
+ * context pays from the first updates — and the recitation drill (needles only, all but the
+ * queried one recited: an associative-recall target in every recited needle when the loss
+ * falls on the prompt too).
  */
 export const SUITE_WARMUP_MEMBERS = [
   'warmup/niah-single',
@@ -35,6 +37,7 @@ export const SUITE_WARMUP_MEMBERS = [
   'warmup/variable-tracking',
   'warmup/frequent-words',
   'warmup/two-hop',
+  'warmup/recitation',
 ] as const;
 
 /** A warm-up member of the suite. */
@@ -43,17 +46,23 @@ export type SuiteWarmupMember = (typeof SUITE_WARMUP_MEMBERS)[number];
 /**
  * What a suite task poses: one member, every member in turn (`mixture`, for training), the
  * retrieval members in turn (`retrieval-mixture`: a curriculum's first stage, where short
- * sequences and large batches teach copying without verbose Countdown's long traces), or their
- * easiest forms in turn (`warmup-mixture`, {@link SUITE_WARMUP_MEMBERS}: the stage before).
+ * sequences and large batches teach copying without verbose Countdown's long traces), the
+ * warm-up members in turn (`warmup-mixture`, {@link SUITE_WARMUP_MEMBERS}: the stage before), or
+ * one warm-up member.
  */
-export type SuiteSelection = SuiteMember | 'mixture' | 'retrieval-mixture' | 'warmup-mixture';
+export type SuiteSelection =
+  | SuiteMember
+  | SuiteWarmupMember
+  | 'mixture'
+  | 'retrieval-mixture'
+  | 'warmup-mixture';
 
 /** Resolved options of the suite task. */
 export interface SuiteOptions {
   /**
    * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
    * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s; or `warmup-mixture`:
-   * example `i` is warm-up member `i mod 5`'s.
+   * example `i` is warm-up member `i mod 6`'s.
    */
   readonly member: SuiteSelection;
   /**
@@ -107,6 +116,8 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return retrievalTask({ variant: 'frequent-words', contextChars, top: 1 });
     case 'warmup/two-hop':
       return retrievalTask({ variant: 'two-hop', contextChars, chains: 1 });
+    case 'warmup/recitation':
+      return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4 });
     case 'niah-multi':
       return retrievalTask({ variant: 'niah-multi', contextChars, keys: 4, valueDigits: 4 });
     case 'niah-multivalue':
@@ -147,6 +158,7 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
   const resolved: SuiteOptions = {
     member: choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
       ...SUITE_MEMBERS,
+      ...SUITE_WARMUP_MEMBERS,
       'mixture',
       'retrieval-mixture',
       'warmup-mixture',

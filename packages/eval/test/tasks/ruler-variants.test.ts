@@ -21,7 +21,13 @@ const VARIANTS = ['niah-multivalue', 'variable-tracking', 'frequent-words', 'two
 
 describe('retrieval: RULER variants', () => {
   it('are listed', () => {
-    expect(RETRIEVAL_VARIANTS).toEqual(['niah-single', 'niah-multi', 'mqar', ...VARIANTS]);
+    expect(RETRIEVAL_VARIANTS).toEqual([
+      'niah-single',
+      'niah-multi',
+      'mqar',
+      ...VARIANTS,
+      'recitation',
+    ]);
   });
 
   it('encode 50 examples each at 4096 characters without <unk>', () => {

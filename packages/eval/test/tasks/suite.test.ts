@@ -68,10 +68,10 @@ describe('the long-context suite task', () => {
     );
   });
 
-  it('poses the warm-up members in turn: each retrieval member at its easiest, under the suite’s BPE', () => {
+  it('poses the warm-up members in turn: each retrieval member at its easiest and the recitation drill, under the suite’s BPE', () => {
     const warmup = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
     const members = Array.from(
-      { length: 10 },
+      { length: 12 },
       (_, i) => (warmup.example(0, i).data as SuiteData).member,
     );
     expect(members).toEqual([...SUITE_WARMUP_MEMBERS, ...SUITE_WARMUP_MEMBERS]);
@@ -81,15 +81,23 @@ describe('the long-context suite task', () => {
       retrievalTask({ variant: 'variable-tracking', contextChars: 256, chains: 1, hops: 1 }),
       retrievalTask({ variant: 'frequent-words', contextChars: 256, top: 1 }),
       retrievalTask({ variant: 'two-hop', contextChars: 256, chains: 1 }),
+      retrievalTask({ variant: 'recitation', contextChars: 256, valueDigits: 4 }),
     ];
     const bpe = suiteBpeTokenizer();
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 12; i++) {
       const example = warmup.example(4, i);
-      const reference = easiest[i % 5]!.example(4, Math.floor(i / 5));
+      const reference = easiest[i % 6]!.example(4, Math.floor(i / 6));
       expect([example.prompt, example.target]).toEqual([reference.prompt, reference.target]);
       expect(warmup.verify(example, example.target)).toEqual({ correct: true });
       expect(warmup.verify(example, 'answer: 0.').correct).toBe(false);
       expect(bpe.decode(bpe.encode(example.prompt))).toBe(example.prompt);
+      // Each warm-up member can be posed alone, with the same examples.
+      const member = SUITE_WARMUP_MEMBERS[i % 6]!;
+      const alone = createTask('suite', { member, contextChars: 256 });
+      const own = alone.example(4, Math.floor(i / 6));
+      expect([own.prompt, own.target]).toEqual([reference.prompt, reference.target]);
+      expect((own.data as SuiteData).member).toBe(member);
+      expect(alone.verify(own, own.target)).toEqual({ correct: true });
     }
     expect(warmup.tokenizer.toJSON()).toEqual(bpe.toJSON());
     // A warm-up example is not a suite member's, nor the other way round.

@@ -1,0 +1,126 @@
+import { expectLetheError } from '@lethe/test-utils';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { kvNeedleCount } from '../../src/tasks/niah';
+import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
+import { taskTokenizer } from '../../src/tasks/tokenizers';
+import { indexArb, seedArb } from './helpers';
+import { expectNearMissesRejected, valueNeedles } from './ruler-helpers';
+
+const UNK = 3;
+
+/** The three lines of a recitation prompt: needles, recitation, question. */
+function linesOf(prompt: string): [string, string, string] {
+  const lines = prompt.split('\n');
+  expect(lines).toHaveLength(4);
+  expect(lines[3]).toBe('');
+  return [lines[0]!, lines[1]!, lines[2]!];
+}
+
+describe('retrieval: recitation', () => {
+  it('has the documented defaults', () => {
+    expect(retrievalTask({ variant: 'recitation' }).options).toEqual({
+      variant: 'recitation',
+      contextChars: 1024,
+      valueDigits: 4,
+    });
+    expect(retrievalTask({ variant: 'recitation' }).maxNewTokens).toBe('answer: 1234.'.length);
+  });
+
+  it('recites every needle but the queried one, which only the needle line holds (property)', () => {
+    fc.assert(
+      fc.property(
+        seedArb,
+        indexArb,
+        fc.integer({ min: 64, max: 4096 }),
+        fc.integer({ min: 1, max: 9 }),
+        (seed, index, contextChars, valueDigits) => {
+          fc.pre(kvNeedleCount(contextChars, valueDigits) >= 2);
+          const task = retrievalTask({ variant: 'recitation', contextChars, valueDigits });
+          const example = task.example(seed, index);
+          const data = example.data as RetrievalData;
+          const [needleLine, recitationLine, question] = linesOf(example.prompt);
+          const needles = valueNeedles(needleLine);
+          // As many needles as fit, distinct keys, the line within contextChars.
+          expect(needles).toHaveLength(kvNeedleCount(contextChars, valueDigits));
+          expect(needleLine).toBe(
+            needles.map(([k, v]) => `the number for ${k} is ${v}.`).join(' '),
+          );
+          expect(new Set(needles.map(([key]) => key)).size).toBe(needles.length);
+          expect(needleLine.length).toBe(data.contextLength);
+          expect(needleLine.length).toBeLessThanOrEqual(contextChars);
+          for (const [, value] of needles)
+            expect(value).toMatch(new RegExp(`^\\d{${valueDigits}}$`));
+          // The question asks for one needle's key; the recitation is every other needle.
+          const key = /^what is the number for ([a-z]+)\?$/.exec(question)?.[1];
+          const queried = needles.find(([k]) => k === key);
+          expect(queried).toBeDefined();
+          const recited = valueNeedles(recitationLine);
+          expect(recitationLine).toBe(
+            recited.map(([k, v]) => `the number for ${k} is ${v}.`).join(' '),
+          );
+          const others = needles.filter(([k]) => k !== key);
+          expect([...recited].sort()).toEqual([...others].sort());
+          expect(data.queries).toEqual([queried![0]]);
+          expect(data.values).toEqual([queried![1]]);
+          expect(data.keys).toBe(needles.length);
+          expect(example.target).toBe(`answer: ${queried![1]}.`);
+          expect(task.verify(example, example.target)).toEqual({ correct: true });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('is deterministic per (seed, index), varies across indices, and reads without <unk>', () => {
+    const task = retrievalTask({ variant: 'recitation', contextChars: 512 });
+    const tokenizer = taskTokenizer('retrieval');
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        const example = task.example(seed, index);
+        expect(task.example(seed, index)).toEqual(example);
+        expect(task.example(seed, index + 1).prompt).not.toBe(example.prompt);
+        for (const text of [example.prompt, example.target]) {
+          const ids = tokenizer.encode(text);
+          expect(ids.includes(UNK)).toBe(false);
+          expect(tokenizer.decode(ids)).toBe(text);
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('recites in a fresh order, not the needle line’s', () => {
+    const task = retrievalTask({ variant: 'recitation', contextChars: 1024 });
+    let reordered = 0;
+    for (let index = 0; index < 20; index++) {
+      const [needleLine, recitationLine, question] = linesOf(task.example(3, index).prompt);
+      const key = /for ([a-z]+)\?$/.exec(question)![1];
+      const kept = valueNeedles(needleLine).filter(([k]) => k !== key);
+      if (JSON.stringify(valueNeedles(recitationLine)) !== JSON.stringify(kept)) reordered++;
+    }
+    expect(reordered).toBe(20);
+  });
+
+  it('rejects the near misses of its answer', () => {
+    const task = retrievalTask({ variant: 'recitation', contextChars: 256 });
+    const example = task.example(0, 0);
+    const [value] = (example.data as RetrievalData).values;
+    const wrong = value === '0000' ? '0001' : '0000';
+    expectNearMissesRejected((completion) => task.verify(example, completion), [value!], wrong);
+  });
+
+  it('refuses a line too short for two needles and other variants’ options, naming the field', () => {
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', contextChars: 40 }),
+      'E_ARG',
+      'contextChars',
+    );
+    expectLetheError(() => retrievalTask({ variant: 'recitation', keys: 4 }), 'E_ARG', 'keys');
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', valueDigits: 0 }),
+      'E_ARG',
+      'valueDigits',
+    );
+  });
+});
