@@ -9,6 +9,12 @@ export interface RecitationSpec {
   readonly contextChars: number;
   /** Digits of a value. */
   readonly valueDigits: number;
+  /**
+   * `shuffled`: the recitation is in a fresh order (each recited value recalled by its key);
+   * `same`: in the needle line's order (a verbatim repeat: every recited token follows the same
+   * tokens as in the needle line, the pattern an induction head copies).
+   */
+  readonly order: 'shuffled' | 'same';
 }
 
 /** A generated recitation drill. */
@@ -27,15 +33,17 @@ export interface RecitationInstance {
 
 /**
  * A recitation drill: a line made only of needles `the number for <key> is <value>.` with
- * distinct keys, then a line reciting every needle but the queried one in a fresh order, then
- * the question about the queried one. Prompt: needles, newline, recitation, newline,
+ * distinct keys, then a line reciting every needle but the queried one (in a fresh order, or in
+ * the same order), then the question about the queried one. Prompt: needles, newline, recitation, newline,
  * `what is the number for <key>?`, newline; target: `answer: <value>.`
  *
  * Every recited value is recalled by its key from the needle line, so a model trained with the
  * loss on the prompt too meets an associative-recall target in each recited needle (Zoology's
  * multi-query associative recall, in the suite's needle form) instead of one per sequence; the
- * queried value is never recited, so the answer is recalled from the needle line alone. A
- * curriculum's first stone before `niah-multi`, not a test of memory.
+ * queried value is never recited, so the answer is recalled from the needle line alone. In the
+ * same order, the recitation is a verbatim repeat, which a previous-token head and an induction
+ * head predict token by token: the stone before. A curriculum's stones before `niah-multi`, not
+ * tests of memory.
  */
 export function recitationInstance(random: SeededRandom, spec: RecitationSpec): RecitationInstance {
   const count = kvNeedleCount(spec.contextChars, spec.valueDigits);
@@ -43,7 +51,8 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
   const values = keys.map(() => randomDigits(random, spec.valueDigits));
   const needles = keys.map((key, i) => needleSentence(key, values[i]!));
   const queried = random.int(0, count - 1);
-  const recited = random.shuffle(needles.filter((_, i) => i !== queried));
+  const others = needles.filter((_, i) => i !== queried);
+  const recited = spec.order === 'same' ? others : random.shuffle(others);
   const context = needles.join(' ');
   const key = keys[queried]!;
   const value = values[queried]!;

@@ -128,6 +128,8 @@ export interface RecitationOptions {
   readonly contextChars: number;
   /** Digits of a value (default 4). */
   readonly valueDigits: number;
+  /** The recitation's order: `shuffled` (default) or `same` (a verbatim repeat). */
+  readonly order: 'shuffled' | 'same';
 }
 
 /** Resolved options of the retrieval task: one of the variants. */
@@ -156,6 +158,7 @@ export interface RetrievalOptionsInput {
   readonly hops?: number;
   readonly top?: number;
   readonly alpha?: number;
+  readonly order?: 'shuffled' | 'same';
 }
 
 /** Ground truth of a retrieval example (its `data`). */
@@ -213,8 +216,9 @@ export type RetrievalData = {
  * - `two-hop`: `chains` pairs of needles `the number for <a> is the number for <b>.` and
  *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`.
  * - `recitation`: a curriculum's stepping stone, not a test: a line of needles with distinct
- *   keys, a line reciting all but the queried one in a fresh order, then the question (an
- *   associative-recall target in every recited needle when the loss falls on the prompt).
+ *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
+ *   the same order (`'same'`: a verbatim repeat), then the question (an associative-recall or
+ *   copy target in every recited needle when the loss falls on the prompt).
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
  * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
@@ -455,7 +459,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'variable-tracking': ['variant', 'contextChars', 'chains', 'hops', 'valueDigits'],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits'],
-  recitation: ['variant', 'contextChars', 'valueDigits'],
+  recitation: ['variant', 'contextChars', 'valueDigits', 'order'],
 };
 
 function resolveRetrievalOptions(options: unknown): RetrievalOptions {
@@ -587,7 +591,8 @@ function recitationOptions(fields: Fields, contextChars: number): RecitationOpti
       'contextChars',
     );
   }
-  return { variant: 'recitation', contextChars, valueDigits };
+  const order = choiceOption(fields, 'order', 'shuffled', ['shuffled', 'same'] as const);
+  return { variant: 'recitation', contextChars, valueDigits, order };
 }
 
 function checkDistinctValues(count: number, valueDigits: number, field: string): void {

@@ -28,8 +28,9 @@ export const SUITE_RETRIEVAL_MEMBERS = SUITE_MEMBERS.filter(
  * at their easiest, in the same order — one needle, one key of two values, one chain of one hop,
  * the most frequent word, one chain of two hops: nothing to tell apart, so copying from the
  * context pays from the first updates — and the recitation drill (needles only, all but the
- * queried one recited: an associative-recall target in every recited needle when the loss
- * falls on the prompt too).
+ * queried one recited, under a loss on the prompt too) in the needle line's order (`repeat`: a
+ * verbatim copy, what induction heads learn from) and in a fresh order (`recitation`: an
+ * associative-recall target in every recited needle).
  */
 export const SUITE_WARMUP_MEMBERS = [
   'warmup/niah-single',
@@ -37,6 +38,7 @@ export const SUITE_WARMUP_MEMBERS = [
   'warmup/variable-tracking',
   'warmup/frequent-words',
   'warmup/two-hop',
+  'warmup/repeat',
   'warmup/recitation',
 ] as const;
 
@@ -62,7 +64,7 @@ export interface SuiteOptions {
   /**
    * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
    * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s; or `warmup-mixture`:
-   * example `i` is warm-up member `i mod 6`'s.
+   * example `i` is warm-up member `i mod 7`'s.
    */
   readonly member: SuiteSelection;
   /**
@@ -116,6 +118,8 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return retrievalTask({ variant: 'frequent-words', contextChars, top: 1 });
     case 'warmup/two-hop':
       return retrievalTask({ variant: 'two-hop', contextChars, chains: 1 });
+    case 'warmup/repeat':
+      return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4, order: 'same' });
     case 'warmup/recitation':
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4 });
     case 'niah-multi':

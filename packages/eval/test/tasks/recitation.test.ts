@@ -23,6 +23,7 @@ describe('retrieval: recitation', () => {
       variant: 'recitation',
       contextChars: 1024,
       valueDigits: 4,
+      order: 'shuffled',
     });
     expect(retrievalTask({ variant: 'recitation' }).maxNewTokens).toBe('answer: 1234.'.length);
   });
@@ -34,9 +35,10 @@ describe('retrieval: recitation', () => {
         indexArb,
         fc.integer({ min: 64, max: 4096 }),
         fc.integer({ min: 1, max: 9 }),
-        (seed, index, contextChars, valueDigits) => {
+        fc.constantFrom('shuffled', 'same'),
+        (seed, index, contextChars, valueDigits, order) => {
           fc.pre(kvNeedleCount(contextChars, valueDigits) >= 2);
-          const task = retrievalTask({ variant: 'recitation', contextChars, valueDigits });
+          const task = retrievalTask({ variant: 'recitation', contextChars, valueDigits, order });
           const example = task.example(seed, index);
           const data = example.data as RetrievalData;
           const [needleLine, recitationLine, question] = linesOf(example.prompt);
@@ -61,6 +63,8 @@ describe('retrieval: recitation', () => {
           );
           const others = needles.filter(([k]) => k !== key);
           expect([...recited].sort()).toEqual([...others].sort());
+          // In the same order, the recitation is the needle line without the queried needle.
+          if (order === 'same') expect(recited).toEqual(others);
           expect(data.queries).toEqual([queried![0]]);
           expect(data.values).toEqual([queried![1]]);
           expect(data.keys).toBe(needles.length);
@@ -90,7 +94,7 @@ describe('retrieval: recitation', () => {
     );
   });
 
-  it('recites in a fresh order, not the needle line’s', () => {
+  it('recites in a fresh order by default, not the needle line’s', () => {
     const task = retrievalTask({ variant: 'recitation', contextChars: 1024 });
     let reordered = 0;
     for (let index = 0; index < 20; index++) {
@@ -121,6 +125,11 @@ describe('retrieval: recitation', () => {
       () => retrievalTask({ variant: 'recitation', valueDigits: 0 }),
       'E_ARG',
       'valueDigits',
+    );
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', order: 'sorted' as never }),
+      'E_ARG',
+      'order',
     );
   });
 });

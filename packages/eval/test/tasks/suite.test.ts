@@ -68,10 +68,10 @@ describe('the long-context suite task', () => {
     );
   });
 
-  it('poses the warm-up members in turn: each retrieval member at its easiest and the recitation drill, under the suite’s BPE', () => {
+  it('poses the warm-up members in turn: each retrieval member at its easiest and the recitation drills, under the suite’s BPE', () => {
     const warmup = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
     const members = Array.from(
-      { length: 12 },
+      { length: 14 },
       (_, i) => (warmup.example(0, i).data as SuiteData).member,
     );
     expect(members).toEqual([...SUITE_WARMUP_MEMBERS, ...SUITE_WARMUP_MEMBERS]);
@@ -81,20 +81,21 @@ describe('the long-context suite task', () => {
       retrievalTask({ variant: 'variable-tracking', contextChars: 256, chains: 1, hops: 1 }),
       retrievalTask({ variant: 'frequent-words', contextChars: 256, top: 1 }),
       retrievalTask({ variant: 'two-hop', contextChars: 256, chains: 1 }),
+      retrievalTask({ variant: 'recitation', contextChars: 256, valueDigits: 4, order: 'same' }),
       retrievalTask({ variant: 'recitation', contextChars: 256, valueDigits: 4 }),
     ];
     const bpe = suiteBpeTokenizer();
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 14; i++) {
       const example = warmup.example(4, i);
-      const reference = easiest[i % 6]!.example(4, Math.floor(i / 6));
+      const reference = easiest[i % 7]!.example(4, Math.floor(i / 7));
       expect([example.prompt, example.target]).toEqual([reference.prompt, reference.target]);
       expect(warmup.verify(example, example.target)).toEqual({ correct: true });
       expect(warmup.verify(example, 'answer: 0.').correct).toBe(false);
       expect(bpe.decode(bpe.encode(example.prompt))).toBe(example.prompt);
       // Each warm-up member can be posed alone, with the same examples.
-      const member = SUITE_WARMUP_MEMBERS[i % 6]!;
+      const member = SUITE_WARMUP_MEMBERS[i % 7]!;
       const alone = createTask('suite', { member, contextChars: 256 });
-      const own = alone.example(4, Math.floor(i / 6));
+      const own = alone.example(4, Math.floor(i / 7));
       expect([own.prompt, own.target]).toEqual([reference.prompt, reference.target]);
       expect((own.data as SuiteData).member).toBe(member);
       expect(alone.verify(own, own.target)).toEqual({ correct: true });
