@@ -68,8 +68,9 @@ export interface SuiteOptions {
    */
   readonly member: SuiteSelection;
   /**
-   * Context before the question of the retrieval members, in characters (default 1024; the
-   * suite's BPE reads 3.4–3.7 of them per token).
+   * Context before the question of the retrieval members, in characters (default 1024, at least
+   * {@link SUITE_MIN_CONTEXT_CHARS}, or {@link SUITE_MIN_WARMUP_CONTEXT_CHARS} for a warm-up
+   * selection; the suite's BPE reads 3.4–3.7 of them per token).
    */
   readonly contextChars: number;
 }
@@ -79,6 +80,13 @@ export type SuiteOptionsInput = Partial<SuiteOptions>;
 
 /** Shortest `contextChars`: every retrieval member fits it with its distractors. */
 export const SUITE_MIN_CONTEXT_CHARS = 256;
+
+/**
+ * Shortest `contextChars` of a warm-up selection (one warm-up member or `warmup-mixture`): a
+ * stepping stone may be shorter than the suite (two needles for a recitation); each member still
+ * refuses a context it does not fit, naming `contextChars`.
+ */
+export const SUITE_MIN_WARMUP_CONTEXT_CHARS = 64;
 
 /** Longest `contextChars` (the retrieval task's own bound applies too). */
 export const SUITE_MAX_CONTEXT_CHARS = 65536;
@@ -159,19 +167,22 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
  */
 export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOptions> {
   const fields = optionFields(options, ['member', 'contextChars'], 'suite');
+  const member = choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
+    ...SUITE_MEMBERS,
+    ...SUITE_WARMUP_MEMBERS,
+    'mixture',
+    'retrieval-mixture',
+    'warmup-mixture',
+  ]);
+  const warmup =
+    member === 'warmup-mixture' || (SUITE_WARMUP_MEMBERS as readonly string[]).includes(member);
   const resolved: SuiteOptions = {
-    member: choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
-      ...SUITE_MEMBERS,
-      ...SUITE_WARMUP_MEMBERS,
-      'mixture',
-      'retrieval-mixture',
-      'warmup-mixture',
-    ]),
+    member,
     contextChars: intOption(
       fields,
       'contextChars',
       1024,
-      SUITE_MIN_CONTEXT_CHARS,
+      warmup ? SUITE_MIN_WARMUP_CONTEXT_CHARS : SUITE_MIN_CONTEXT_CHARS,
       SUITE_MAX_CONTEXT_CHARS,
     ),
   };

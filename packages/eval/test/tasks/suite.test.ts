@@ -146,6 +146,26 @@ describe('the long-context suite task', () => {
     expect(task.verify(example, example.target).correct).toBe(false);
     expectLetheError(() => createTask('suite', { member: 'chess' as never }), 'E_ARG', 'member');
     expectLetheError(() => createTask('suite', { contextChars: 128 }), 'E_ARG', 'contextChars');
+    // A warm-up selection may be shorter, down to two needles; a member that does not fit says so.
+    const short = createTask('suite', { member: 'warmup/repeat', contextChars: 64 });
+    expect(short.verify(short.example(0, 0), short.example(0, 0).target)).toEqual({
+      correct: true,
+    });
+    expectLetheError(
+      () => createTask('suite', { member: 'warmup/repeat', contextChars: 63 }),
+      'E_ARG',
+      'contextChars',
+    );
+    expectLetheError(
+      () => createTask('suite', { member: 'niah-multi', contextChars: 64 }),
+      'E_ARG',
+      'contextChars',
+    );
+    expectLetheError(
+      () => createTask('suite', { member: 'warmup/two-hop', contextChars: 64 }),
+      'E_ARG',
+      'contextChars',
+    );
     expectLetheError(() => createTask('suite', { keys: 3 } as never), 'E_ARG', 'keys');
   });
 });
