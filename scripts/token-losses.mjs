@@ -42,7 +42,10 @@ const task = createTask('suite', { member, contextChars: Number(contextChars) })
 const model = DecoderModel.fromTensors(taskModelConfig(sizes, task.tokenizer.vocabSize), tensors);
 
 const losses = new Map();
-const add = (group, loss) => losses.set(group, [...(losses.get(group) ?? []), loss]);
+const add = (group, loss) => {
+  if (!losses.has(group)) losses.set(group, []);
+  losses.get(group).push(loss);
+};
 const heads = new Map();
 for (let index = 0; index < Number(examples); index++) {
   const example = task.example(1, index);

@@ -350,8 +350,7 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
     case 'recitation': {
       const instance = recitationInstance(random, resolved);
       return {
-        prompt: instance.prompt,
-        target: instance.target,
+        ...instance,
         data: {
           variant,
           queries: [instance.key],
