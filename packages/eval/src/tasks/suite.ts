@@ -1,7 +1,9 @@
+import { LetheError } from '@lethe/core';
 import { STOP_TEXT } from './answer';
 import { countdownTask, VERBOSE_COUNTDOWN } from './countdown';
 import { choiceOption, intOption, optionFields } from './options';
 import { retrievalTask } from './retrieval';
+import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
 
@@ -68,11 +70,21 @@ export interface SuiteOptions {
    */
   readonly member: SuiteSelection;
   /**
-   * Context before the question of the retrieval members, in characters (default 1024, at least
+   * Context before the question of the retrieval members, in characters (the longest, under a
+   * spread of lengths: see `minContextChars`; default 1024, at least
    * {@link SUITE_MIN_CONTEXT_CHARS}, or {@link SUITE_MIN_WARMUP_CONTEXT_CHARS} for a warm-up
    * selection; the suite's BPE reads 3.4–3.7 of them per token).
    */
   readonly contextChars: number;
+  /**
+   * Shortest context of an example, in characters (default `contextChars`: every example at
+   * `contextChars`). Below it, each example draws its own context length uniformly from
+   * `[minContextChars, contextChars]`, seeded by the example's seed and index: a training stage's
+   * spread of lengths, so a model meets its needles at every distance and position up to the
+   * longest instead of learning one layout (a model trained at one length does not read a
+   * longer one).
+   */
+  readonly minContextChars: number;
 }
 
 /** Options accepted by {@link suiteTask}; every field is optional. */
@@ -148,6 +160,31 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
   }
 }
 
+/** The context length of example `index` of `seed` under a spread of lengths. */
+function exampleContextChars(options: SuiteOptions, seed: number, index: number): number {
+  const random = SeededRandom.forExample('suite/context-chars', seed, index);
+  return random.int(options.minContextChars, options.contextChars);
+}
+
+/** Every selected member must fit the shortest context of a spread, or the option is refused. */
+function checkShortestFits(
+  selected: readonly (SuiteMember | SuiteWarmupMember)[],
+  minContextChars: number,
+): void {
+  for (const member of selected) {
+    try {
+      memberTask(member, minContextChars);
+    } catch (error) {
+      if (!(error instanceof LetheError) || error.argument !== 'contextChars') throw error;
+      throw new LetheError(
+        'E_ARG',
+        `${member} does not fit ${minContextChars} characters: ${error.message.replace(/^\[E_ARG\] contextChars: /, '')}`,
+        'minContextChars',
+      );
+    }
+  }
+}
+
 /**
  * The long-context suite: five RULER-style retrieval members and verbose Countdown under one
  * byte-level BPE (`taskTokenizer('suite')`), so one model can be trained on all of them
@@ -166,7 +203,7 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
  * @throws LetheError `E_ARG` naming the field for a bad option.
  */
 export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOptions> {
-  const fields = optionFields(options, ['member', 'contextChars'], 'suite');
+  const fields = optionFields(options, ['member', 'contextChars', 'minContextChars'], 'suite');
   const member = choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
     ...SUITE_MEMBERS,
     ...SUITE_WARMUP_MEMBERS,
@@ -176,15 +213,12 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
   ]);
   const warmup =
     member === 'warmup-mixture' || (SUITE_WARMUP_MEMBERS as readonly string[]).includes(member);
+  const shortest = warmup ? SUITE_MIN_WARMUP_CONTEXT_CHARS : SUITE_MIN_CONTEXT_CHARS;
+  const contextChars = intOption(fields, 'contextChars', 1024, shortest, SUITE_MAX_CONTEXT_CHARS);
   const resolved: SuiteOptions = {
     member,
-    contextChars: intOption(
-      fields,
-      'contextChars',
-      1024,
-      warmup ? SUITE_MIN_WARMUP_CONTEXT_CHARS : SUITE_MIN_CONTEXT_CHARS,
-      SUITE_MAX_CONTEXT_CHARS,
-    ),
+    contextChars,
+    minContextChars: intOption(fields, 'minContextChars', contextChars, shortest, contextChars),
   };
   const selected: readonly (SuiteMember | SuiteWarmupMember)[] =
     resolved.member === 'mixture'
@@ -195,10 +229,15 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
           ? SUITE_WARMUP_MEMBERS
           : [resolved.member];
   const tasks = new Map(selected.map((m) => [m, memberTask(m, resolved.contextChars)]));
+  const ranged = resolved.minContextChars < resolved.contextChars;
+  if (ranged) checkShortestFits(selected, resolved.minContextChars);
 
   const example = (seed: number, index: number): TaskExample => {
     const member = selected[index % selected.length]!;
-    const inner = tasks.get(member)!.example(seed, Math.floor(index / selected.length));
+    const task = ranged
+      ? memberTask(member, exampleContextChars(resolved, seed, index))
+      : tasks.get(member)!;
+    const inner = task.example(seed, Math.floor(index / selected.length));
     return { ...inner, task: 'suite', index, data: { ...inner.data, member } };
   };
   const verify = (example: TaskExample, completion: string): Verdict => {

@@ -36,7 +36,7 @@ describe('the long-context suite task', () => {
 
   it('cycles through the members in the mixture, balanced in every prefix', () => {
     const mixture = createTask('suite', { contextChars: 256 });
-    expect(mixture.options).toEqual({ member: 'mixture', contextChars: 256 });
+    expect(mixture.options).toEqual({ member: 'mixture', contextChars: 256, minContextChars: 256 });
     const members = Array.from(
       { length: 12 },
       (_, i) => (mixture.example(0, i).data as SuiteData).member,
@@ -107,6 +107,48 @@ describe('the long-context suite task', () => {
     expect(warmup.verify(suite.example(0, 0), suite.example(0, 0).target).correct).toBe(false);
   });
 
+  it('spreads the context lengths over [minContextChars, contextChars], each example the member task’s own at its length', () => {
+    const spread = createTask('suite', {
+      member: 'warmup-mixture',
+      contextChars: 104,
+      minContextChars: 72,
+    });
+    expect(spread.options).toEqual({
+      member: 'warmup-mixture',
+      contextChars: 104,
+      minContextChars: 72,
+    });
+    const lengths = new Set<number>();
+    for (let i = 0; i < 42; i++) {
+      const example = spread.example(2, i);
+      const member = (example.data as SuiteData).member;
+      // Some length in the range gives the member task's own example, word for word.
+      const length = [...Array(33).keys()]
+        .map((k) => 72 + k)
+        .find((chars) => {
+          const alone = createTask('suite', { member, contextChars: chars });
+          return alone.example(2, Math.floor(i / 7)).prompt === example.prompt;
+        });
+      expect(length).toBeDefined();
+      lengths.add(length!);
+      expect(spread.example(2, i)).toEqual(example);
+      expect(spread.verify(example, example.target)).toEqual({ correct: true });
+      expect(spread.verify(example, 'answer: 0.').correct).toBe(false);
+    }
+    expect(lengths.size).toBeGreaterThan(10);
+    expect(Math.min(...lengths)).toBeLessThan(80);
+    expect(Math.max(...lengths)).toBeGreaterThan(96);
+    // Without a spread every example is at contextChars, as before.
+    const fixed = createTask('suite', {
+      member: 'two-hop',
+      contextChars: 512,
+      minContextChars: 512,
+    });
+    expect(fixed.example(1, 3)).toEqual(
+      createTask('suite', { member: 'two-hop', contextChars: 512 }).example(1, 3),
+    );
+  });
+
   it('verifies every member’s reference and rejects a wrong answer (property)', () => {
     const tasks = [
       createTask('suite', { contextChars: SUITE_MIN_CONTEXT_CHARS }),
@@ -165,6 +207,23 @@ describe('the long-context suite task', () => {
       () => createTask('suite', { member: 'warmup/two-hop', contextChars: 64 }),
       'E_ARG',
       'contextChars',
+    );
+    expectLetheError(
+      () => createTask('suite', { contextChars: 512, minContextChars: 1024 }),
+      'E_ARG',
+      'minContextChars',
+    );
+    expectLetheError(
+      () => createTask('suite', { contextChars: 512, minContextChars: 128 }),
+      'E_ARG',
+      'minContextChars',
+    );
+    // The warm-up mixture goes down to 64 characters, but its two-hop member does not.
+    expectLetheError(
+      () =>
+        createTask('suite', { member: 'warmup-mixture', contextChars: 256, minContextChars: 64 }),
+      'E_ARG',
+      'minContextChars',
     );
     expectLetheError(() => createTask('suite', { keys: 3 } as never), 'E_ARG', 'keys');
   });
