@@ -13,6 +13,7 @@ export {
   generationBatches,
   REPLACEMENT_STRIDE,
 } from './generation-batches';
+export { LOSS_CURVE_EVERY, lossCurve, withLoss } from './loss-curve';
 export {
   parseTaskModelManifest,
   TASK_MODEL_FILE,
@@ -20,6 +21,7 @@ export {
   TASK_MODEL_VERSION,
   type TaskModelEvaluation,
   type TaskModelInit,
+  type TaskModelLossCurve,
   type TaskModelManifest,
   type TaskModelProbe,
   type TaskModelProbes,

@@ -61,6 +61,15 @@ export interface TaskModelProbes {
   readonly scores: readonly TaskModelProbe[];
 }
 
+/**
+ * How a run's training loss fell: the mean of each update's batch loss (taken before the update)
+ * over updates `1 … every`, `every + 1 … 2·every`, …, the last window possibly shorter.
+ */
+export interface TaskModelLossCurve {
+  readonly every: number;
+  readonly means: readonly number[];
+}
+
 export interface TaskModelInit {
   /** The directory as given to `--init`. */
   readonly dir: string;
@@ -98,6 +107,11 @@ export interface TaskModelTraining {
   readonly finalLoss: number | null;
   /** The validation scores taken while training; absent without probes. */
   readonly probes?: TaskModelProbes;
+  /**
+   * The loss curve over every session of the run; absent in older files and for a run resumed
+   * from a state that did not record each update's loss.
+   */
+  readonly lossCurve?: TaskModelLossCurve;
   /** Wall-clock seconds of training over every session of the run; absent in older files. */
   readonly trainingSeconds?: number;
 }
@@ -196,6 +210,16 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
   if (training.trainingSeconds !== undefined) {
     if (number(training.trainingSeconds, 'training.trainingSeconds') < 0) {
       fail('training.trainingSeconds', 'must be ≥ 0');
+    }
+  }
+  if (training.lossCurve !== undefined) {
+    const curve = object(training.lossCurve, 'training.lossCurve');
+    const every = count(curve.every, 'training.lossCurve.every');
+    if (!Array.isArray(curve.means)) fail('training.lossCurve.means', 'must be an array');
+    const means = curve.means as unknown[];
+    means.forEach((mean, i) => number(mean, `training.lossCurve.means[${i}]`));
+    if (means.length !== Math.ceil((training.steps as number) / every)) {
+      fail('training.lossCurve.means', 'must hold one mean per window of every updates');
     }
   }
   const tallies = (value: unknown, field: string): void => {

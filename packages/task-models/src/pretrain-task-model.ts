@@ -12,11 +12,13 @@ import { activeBackend } from '@lethe/tensor';
 import { generationBatches } from './generation-batches';
 import { evaluateFullCache, heldOutPrompts } from './held-out-evaluation';
 import { initialModel } from './initial-model';
+import { lossCurve, withLoss } from './loss-curve';
 import {
   TASK_MODEL_FILE,
   TASK_MODEL_FORMAT,
   TASK_MODEL_VERSION,
   type TaskModelEvaluation,
+  type TaskModelLossCurve,
   type TaskModelManifest,
   type TaskModelProbe,
   type TaskModelProbes,
@@ -79,7 +81,8 @@ export interface PretrainResult {
  *   like the held-out ones; the training data and weights are those of a run without probes
  *   unless a validation prompt would have been trained on), passed to `onProbe` and recorded
  *   in `training.probes`. `training.trainingSeconds` records the time spent in updates over every
- *   session of the run (both are kept in `checkpointDir` between sessions).
+ *   session of the run and `training.lossCurve` the mean loss of each window of
+ *   `LOSS_CURVE_EVERY` (50) updates (all are kept in `checkpointDir` between sessions).
  * - At the end the full-cache score on `evalExamples` held-out examples of `evalSeed` is
  *   computed exactly as `lethe eval` computes it and recorded, with that command and the
  *   `lethe pretrain` command that recreates the directory.
@@ -133,6 +136,7 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
     let clock = 0;
     const afterUpdate = async (step: number): Promise<void> => {
       record.trainingSeconds += (performance.now() - clock) / 1000;
+      record.losses = withLoss(record.losses, step, finalLoss!);
       const every = settings.probeEvery;
       if (every !== undefined && (step % every === 0 || step === settings.steps)) {
         const probe = await probeModel(settings, model, step);
@@ -222,6 +226,7 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         backend,
         finalLoss,
         ...probesOf(settings, record),
+        ...lossCurveOf(record),
         trainingSeconds: Math.round(record.trainingSeconds * 10) / 10,
       },
       command: pretrainCommand(settings, backend),
@@ -265,6 +270,12 @@ async function probeModel(
     n: score.n,
     ...(score.members === undefined ? {} : { members: score.members }),
   };
+}
+
+/** The manifest's `training.lossCurve`, when every update's loss was recorded. */
+function lossCurveOf(record: TrainingRecord): { lossCurve?: TaskModelLossCurve } {
+  const curve = lossCurve(record.losses);
+  return curve === undefined ? {} : { lossCurve: curve };
 }
 
 /** The manifest's `training.probes`, when the run probed. */

@@ -53,8 +53,18 @@ describe('validation probes while pretraining', () => {
   });
 
   it('scores the validation examples every probeEvery updates and after the last, across a resume, with the weights of a run without probes', async () => {
-    const plain = await pretrainTaskModel({ ...RETRIEVAL, out: join(dir, 'plain') });
+    const plainLosses: number[] = [];
+    const plain = await pretrainTaskModel({
+      ...RETRIEVAL,
+      out: join(dir, 'plain'),
+      onProgress: (p) => plainLosses.push(p.loss),
+    });
     plain.model.dispose();
+    const mean = plainLosses.reduce((a, b) => a + b, 0) / plainLosses.length;
+    expect(plainLosses).toHaveLength(5);
+    expect(plain.manifest!.training.lossCurve!.every).toBe(50);
+    expect(plain.manifest!.training.lossCurve!.means).toHaveLength(1);
+    expect(plain.manifest!.training.lossCurve!.means[0]).toBeCloseTo(mean, 4);
 
     const options = {
       ...RETRIEVAL,
@@ -81,6 +91,9 @@ describe('validation probes while pretraining', () => {
     );
     expect(kept.probes.map((p: TaskModelProbe) => p.step)).toEqual([2]);
     expect(kept.trainingSeconds).toBeGreaterThan(0);
+    // The state keeps each update's loss: the stopped run's three, the plain run's own.
+    expect(kept.losses).toHaveLength(3);
+    kept.losses.forEach((loss: number, i: number) => expect(loss).toBeCloseTo(plainLosses[i]!, 5));
 
     const second = await pretrainTaskModel({ ...options, onProbe: (probe) => seen.push(probe) });
     second.model.dispose();
@@ -92,6 +105,8 @@ describe('validation probes while pretraining', () => {
       expect(probe.mean * 3).toBeCloseTo(Math.round(probe.mean * 3), 9);
     }
     expect(training.trainingSeconds).toBeGreaterThanOrEqual(kept.trainingSeconds);
+    // Across the stop and the resume, the loss curve is the uninterrupted run's.
+    expect(training.lossCurve).toEqual(plain.manifest!.training.lossCurve);
 
     // The validation prompts were never training prompts here, so the weights are a plain run's.
     expect(await readFile(join(options.out, 'model.safetensors'))).toEqual(
@@ -200,6 +215,21 @@ describe('validation probes while pretraining', () => {
           .message,
       ).toMatch(field);
     refused({ seed: 1, examples: 2, every: 2 }, /training\.probes\.scores" must be an array/);
+    const curve = (lossCurve: unknown) => ({
+      ...manifest(undefined),
+      training: { ...manifest(undefined).training, lossCurve },
+    });
+    expect(
+      parseTaskModelManifest(curve({ every: 3, means: [2.5, 1.5] }), 'm').training.lossCurve,
+    ).toEqual({ every: 3, means: [2.5, 1.5] });
+    const refusedCurve = (lossCurve: unknown, field: RegExp) =>
+      expect(
+        expectLetheError(() => parseTaskModelManifest(curve(lossCurve), 'm'), 'E_FORMAT', 'm')
+          .message,
+      ).toMatch(field);
+    refusedCurve({ every: 3, means: [2.5] }, /lossCurve\.means" must hold one mean per window/);
+    refusedCurve({ every: 0, means: [] }, /lossCurve\.every/);
+    refusedCurve({ every: 3, means: [2.5, 'x'] }, /lossCurve\.means\[1\]/);
     refused(
       { seed: 1, examples: 2, every: 2, scores: [score, score] },
       /training\.probes\.scores\[1\]\.step" must increase/,
