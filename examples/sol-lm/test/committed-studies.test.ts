@@ -44,6 +44,7 @@ describe.each([
     'documents',
     128,
   ],
+  ['lm-3l-w16', 'frontier.json', '### Frontier, 3L action set', 'lm-3l-w16', 'documents', 128],
   [
     'countdown-c10-w16',
     'downstream.json',
@@ -92,27 +93,33 @@ interface Comparison {
   readonly holmP: number;
 }
 
+/** Each run's paired comparisons, recomputed from the per-document perplexities it keeps. */
+function expectRecomputed(runs: readonly { points: unknown[] }[]): void {
+  for (const run of runs) {
+    const points = run.points as (PointRow & { comparisons: Comparison[]; bestRandom: never })[];
+    const comparisons = points.flatMap((p) => p.comparisons);
+    expect(comparisons.map((c) => c.holmP)).toEqual(
+      holmAdjust(comparisons.map((c) => c.bootstrap.pValue)),
+    );
+    for (const point of points) {
+      const sol = methodOf(point, 'sol') as MethodRow & { perplexities: number[] };
+      for (const c of point.comparisons) {
+        const baseline = (
+          c.baseline === 'random' ? point.bestRandom : methodOf(point, c.baseline)
+        ) as MethodRow & { perplexities: number[] };
+        expect(c.bootstrap).toEqual(
+          pairedBootstrap(sol.perplexities, baseline.perplexities, { resamples: 10_000 }),
+        );
+      }
+    }
+  }
+}
+
 describe.each(['lm-2l', 'lm-2l-w16'])('study/%s paired comparisons', (study) => {
   const runs = SEEDS.map((seed) => readJson(join(STUDY, study, `seed${seed}`, 'frontier.json')));
 
   it('recompute from the per-document perplexities the results keep', () => {
-    for (const run of runs) {
-      const comparisons: Comparison[] = run.points.flatMap(
-        (p: { comparisons: Comparison[] }) => p.comparisons,
-      );
-      expect(comparisons.map((c) => c.holmP)).toEqual(
-        holmAdjust(comparisons.map((c) => c.bootstrap.pValue)),
-      );
-      for (const point of run.points) {
-        const sol = methodOf(point, 'sol') as MethodRow & { perplexities: number[] };
-        for (const c of point.comparisons as Comparison[]) {
-          const baseline = c.baseline === 'random' ? point.bestRandom : methodOf(point, c.baseline);
-          expect(c.bootstrap).toEqual(
-            pairedBootstrap(sol.perplexities, baseline.perplexities, { resamples: 10_000 }),
-          );
-        }
-      }
-    }
+    expectRecomputed(runs);
   });
 
   it('put SOL below every baseline at every point and seed, as the README says', () => {
@@ -158,6 +165,28 @@ describe.each(['lm-2l', 'lm-2l-w16'])('study/%s paired comparisons', (study) => 
     expect(section).toContain(
       `against the best random schedule ${means(0, 'random').replace(' / ', ' /\n  ')} and ${means(last, 'random')}`,
     );
+  });
+});
+
+describe('study/lm-3l-w16 paired comparisons', () => {
+  const runs = SEEDS.map((seed) =>
+    readJson(join(STUDY, 'lm-3l-w16', `seed${seed}`, 'frontier.json')),
+  );
+
+  it('recompute from the per-document perplexities the results keep', () => {
+    expectRecomputed(runs);
+  });
+
+  it('put SOL lower in 31 of the 36 comparisons at s = 0.2, 0.4 and 0.8 and in none at 0.6, as the README says', () => {
+    const lower = (keep: (point: number) => boolean) =>
+      runs
+        .flatMap((run) => run.points as (PointRow & { comparisons: Comparison[] })[])
+        .filter((p) => keep(p.point))
+        .flatMap((p) => p.comparisons)
+        .filter((c) => c.holmP <= 0.05 && c.bootstrap.high < 0);
+    expect(lower((point) => point !== 0.6)).toHaveLength(31);
+    expect(lower((point) => point === 0.6)).toHaveLength(0);
+    expect(README).toContain('Lower than the baselines in 31 of the 36 comparisons');
   });
 });
 
