@@ -8,8 +8,9 @@ export const SUITE_COUNTDOWN_MEMBER = 'countdown-verbose';
 /**
  * The Countdown task an NGC run trains and is evaluated on, from the task model it starts from:
  * a Countdown model's own task (with the options it was trained with), or, for a model of the
- * long-context suite, the suite's verbose Countdown member at the model's context length — the
- * regime of the paper, where the model's own trace is several times longer than its prompt.
+ * long-context suite, the suite's verbose Countdown member at the model's (longest) context
+ * length, whatever spread of lengths the model was trained on — the regime of the paper, where
+ * the model's own trace is several times longer than its prompt.
  *
  * @throws LetheError `E_ARG` naming `model` for a model of any other task.
  */
@@ -17,10 +18,9 @@ export function countdownTaskOf(base: Pick<TaskModel, 'task'>): GenerationTask {
   const { task } = base;
   if (task.kind === 'generation' && task.name === 'countdown') return task;
   if (task.kind === 'generation' && task.name === 'suite') {
-    return createTask('suite', {
-      ...(task.options as object),
-      member: SUITE_COUNTDOWN_MEMBER,
-    }) as GenerationTask;
+    // At the model's longest context, without a training spread of lengths.
+    const { contextChars } = task.options as { contextChars: number };
+    return createTask('suite', { member: SUITE_COUNTDOWN_MEMBER, contextChars }) as GenerationTask;
   }
   throw new LetheError(
     'E_ARG',

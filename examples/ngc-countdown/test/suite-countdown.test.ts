@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type GenerationTask, type JsonValue, suiteBpeTokenizer } from '@lethe/eval';
+import { createTask, type GenerationTask, type JsonValue, suiteBpeTokenizer } from '@lethe/eval';
 import { runSweep } from '@lethe/eval/node';
 import { HfTokenizer } from '@lethe/model';
 import { readModelDirectory } from '@lethe/model/node';
@@ -61,7 +61,7 @@ describe('NGC on the suite', () => {
     const run = JSON.parse(await readFile(join(out, NGC_RUN_FILE), 'utf8'));
     expect(run.task).toEqual({
       name: 'suite',
-      options: { member: SUITE_COUNTDOWN_MEMBER, contextChars: 256 },
+      options: { member: SUITE_COUNTDOWN_MEMBER, contextChars: 256, minContextChars: 256 },
     });
     // The suite's BPE as it was: the tag needs no new tokens, so no new embedding rows.
     const trained = await readModelDirectory(out);
@@ -93,6 +93,18 @@ describe('NGC on the suite', () => {
     const ngc = cells.find((c) => c.method === 'ngc')!;
     expect(ngc.outcomes).toHaveLength(2);
   }, 180_000);
+
+  it('poses verbose Countdown at a suite model’s longest context, whatever spread it was trained on', () => {
+    const spread = createTask('suite', { contextChars: 512, minContextChars: 256 });
+    const fixed = createTask('suite', { contextChars: 512 });
+    for (const task of [spread, fixed] as GenerationTask[]) {
+      expect(countdownTaskOf({ task }).options).toEqual({
+        member: SUITE_COUNTDOWN_MEMBER,
+        contextChars: 512,
+        minContextChars: 512,
+      });
+    }
+  });
 
   it('refuses the markup tag on a BPE, and a model of another task', async () => {
     await expectLetheRejection(
