@@ -46,6 +46,14 @@ describe.each([
   ],
   ['lm-3l-w16', 'frontier.json', '### Frontier, 3L action set', 'lm-3l-w16', 'documents', 128],
   [
+    'lm-2l-w16-t64',
+    'frontier.json',
+    '### Horizon T = 64 at three width-16 seeds',
+    'lm-2l-w16-t64',
+    'documents',
+    128,
+  ],
+  [
     'countdown-c10-w16',
     'downstream.json',
     '### Downstream accuracy on Countdown',
@@ -115,7 +123,7 @@ function expectRecomputed(runs: readonly { points: unknown[] }[]): void {
   }
 }
 
-describe.each(['lm-2l', 'lm-2l-w16'])('study/%s paired comparisons', (study) => {
+describe.each(['lm-2l', 'lm-2l-w16', 'lm-2l-w16-t64'])('study/%s paired comparisons', (study) => {
   const runs = SEEDS.map((seed) => readJson(join(STUDY, study, `seed${seed}`, 'frontier.json')));
 
   it('recompute from the per-document perplexities the results keep', () => {
@@ -143,6 +151,11 @@ describe.each(['lm-2l', 'lm-2l-w16'])('study/%s paired comparisons', (study) => 
         return bootstrap;
       });
     const points = runs[0].points as PointRow[];
+    if (study === 'lm-2l-w16-t64') {
+      // Its section quotes the count of the test above, not the differences.
+      expect(README).toContain('at every point and seed (48 of 48\n  paired bootstraps');
+      return;
+    }
     if (study === 'lm-2l') {
       for (const [i, first] of points.entries()) {
         const row = readmeRow("Table 1's paired comparison", first.point);
