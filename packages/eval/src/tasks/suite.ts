@@ -178,7 +178,7 @@ function checkShortestFits(
       if (!(error instanceof LetheError) || error.argument !== 'contextChars') throw error;
       throw new LetheError(
         'E_ARG',
-        `${member} does not fit ${minContextChars} characters: ${error.message.replace(/^\[E_ARG\] contextChars: /, '')}`,
+        `${member} does not fit ${minContextChars} characters (as contextChars it is refused: ${error.message})`,
         'minContextChars',
       );
     }
