@@ -90,6 +90,7 @@ export {
   type TaskOptionsByName,
 } from './registry';
 export {
+  type CopyOptions,
   type FrequentWordsOptions,
   MAX_RETRIEVAL_KEYS,
   type MqarOptions,

@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
+import { COPY_WORD_SYLLABLES, copyDrillInstance, copyWordCount } from './copy-drill';
 import {
   FREQUENT_WORD_SYLLABLES,
   frequentWordCounts,
@@ -31,6 +32,7 @@ export const RETRIEVAL_VARIANTS = [
   'frequent-words',
   'two-hop',
   'recitation',
+  'copy',
 ] as const;
 
 /** A retrieval variant. */
@@ -132,6 +134,13 @@ export interface RecitationOptions {
   readonly order: 'shuffled' | 'same';
 }
 
+/** Options of the copy drill (a curriculum's first stone, see {@link copyDrillInstance}). */
+export interface CopyOptions {
+  readonly variant: 'copy';
+  /** Longest line of words, in characters: as many words as fit it (default 1024). */
+  readonly contextChars: number;
+}
+
 /** Resolved options of the retrieval task: one of the variants. */
 export type RetrievalOptions =
   | NiahSingleOptions
@@ -141,7 +150,8 @@ export type RetrievalOptions =
   | VariableTrackingOptions
   | FrequentWordsOptions
   | TwoHopOptions
-  | RecitationOptions;
+  | RecitationOptions
+  | CopyOptions;
 
 /** Options accepted by {@link retrievalTask} (fields of the chosen variant only). */
 export interface RetrievalOptionsInput {
@@ -166,21 +176,21 @@ export type RetrievalData = {
   readonly variant: RetrievalVariant;
   /**
    * What each expected value answers, in order: the queried keys (`niah-*`, `mqar`, `two-hop`,
-   * `recitation`;
+   * `recitation`; `copy`: the queried word;
    * `niah-multivalue` repeats its key once per value), the queried value once per variable
    * (`variable-tracking`), or `rank 1`, `rank 2`, … (`frequent-words`).
    */
   readonly queries: readonly string[];
-  /** The expected answer, in order: values, variable names or words. */
+  /** The expected answer, in order: values, variable names or words (`copy`: the next word). */
   readonly values: readonly string[];
   /**
    * Keys in the context (needles or pairs; for `variable-tracking` the variables, for
-   * `frequent-words` the distinct words, for `two-hop` both keys of every chain).
+   * `frequent-words` and `copy` the distinct words, for `two-hop` both keys of every chain).
    */
   readonly keys: number;
   /**
    * Length of the context before the question line (`recitation`: of the needle line, which the
-   * recitation line follows).
+   * recitation line follows; `copy`: of the line, which its copy follows).
    */
   readonly contextLength: number;
   /** NIAH only: requested depth (drawn when `random`). */
@@ -219,6 +229,8 @@ export type RetrievalData = {
  *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
  *   the same order (`'same'`: a verbatim repeat), then the question (an associative-recall or
  *   copy target in every recited needle when the loss falls on the prompt).
+ * - `copy`: the stone before: a line of distinct 4-letter pseudo-words, the same line again,
+ *   then `what word follows <word>?` (every token of the copy an induction target).
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
  * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
@@ -360,6 +372,19 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
         },
       };
     }
+    case 'copy': {
+      const instance = copyDrillInstance(random, resolved.contextChars);
+      return {
+        ...instance,
+        data: {
+          variant,
+          queries: [instance.word],
+          values: [instance.next],
+          keys: instance.words,
+          contextLength: instance.contextLength,
+        },
+      };
+    }
     case 'two-hop': {
       const instance = twoHopInstance(random, resolved);
       return {
@@ -410,6 +435,8 @@ function longestAnswer(resolved: RetrievalOptions): string {
       return repeat(resolved.hops + 1, 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES));
     case 'frequent-words':
       return repeat(resolved.top, 'x'.repeat(2 * FREQUENT_WORD_SYLLABLES));
+    case 'copy':
+      return 'x'.repeat(2 * COPY_WORD_SYLLABLES);
     default:
       return '9'.repeat(resolved.valueDigits);
   }
@@ -459,6 +486,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits'],
   recitation: ['variant', 'contextChars', 'valueDigits', 'order'],
+  copy: ['variant', 'contextChars'],
 };
 
 function resolveRetrievalOptions(options: unknown): RetrievalOptions {
@@ -483,6 +511,8 @@ function resolveRetrievalOptions(options: unknown): RetrievalOptions {
       return twoHopOptions(fields, contextChars);
     case 'recitation':
       return recitationOptions(fields, contextChars);
+    case 'copy':
+      return copyOptions(contextChars);
   }
   const depth = depthOption(fields.depth);
   const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
@@ -592,6 +622,18 @@ function recitationOptions(fields: Fields, contextChars: number): RecitationOpti
   }
   const order = choiceOption(fields, 'order', 'shuffled', ['shuffled', 'same'] as const);
   return { variant: 'recitation', contextChars, valueDigits, order };
+}
+
+function copyOptions(contextChars: number): CopyOptions {
+  const words = copyWordCount(contextChars);
+  if (words > MAX_RETRIEVAL_KEYS) {
+    throw new LetheError(
+      'E_ARG',
+      `holds ${words} words of ${2 * COPY_WORD_SYLLABLES} letters; a copy drill takes at most ${MAX_RETRIEVAL_KEYS}`,
+      'contextChars',
+    );
+  }
+  return { variant: 'copy', contextChars };
 }
 
 function checkDistinctValues(count: number, valueDigits: number, field: string): void {

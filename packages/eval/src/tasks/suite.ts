@@ -29,9 +29,11 @@ export const SUITE_RETRIEVAL_MEMBERS = SUITE_MEMBERS.filter(
  * A curriculum's stepping stones (the suite is never evaluated on them): the retrieval members
  * at their easiest, in the same order — one needle, one key of two values, one chain of one hop,
  * the most frequent word, one chain of two hops: nothing to tell apart, so copying from the
- * context pays from the first updates — and the recitation drill (needles only, all but the
+ * context pays from the first updates —, a line of words and its copy (`copy`: every token
+ * follows the one it followed before, the pattern a previous-token head and an induction head
+ * predict, with no template words between), and the recitation drill (needles only, all but the
  * queried one recited, under a loss on the prompt too) in the needle line's order (`repeat`: a
- * verbatim copy, what induction heads learn from) and in a fresh order (`recitation`: an
+ * copy whose values sit three tokens after their keys) and in a fresh order (`recitation`: an
  * associative-recall target in every recited needle).
  */
 export const SUITE_WARMUP_MEMBERS = [
@@ -40,6 +42,7 @@ export const SUITE_WARMUP_MEMBERS = [
   'warmup/variable-tracking',
   'warmup/frequent-words',
   'warmup/two-hop',
+  'warmup/copy',
   'warmup/repeat',
   'warmup/recitation',
 ] as const;
@@ -66,7 +69,7 @@ export interface SuiteOptions {
   /**
    * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
    * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s; or `warmup-mixture`:
-   * example `i` is warm-up member `i mod 7`'s.
+   * example `i` is warm-up member `i mod 8`'s.
    */
   readonly member: SuiteSelection;
   /**
@@ -138,6 +141,8 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return retrievalTask({ variant: 'frequent-words', contextChars, top: 1 });
     case 'warmup/two-hop':
       return retrievalTask({ variant: 'two-hop', contextChars, chains: 1 });
+    case 'warmup/copy':
+      return retrievalTask({ variant: 'copy', contextChars });
     case 'warmup/repeat':
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4, order: 'same' });
     case 'warmup/recitation':

@@ -27,6 +27,7 @@ describe('retrieval: RULER variants', () => {
       'mqar',
       ...VARIANTS,
       'recitation',
+      'copy',
     ]);
   });
 

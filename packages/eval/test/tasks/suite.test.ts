@@ -68,10 +68,10 @@ describe('the long-context suite task', () => {
     );
   });
 
-  it('poses the warm-up members in turn: each retrieval member at its easiest and the recitation drills, under the suite’s BPE', () => {
+  it('poses the warm-up members in turn: each retrieval member at its easiest, the copy drill and the recitation drills, under the suite’s BPE', () => {
     const warmup = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
     const members = Array.from(
-      { length: 14 },
+      { length: 16 },
       (_, i) => (warmup.example(0, i).data as SuiteData).member,
     );
     expect(members).toEqual([...SUITE_WARMUP_MEMBERS, ...SUITE_WARMUP_MEMBERS]);
@@ -81,21 +81,22 @@ describe('the long-context suite task', () => {
       retrievalTask({ variant: 'variable-tracking', contextChars: 256, chains: 1, hops: 1 }),
       retrievalTask({ variant: 'frequent-words', contextChars: 256, top: 1 }),
       retrievalTask({ variant: 'two-hop', contextChars: 256, chains: 1 }),
+      retrievalTask({ variant: 'copy', contextChars: 256 }),
       retrievalTask({ variant: 'recitation', contextChars: 256, valueDigits: 4, order: 'same' }),
       retrievalTask({ variant: 'recitation', contextChars: 256, valueDigits: 4 }),
     ];
     const bpe = suiteBpeTokenizer();
-    for (let i = 0; i < 14; i++) {
+    for (let i = 0; i < 16; i++) {
       const example = warmup.example(4, i);
-      const reference = easiest[i % 7]!.example(4, Math.floor(i / 7));
+      const reference = easiest[i % 8]!.example(4, Math.floor(i / 8));
       expect([example.prompt, example.target]).toEqual([reference.prompt, reference.target]);
       expect(warmup.verify(example, example.target)).toEqual({ correct: true });
       expect(warmup.verify(example, 'answer: 0.').correct).toBe(false);
       expect(bpe.decode(bpe.encode(example.prompt))).toBe(example.prompt);
       // Each warm-up member can be posed alone, with the same examples.
-      const member = SUITE_WARMUP_MEMBERS[i % 7]!;
+      const member = SUITE_WARMUP_MEMBERS[i % 8]!;
       const alone = createTask('suite', { member, contextChars: 256 });
-      const own = alone.example(4, Math.floor(i / 7));
+      const own = alone.example(4, Math.floor(i / 8));
       expect([own.prompt, own.target]).toEqual([reference.prompt, reference.target]);
       expect((own.data as SuiteData).member).toBe(member);
       expect(alone.verify(own, own.target)).toEqual({ correct: true });
@@ -119,7 +120,7 @@ describe('the long-context suite task', () => {
       minContextChars: 72,
     });
     const lengths = new Set<number>();
-    for (let i = 0; i < 42; i++) {
+    for (let i = 0; i < 48; i++) {
       const example = spread.example(2, i);
       const member = (example.data as SuiteData).member;
       // Some length in the range gives the member task's own example, word for word.
@@ -127,7 +128,7 @@ describe('the long-context suite task', () => {
         .map((k) => 72 + k)
         .find((chars) => {
           const alone = createTask('suite', { member, contextChars: chars });
-          return alone.example(2, Math.floor(i / 7)).prompt === example.prompt;
+          return alone.example(2, Math.floor(i / 8)).prompt === example.prompt;
         });
       expect(length).toBeDefined();
       lengths.add(length!);
