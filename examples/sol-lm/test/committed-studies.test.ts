@@ -54,6 +54,14 @@ describe.each([
     128,
   ],
   [
+    'lm-2l-w16-t4',
+    'frontier.json',
+    '### Horizon T = 4 at three width-16 seeds',
+    'lm-2l-w16-t4',
+    'documents',
+    128,
+  ],
+  [
     'countdown-c10-w16',
     'downstream.json',
     '### Downstream accuracy on Countdown',
@@ -200,6 +208,38 @@ describe('study/lm-3l-w16 paired comparisons', () => {
     expect(lower((point) => point !== 0.6)).toHaveLength(31);
     expect(lower((point) => point === 0.6)).toHaveLength(0);
     expect(README).toContain('Lower than the baselines in 31 of the 36 comparisons');
+  });
+});
+
+describe('study/lm-2l-w16-t4 paired comparisons', () => {
+  const runs = SEEDS.map((seed) =>
+    readJson(join(STUDY, 'lm-2l-w16-t4', `seed${seed}`, 'frontier.json')),
+  );
+  const comparisons = (baseline?: string) =>
+    runs
+      .flatMap((run) => run.points as (PointRow & { comparisons: Comparison[] })[])
+      .flatMap((p) => p.comparisons)
+      .filter((c) => baseline === undefined || c.baseline === baseline);
+
+  it('recompute from the per-document perplexities the results keep', () => {
+    expectRecomputed(runs);
+  });
+
+  it('put SOL below the fixed schedule everywhere, lower in 34 of 48 and higher in one, as the README says', () => {
+    const lower = (c: Comparison) => c.holmP <= 0.05 && c.bootstrap.high < 0;
+    const higher = (c: Comparison) => c.holmP <= 0.05 && c.bootstrap.low > 0;
+    expect(comparisons('sol-fixed').filter(lower)).toHaveLength(12);
+    expect(comparisons().filter(lower)).toHaveLength(34);
+    expect(comparisons().filter(higher)).toHaveLength(1);
+    expect(
+      Math.max(
+        ...comparisons()
+          .filter(lower)
+          .map((c) => c.holmP),
+      ),
+    ).toBeLessThanOrEqual(0.019);
+    expect(README).toContain('SOL is lower at every point and seed (12 of\n  12 paired bootstraps');
+    expect(README).toContain('lower in 34 of 48 (Holm p ≤ 0.019), not told apart in 13');
   });
 });
 
