@@ -12,7 +12,7 @@
 //   node scripts/token-losses.mjs <model or state dir> <suite member> [examples (16)] [contextChars (256)]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTask } from '../packages/eval/dist/index.js';
+import { createTask, encodeText } from '../packages/eval/dist/index.js';
 import { DecoderModel } from '../packages/model/dist/index.js';
 import { readSafetensorsFile } from '../packages/model/dist/node.js';
 import { taskModelConfig } from '../packages/task-models/dist/index.js';
@@ -49,9 +49,12 @@ const add = (group, loss) => {
 const heads = new Map();
 for (let index = 0; index < Number(examples); index++) {
   const example = task.example(1, index);
-  const ids = Array.from(task.tokenizer.encode(example.prompt + example.target));
+  // As training and the harness see it: BOS first (when the tokenizer has one), then the
+  // prompt and the reference completion.
+  const prompt = Array.from(encodeText(task.tokenizer, example.prompt));
+  const ids = [...prompt, ...task.tokenizer.encode(example.target)];
   const pieces = ids.map((id) => task.tokenizer.decode([id]));
-  const promptLength = task.tokenizer.encode(example.prompt).length;
+  const promptLength = prompt.length;
   const { logProbs, attention } = tf.tidy(() => {
     const out = model.forward(tf.tensor2d([ids], [1, ids.length], 'int32'), {
       capture: { attention: true },
