@@ -6,17 +6,9 @@ import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
 import { suiteBpeTokenizer } from '../../src/tasks/suite-tokenizer';
 import { taskTokenizer } from '../../src/tasks/tokenizers';
 import { indexArb, seedArb } from './helpers';
-import { expectNearMissesRejected } from './ruler-helpers';
+import { expectNearMissesRejected, threeLinesOf } from './ruler-helpers';
 
 const UNK = 3;
-
-/** The three lines of a copy drill's prompt: the line, its copy, the question. */
-function linesOf(prompt: string): [string, string, string] {
-  const lines = prompt.split('\n');
-  expect(lines).toHaveLength(4);
-  expect(lines[3]).toBe('');
-  return [lines[0]!, lines[1]!, lines[2]!];
-}
 
 describe('retrieval: copy', () => {
   it('has the documented defaults', () => {
@@ -37,7 +29,7 @@ describe('retrieval: copy', () => {
           const task = retrievalTask({ variant: 'copy', contextChars });
           const example = task.example(seed, index);
           const data = example.data as RetrievalData;
-          const [line, copy, question] = linesOf(example.prompt);
+          const [line, copy, question] = threeLinesOf(example.prompt);
           const words = line.split(' ');
           // As many 4-letter words as fit, all distinct, the line within contextChars.
           expect(words).toHaveLength(Math.floor((contextChars + 1) / 5));
@@ -67,7 +59,7 @@ describe('retrieval: copy', () => {
     const positions = new Set<number>();
     for (let index = 0; index < 60; index++) {
       const example = task.example(1, index);
-      const [line] = linesOf(example.prompt);
+      const [line] = threeLinesOf(example.prompt);
       positions.add(line.split(' ').indexOf((example.data as RetrievalData).queries[0]!));
     }
     expect(copyWordCount(16)).toBe(3);

@@ -5,17 +5,9 @@ import { kvNeedleCount } from '../../src/tasks/niah';
 import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
 import { taskTokenizer } from '../../src/tasks/tokenizers';
 import { indexArb, seedArb } from './helpers';
-import { expectNearMissesRejected, valueNeedles } from './ruler-helpers';
+import { expectNearMissesRejected, threeLinesOf, valueNeedles } from './ruler-helpers';
 
 const UNK = 3;
-
-/** The three lines of a recitation prompt: needles, recitation, question. */
-function linesOf(prompt: string): [string, string, string] {
-  const lines = prompt.split('\n');
-  expect(lines).toHaveLength(4);
-  expect(lines[3]).toBe('');
-  return [lines[0]!, lines[1]!, lines[2]!];
-}
 
 describe('retrieval: recitation', () => {
   it('has the documented defaults', () => {
@@ -41,7 +33,7 @@ describe('retrieval: recitation', () => {
           const task = retrievalTask({ variant: 'recitation', contextChars, valueDigits, order });
           const example = task.example(seed, index);
           const data = example.data as RetrievalData;
-          const [needleLine, recitationLine, question] = linesOf(example.prompt);
+          const [needleLine, recitationLine, question] = threeLinesOf(example.prompt);
           const needles = valueNeedles(needleLine);
           // As many needles as fit, distinct keys, the line within contextChars.
           expect(needles).toHaveLength(kvNeedleCount(contextChars, valueDigits));
@@ -98,7 +90,7 @@ describe('retrieval: recitation', () => {
     const task = retrievalTask({ variant: 'recitation', contextChars: 1024 });
     let reordered = 0;
     for (let index = 0; index < 20; index++) {
-      const [needleLine, recitationLine, question] = linesOf(task.example(3, index).prompt);
+      const [needleLine, recitationLine, question] = threeLinesOf(task.example(3, index).prompt);
       const key = /for ([a-z]+)\?$/.exec(question)![1];
       const kept = valueNeedles(needleLine).filter(([k]) => k !== key);
       if (JSON.stringify(valueNeedles(recitationLine)) !== JSON.stringify(kept)) reordered++;

@@ -11,6 +11,17 @@ export function questionOf(example: TaskExample): string {
   return example.prompt.slice(contextOf(example).length + 1, -1);
 }
 
+/**
+ * The three lines of a drill's prompt (a line, its recitation or copy, the question), checking
+ * that the prompt is exactly those three, each ended by a newline.
+ */
+export function threeLinesOf(prompt: string): [string, string, string] {
+  const lines = prompt.split('\n');
+  expect(lines).toHaveLength(4);
+  expect(lines[3]).toBe('');
+  return [lines[0]!, lines[1]!, lines[2]!];
+}
+
 /** `[key, value]` of every needle `the number for <key> is <value>.` of `text`, in order. */
 export function valueNeedles(text: string): [string, string][] {
   return [...text.matchAll(/the number for ([a-z]+) is ([0-9]+)\./g)].map((m) => [m[1]!, m[2]!]);
