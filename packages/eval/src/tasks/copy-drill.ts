@@ -32,8 +32,9 @@ export interface CopyDrillInstance {
  * Every token of the copy but its first follows the same token as in the line, and nothing
  * else predicts it, so under a loss on the prompt too the whole second line is an induction
  * target (the previous-token head and the induction head of Olsson et al. 2022 are the only way
- * to lower it), and so is the answer. The suite's first stone: no template words, no gap
- * between a key and what it recalls.
+ * to lower it), and so is the answer: no template words, no gap between a key and what it
+ * recalls. (It forms a copy from scratch in fewer updates than the recitation drill, but what it
+ * teaches does not carry to that drill's recall: see the models README.)
  */
 export function copyDrillInstance(random: SeededRandom, contextChars: number): CopyDrillInstance {
   const words = distinctPseudoWords(random, copyWordCount(contextChars), COPY_WORD_SYLLABLES);

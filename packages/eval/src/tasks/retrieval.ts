@@ -134,7 +134,7 @@ export interface RecitationOptions {
   readonly order: 'shuffled' | 'same';
 }
 
-/** Options of the copy drill (a curriculum's first stone, see {@link copyDrillInstance}). */
+/** Options of the copy drill (a training drill, see {@link copyDrillInstance}). */
 export interface CopyOptions {
   readonly variant: 'copy';
   /** Longest line of words, in characters: as many words as fit it (default 1024). */
@@ -229,7 +229,7 @@ export type RetrievalData = {
  *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
  *   the same order (`'same'`: a verbatim repeat), then the question (an associative-recall or
  *   copy target in every recited needle when the loss falls on the prompt).
- * - `copy`: the stone before: a line of distinct 4-letter pseudo-words, the same line again,
+ * - `copy`: a training drill too: a line of distinct 4-letter pseudo-words, the same line again,
  *   then `what word follows <word>?` (every token of the copy an induction target).
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`

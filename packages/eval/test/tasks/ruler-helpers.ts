@@ -1,5 +1,37 @@
+import type { Tokenizer } from '@lethe/model';
+import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { TaskExample } from '../../src/tasks/task';
+import type { GenerationTask, TaskExample } from '../../src/tasks/task';
+import { indexArb, seedArb } from './helpers';
+
+/** The id every task tokenizer gives text it cannot read. */
+const UNK = 3;
+
+/**
+ * Checks (property, 20 runs) that `task`'s examples are the same for the same (seed, index),
+ * differ from the next index's, and that every tokenizer of `tokenizers` reads prompt and target
+ * without `<unk>` and decodes them back exactly.
+ */
+export function expectStableReadableExamples(
+  task: GenerationTask,
+  tokenizers: readonly Tokenizer[],
+): void {
+  fc.assert(
+    fc.property(seedArb, indexArb, (seed, index) => {
+      const example = task.example(seed, index);
+      expect(task.example(seed, index)).toEqual(example);
+      expect(task.example(seed, index + 1).prompt).not.toBe(example.prompt);
+      for (const tokenizer of tokenizers) {
+        for (const text of [example.prompt, example.target]) {
+          const ids = tokenizer.encode(text);
+          expect(ids.includes(UNK)).toBe(false);
+          expect(tokenizer.decode(ids)).toBe(text);
+        }
+      }
+    }),
+    { numRuns: 20 },
+  );
+}
 
 /** The context of a retrieval example: the prompt before its question line. */
 export function contextOf(example: TaskExample): string {
