@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { bareMessage, LetheError } from '@lethe/core';
 import { canonicalJson, type JsonValue } from '@lethe/eval';
 import {
+  addLayers,
   CharTokenizer,
   CONFIG_FILE,
   DecoderModel,
@@ -35,7 +36,10 @@ const SETTING_OF: Readonly<Record<string, string>> = {
  * The model a run starts from: random weights from `settings.seed`, or with `settings.init`
  * the weights of that task-model directory (`loadTaskModel`), which must have the run's
  * tokenizer and config (architecture, vocabulary and every other field of `config`). The
- * task and its options may differ: that is fine-tuning, e.g. on longer prompts.
+ * task and its options may differ: that is fine-tuning, e.g. on longer prompts. A task model
+ * with fewer layers than the run's and otherwise the same config is deepened: `addLayers` puts
+ * the missing layers on top as the identity (their random matrices from `settings.seed`), and
+ * `init.addedLayers` records how many.
  *
  * @param config - the run's model config (`taskModelConfig`).
  * @param tokenizer - the run's task tokenizer.
@@ -64,18 +68,26 @@ export async function initialModel(
       'init',
     );
   }
+  let model: DecoderModel;
   try {
     checkFits(loaded, config, tokenizer);
+    model =
+      loaded.model.config.num_hidden_layers < config.num_hidden_layers
+        ? addLayers(loaded.model, config.num_hidden_layers, settings.seed)
+        : loaded.model;
   } catch (error) {
     loaded.model.dispose();
     throw error;
   }
+  const added = config.num_hidden_layers - loaded.model.config.num_hidden_layers;
+  if (model !== loaded.model) loaded.model.dispose();
   const recorded = loaded.manifest.training.init;
   return {
-    model: loaded.model,
+    model,
     init: {
       dir,
       command: loaded.manifest.command,
+      ...(added === 0 ? {} : { addedLayers: added }),
       ...(recorded === undefined ? {} : { init: recorded }),
     },
   };
@@ -94,12 +106,15 @@ function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: TaskTokeni
   }
   const given = loaded.model.config;
   for (const field of Object.keys(config)) {
+    if (field === 'num_hidden_layers' && given.num_hidden_layers < config.num_hidden_layers) {
+      continue; // deepened by addLayers
+    }
     const want = canonicalJson((config[field] ?? null) as JsonValue);
     const have = canonicalJson((given[field] ?? null) as JsonValue);
     if (want !== have) {
       throw new LetheError(
         'E_ARG',
-        `${join(loaded.dir, CONFIG_FILE)} has ${field} ${have}, the run ${want}${SETTING_OF[field] === undefined ? '' : ` (${SETTING_OF[field]})`}: fine-tuning needs the same architecture`,
+        `${join(loaded.dir, CONFIG_FILE)} has ${field} ${have}, the run ${want}${SETTING_OF[field] === undefined ? '' : ` (${SETTING_OF[field]})`}: fine-tuning needs the same architecture (or fewer layers, which the run adds on top)`,
         'init',
       );
     }

@@ -32,11 +32,6 @@ export interface TaskModelEvaluation {
   readonly members?: Readonly<Record<string, { readonly correct: number; readonly total: number }>>;
 }
 
-/**
- * The task model a run started from (`lethe pretrain --init`) instead of random weights: its
- * directory as given and the command that recreated it, with its own start when it was
- * fine-tuned too, so the whole chain of runs can be replayed.
- */
 /** One validation score taken while training (`lethe pretrain --probe-examples`). */
 export interface TaskModelProbe {
   /** Updates completed when it was taken. */
@@ -70,11 +65,21 @@ export interface TaskModelLossCurve {
   readonly means: readonly number[];
 }
 
+/**
+ * The task model a run started from (`lethe pretrain --init`) instead of random weights: its
+ * directory as given and the command that recreated it, with its own start when it was
+ * fine-tuned too, so the whole chain of runs can be replayed.
+ */
 export interface TaskModelInit {
   /** The directory as given to `--init`. */
   readonly dir: string;
   /** The `lethe pretrain …` command recorded in its `lethe-model.json`. */
   readonly command: string;
+  /**
+   * Layers the run added on top of it, each starting as the identity (`addLayers`); absent
+   * when the run kept its depth.
+   */
+  readonly addedLayers?: number;
   /** Where that model started from, when it was fine-tuned itself. */
   readonly init?: TaskModelInit;
 }
@@ -202,6 +207,7 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
     const start = object(init, field);
     text(start.dir, `${field}.dir`);
     text(start.command, `${field}.command`);
+    if (start.addedLayers !== undefined) count(start.addedLayers, `${field}.addedLayers`);
     init = start.init;
     field = `${field}.init`;
   }

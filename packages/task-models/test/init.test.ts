@@ -1,7 +1,7 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initBackend } from '@lethe/tensor';
+import { initBackend, tf } from '@lethe/tensor';
 import { expectLetheError, expectLetheRejection, shellWords } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTaskModel } from '../src/load-task-model';
@@ -95,6 +95,41 @@ describe('pretrain --init', () => {
     expect(error.message).toMatch(/field "training\.init\.command" must be a non-empty string/);
   });
 
+  it('deepens a shallower task model: its layers below, identity layers on top, recorded', async () => {
+    const loaded = await loadTaskModel(base);
+    const stopped = new AbortController();
+    stopped.abort();
+    const deeper = { ...FINE_TUNE, modelSize: { ...MICRO, layers: 4 } };
+    const start = await pretrainTaskModel({
+      ...deeper,
+      init: base,
+      out: join(dir, 'deeper-0'),
+      signal: stopped.signal,
+    });
+    expect(start.model.config.num_hidden_layers).toBe(4);
+    const ids = tf.tensor2d([[1, 4, 2, 7, 3]], [1, 5], 'int32');
+    const logits = [loaded.model, start.model].map((m) => m.forward(ids).logits);
+    expect(logits[1]!.dataSync()).toEqual(logits[0]!.dataSync());
+    tf.dispose([ids, ...logits]);
+    for (const model of [loaded.model, start.model]) model.dispose();
+
+    const run = await pretrainTaskModel({ ...deeper, init: base, out: join(dir, 'deeper') });
+    run.model.dispose();
+    const manifest = run.manifest!;
+    expect(manifest.training.init).toEqual({
+      dir: base,
+      command: (await loadTaskModel(base)).manifest.command,
+      addedLayers: 2,
+    });
+    expect((await loadTaskModel(join(dir, 'deeper'))).manifest).toEqual(manifest);
+    const broken = {
+      ...manifest,
+      training: { ...manifest.training, init: { ...manifest.training.init!, addedLayers: 0 } },
+    };
+    const error = expectLetheError(() => parseTaskModelManifest(broken, 'm.json'));
+    expect(error.message).toMatch(/field "training\.init\.addedLayers" must be an integer ≥ 1/);
+  });
+
   it('resumes bit-identically, and refuses the state of a run with another start', async () => {
     const straight = await pretrainTaskModel({
       ...FINE_TUNE,
@@ -176,7 +211,9 @@ describe('pretrain --init refuses a start that does not fit the run', () => {
       const error = await refusal({ modelSize });
       expect([error.code, error.argument]).toEqual(['E_ARG', 'init']);
       expect(error.message).toMatch(message);
-      expect(error.message).toMatch(/fine-tuning needs the same architecture/);
+      expect(error.message).toMatch(
+        /fine-tuning needs the same architecture \(or fewer layers, which the run adds on top\)/,
+      );
     }
   });
 

@@ -81,6 +81,7 @@ export {
   needleSentence,
   niahInstance,
 } from './niah';
+export type { RecitationOrder } from './recitation';
 export {
   createTask,
   isTaskName,
@@ -117,6 +118,7 @@ export {
   SUITE_MIN_CONTEXT_CHARS,
   SUITE_MIN_WARMUP_CONTEXT_CHARS,
   SUITE_RETRIEVAL_MEMBERS,
+  SUITE_SOLO_WARMUP_MEMBERS,
   SUITE_WARMUP_MEMBERS,
   type SuiteData,
   type SuiteMember,

@@ -3,6 +3,9 @@ import { kvNeedleCount, NEEDLE_KEY_SYLLABLES, needleSentence } from './niah';
 import type { SeededRandom } from './seeded';
 import { distinctPseudoWords, randomDigits } from './words';
 
+/** How a recitation drill's second line recites the needles (see {@link RecitationSpec}). */
+export type RecitationOrder = 'shuffled' | 'same' | 'sampled';
+
 /** What a recitation drill is made of. */
 export interface RecitationSpec {
   /** Longest needle line, in characters: as many needles as fit it (at least 2). */
@@ -12,9 +15,11 @@ export interface RecitationSpec {
   /**
    * `shuffled`: the recitation is in a fresh order (each recited value recalled by its key);
    * `same`: in the needle line's order (a verbatim repeat: every recited token follows the same
-   * tokens as in the needle line, the pattern an induction head copies).
+   * tokens as in the needle line, the pattern an induction head copies); `sampled`: needles drawn
+   * with replacement from all of them, the queried one included, so no value can be told by
+   * elimination (see {@link recitationInstance}).
    */
-  readonly order: 'shuffled' | 'same';
+  readonly order: RecitationOrder;
 }
 
 /** A generated recitation drill. */
@@ -44,6 +49,13 @@ export interface RecitationInstance {
  * same order, the recitation is a verbatim repeat, which a previous-token head and an induction
  * head predict token by token: the stone before. A curriculum's stones before `niah-multi`, not
  * tests of memory.
+ *
+ * Both leave a shortcut: a recited value is one not recited yet, and the answer is the one value
+ * never recited, so a model can narrow them by elimination without reading a key. With
+ * `order: 'sampled'` the recitation line holds as many needles, each drawn uniformly with
+ * replacement from all of them (the queried one included; the queried key is drawn uniformly
+ * too): every value is as likely at every place whatever came before, so only its key tells it
+ * (the answer is recalled from the needle line, or from the recitation where it was recited).
  */
 export function recitationInstance(random: SeededRandom, spec: RecitationSpec): RecitationInstance {
   const count = kvNeedleCount(spec.contextChars, spec.valueDigits);
@@ -51,8 +63,7 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
   const values = keys.map(() => randomDigits(random, spec.valueDigits));
   const needles = keys.map((key, i) => needleSentence(key, values[i]!));
   const queried = random.int(0, count - 1);
-  const others = needles.filter((_, i) => i !== queried);
-  const recited = spec.order === 'same' ? others : random.shuffle(others);
+  const recited = recitedNeedles(random, needles, queried, spec.order);
   const context = needles.join(' ');
   const key = keys[queried]!;
   const value = values[queried]!;
@@ -64,4 +75,21 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
     needles: count,
     contextLength: context.length,
   };
+}
+
+/** The recitation line's needles: all but the queried one, in order or shuffled, or drawn. */
+function recitedNeedles(
+  random: SeededRandom,
+  needles: readonly string[],
+  queried: number,
+  order: RecitationOrder,
+): string[] {
+  if (order === 'sampled') {
+    return Array.from(
+      { length: needles.length - 1 },
+      () => needles[random.int(0, needles.length - 1)]!,
+    );
+  }
+  const others = needles.filter((_, i) => i !== queried);
+  return order === 'same' ? others : random.shuffle(others);
 }

@@ -10,7 +10,7 @@ import { mqarContextLength, mqarInstance } from './mqar';
 import { multiValueInstance, multiValueMinChars } from './multi-value';
 import { kvNeedleCount, type NiahSpec, needleLength, niahInstance } from './niah';
 import { choiceOption, intOption, numberOption, optionFields } from './options';
-import { recitationInstance } from './recitation';
+import { type RecitationOrder, recitationInstance } from './recitation';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
@@ -130,8 +130,11 @@ export interface RecitationOptions {
   readonly contextChars: number;
   /** Digits of a value (default 4). */
   readonly valueDigits: number;
-  /** The recitation's order: `shuffled` (default) or `same` (a verbatim repeat). */
-  readonly order: 'shuffled' | 'same';
+  /**
+   * The recitation's order: `shuffled` (default), `same` (a verbatim repeat) or `sampled`
+   * (needles drawn with replacement: no value told by elimination).
+   */
+  readonly order: RecitationOrder;
 }
 
 /** Options of the copy drill (a training drill, see {@link copyDrillInstance}). */
@@ -168,7 +171,7 @@ export interface RetrievalOptionsInput {
   readonly hops?: number;
   readonly top?: number;
   readonly alpha?: number;
-  readonly order?: 'shuffled' | 'same';
+  readonly order?: RecitationOrder;
 }
 
 /** Ground truth of a retrieval example (its `data`). */
@@ -227,7 +230,8 @@ export type RetrievalData = {
  *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`.
  * - `recitation`: a curriculum's stepping stone, not a test: a line of needles with distinct
  *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
- *   the same order (`'same'`: a verbatim repeat), then the question (an associative-recall or
+ *   the same order (`'same'`: a verbatim repeat), or as many needles drawn with replacement
+ *   (`'sampled'`: no value told by elimination), then the question (an associative-recall or
  *   copy target in every recited needle when the loss falls on the prompt).
  * - `copy`: a training drill too: a line of distinct 4-letter pseudo-words, the same line again,
  *   then `what word follows <word>?` (every token of the copy an induction target).
@@ -620,7 +624,11 @@ function recitationOptions(fields: Fields, contextChars: number): RecitationOpti
       'contextChars',
     );
   }
-  const order = choiceOption(fields, 'order', 'shuffled', ['shuffled', 'same'] as const);
+  const order = choiceOption<RecitationOrder>(fields, 'order', 'shuffled', [
+    'shuffled',
+    'same',
+    'sampled',
+  ]);
   return { variant: 'recitation', contextChars, valueDigits, order };
 }
 

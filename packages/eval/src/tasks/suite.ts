@@ -47,8 +47,18 @@ export const SUITE_WARMUP_MEMBERS = [
   'warmup/recitation',
 ] as const;
 
+/**
+ * Warm-up members posed alone (`member: '<name>'`), outside `warmup-mixture` (whose examples a
+ * committed model was trained on, so its members stay the eight above): `warmup/lookup`, the
+ * recitation drill with needles recited as drawn with replacement (`order: 'sampled'`), where no
+ * recited value or answer can be told by elimination, only by its key.
+ */
+export const SUITE_SOLO_WARMUP_MEMBERS = ['warmup/lookup'] as const;
+
 /** A warm-up member of the suite. */
-export type SuiteWarmupMember = (typeof SUITE_WARMUP_MEMBERS)[number];
+export type SuiteWarmupMember =
+  | (typeof SUITE_WARMUP_MEMBERS)[number]
+  | (typeof SUITE_SOLO_WARMUP_MEMBERS)[number];
 
 /**
  * What a suite task poses: one member, every member in turn (`mixture`, for training), the
@@ -147,6 +157,13 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4, order: 'same' });
     case 'warmup/recitation':
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4 });
+    case 'warmup/lookup':
+      return retrievalTask({
+        variant: 'recitation',
+        contextChars,
+        valueDigits: 4,
+        order: 'sampled',
+      });
     case 'niah-multi':
       return retrievalTask({ variant: 'niah-multi', contextChars, keys: 4, valueDigits: 4 });
     case 'niah-multivalue':
@@ -212,12 +229,12 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
   const member = choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
     ...SUITE_MEMBERS,
     ...SUITE_WARMUP_MEMBERS,
+    ...SUITE_SOLO_WARMUP_MEMBERS,
     'mixture',
     'retrieval-mixture',
     'warmup-mixture',
   ]);
-  const warmup =
-    member === 'warmup-mixture' || (SUITE_WARMUP_MEMBERS as readonly string[]).includes(member);
+  const warmup = member === 'warmup-mixture' || member.startsWith('warmup/');
   const shortest = warmup ? SUITE_MIN_WARMUP_CONTEXT_CHARS : SUITE_MIN_CONTEXT_CHARS;
   const contextChars = intOption(fields, 'contextChars', 1024, shortest, SUITE_MAX_CONTEXT_CHARS);
   const resolved: SuiteOptions = {

@@ -23,14 +23,14 @@ describe('retrieval: recitation', () => {
     expect(retrievalTask({ variant: 'recitation' }).maxNewTokens).toBe('answer: 1234.'.length);
   });
 
-  it('recites every needle but the queried one, which only the needle line holds (property)', () => {
+  it('recites every needle but the queried one, which only the needle line holds, or draws them (property)', () => {
     fc.assert(
       fc.property(
         seedArb,
         indexArb,
         fc.integer({ min: 64, max: 4096 }),
         fc.integer({ min: 1, max: 9 }),
-        fc.constantFrom('shuffled', 'same'),
+        fc.constantFrom('shuffled', 'same', 'sampled'),
         (seed, index, contextChars, valueDigits, order) => {
           fc.pre(kvNeedleCount(contextChars, valueDigits) >= 2);
           const task = retrievalTask({ variant: 'recitation', contextChars, valueDigits, order });
@@ -57,7 +57,11 @@ describe('retrieval: recitation', () => {
             recited.map(([k, v]) => `the number for ${k} is ${v}.`).join(' '),
           );
           const others = needles.filter(([k]) => k !== key);
-          expect([...recited].sort()).toEqual([...others].sort());
+          if (order === 'sampled') {
+            // As many needles, each one of the needle line's (the queried one may be among them).
+            expect(recited).toHaveLength(others.length);
+            for (const needle of recited) expect(needles).toContainEqual(needle);
+          } else expect([...recited].sort()).toEqual([...others].sort());
           // In the same order, the recitation is the needle line without the queried needle.
           if (order === 'same') expect(recited).toEqual(others);
           expect(data.queries).toEqual([queried![0]]);
@@ -87,6 +91,30 @@ describe('retrieval: recitation', () => {
       if (JSON.stringify(valueNeedles(recitationLine)) !== JSON.stringify(kept)) reordered++;
     }
     expect(reordered).toBe(20);
+  });
+
+  it('in sampled order, leaves nothing to elimination: needles drawn uniformly with replacement', () => {
+    // 8 needles at 256 characters: the queried needle is recited in 1 − (7/8)^7 ≈ 0.607 of the
+    // examples, some needle twice or more in 1 − (8 · 7 ⋯ 2) / 8^7 ≈ 0.981, and the queried needle's
+    // place in the needle line is uniform.
+    const task = retrievalTask({ variant: 'recitation', contextChars: 256, order: 'sampled' });
+    const n = 400;
+    let queriedRecited = 0;
+    let repeated = 0;
+    const places = new Array<number>(8).fill(0);
+    for (let index = 0; index < n; index++) {
+      const [needleLine, recitationLine, question] = threeLinesOf(task.example(7, index).prompt);
+      const needles = valueNeedles(needleLine);
+      expect(needles).toHaveLength(8);
+      const key = /for ([a-z]+)\?$/.exec(question)![1];
+      const recited = valueNeedles(recitationLine).map(([k]) => k);
+      if (recited.includes(key!)) queriedRecited++;
+      if (new Set(recited).size < recited.length) repeated++;
+      places[needles.findIndex(([k]) => k === key)]!++;
+    }
+    expect(Math.abs(queriedRecited / n - (1 - (7 / 8) ** 7))).toBeLessThan(0.08);
+    expect(Math.abs(repeated / n - (1 - 40320 / 8 ** 7))).toBeLessThan(0.03);
+    for (const count of places) expect(Math.abs(count - n / 8)).toBeLessThan(25);
   });
 
   it('rejects the near misses of its answer', () => {

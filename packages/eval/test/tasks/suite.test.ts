@@ -9,6 +9,7 @@ import {
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
   SUITE_RETRIEVAL_MEMBERS,
+  SUITE_SOLO_WARMUP_MEMBERS,
   SUITE_WARMUP_MEMBERS,
   type SuiteData,
 } from '../../src/tasks/suite';
@@ -106,6 +107,30 @@ describe('the long-context suite task', () => {
     const suite = createTask('suite', { member: 'retrieval-mixture', contextChars: 256 });
     expect(suite.verify(warmup.example(0, 0), warmup.example(0, 0).target).correct).toBe(false);
     expect(warmup.verify(suite.example(0, 0), suite.example(0, 0).target).correct).toBe(false);
+  });
+
+  it('poses the lookup drill alone, outside the warm-up mixture, at warm-up lengths', () => {
+    expect(SUITE_SOLO_WARMUP_MEMBERS).toEqual(['warmup/lookup']);
+    const lookup = createTask('suite', { member: 'warmup/lookup', contextChars: 64 });
+    const reference = retrievalTask({
+      variant: 'recitation',
+      contextChars: 64,
+      valueDigits: 4,
+      order: 'sampled',
+    });
+    for (let i = 0; i < 8; i++) {
+      const example = lookup.example(5, i);
+      const own = reference.example(5, i);
+      expect([example.prompt, example.target]).toEqual([own.prompt, own.target]);
+      expect((example.data as SuiteData).member).toBe('warmup/lookup');
+      expect(lookup.verify(example, example.target)).toEqual({ correct: true });
+    }
+    const mixture = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
+    const posed = Array.from(
+      { length: 64 },
+      (_, i) => (mixture.example(0, i).data as SuiteData).member,
+    );
+    expect(posed).not.toContain('warmup/lookup');
   });
 
   it('spreads the context lengths over [minContextChars, contextChars], each example the member task’s own at its length', () => {

@@ -1,3 +1,4 @@
+export { addLayers } from './add-layers';
 export { type AttentionResult, groupedQueryAttention } from './attention';
 export { type ChannelKeep, channelKeepMask } from './channel-keep';
 export { DecoderModel } from './decoder-model';
