@@ -68,18 +68,21 @@ export async function initialModel(
       'init',
     );
   }
+  // Fewer layers than the run's are added on top; everything else must match.
+  const added = Math.max(0, config.num_hidden_layers - loaded.model.config.num_hidden_layers);
   let model: DecoderModel;
   try {
-    checkFits(loaded, config, tokenizer);
+    checkFits(
+      loaded,
+      { ...config, num_hidden_layers: config.num_hidden_layers - added },
+      tokenizer,
+    );
     model =
-      loaded.model.config.num_hidden_layers < config.num_hidden_layers
-        ? addLayers(loaded.model, config.num_hidden_layers, settings.seed)
-        : loaded.model;
+      added > 0 ? addLayers(loaded.model, config.num_hidden_layers, settings.seed) : loaded.model;
   } catch (error) {
     loaded.model.dispose();
     throw error;
   }
-  const added = config.num_hidden_layers - loaded.model.config.num_hidden_layers;
   if (model !== loaded.model) loaded.model.dispose();
   const recorded = loaded.manifest.training.init;
   return {
@@ -93,7 +96,7 @@ export async function initialModel(
   };
 }
 
-/** Refuses a loaded task model whose tokenizer or config is not the run's. */
+/** Refuses a loaded task model whose tokenizer or config is not `config` (the run's, at the depth it loads at). */
 function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: TaskTokenizer): void {
   const theirs = canonicalJson(loaded.tokenizer.toJSON() as unknown as JsonValue);
   const ours = canonicalJson(tokenizer.toJSON() as unknown as JsonValue);
@@ -106,9 +109,6 @@ function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: TaskTokeni
   }
   const given = loaded.model.config;
   for (const field of Object.keys(config)) {
-    if (field === 'num_hidden_layers' && given.num_hidden_layers < config.num_hidden_layers) {
-      continue; // deepened by addLayers
-    }
     const want = canonicalJson((config[field] ?? null) as JsonValue);
     const have = canonicalJson((given[field] ?? null) as JsonValue);
     if (want !== have) {
