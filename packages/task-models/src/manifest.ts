@@ -92,6 +92,8 @@ export interface TaskModelTraining {
   readonly trainingSeed: number;
   readonly steps: number;
   readonly batchSize: number;
+  /** Sequences per forward and backward pass when each update's batch was cut into parts. */
+  readonly microBatchSize?: number;
   /** Peak learning rate of the warmup-cosine schedule. */
   readonly lr: number;
   readonly warmupSteps: number;
@@ -200,6 +202,12 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
   }
   if (training.window !== undefined) count(training.window, 'training.window', 2);
   if (training.bucketSteps !== undefined) count(training.bucketSteps, 'training.bucketSteps');
+  if (training.microBatchSize !== undefined) {
+    count(training.microBatchSize, 'training.microBatchSize');
+    if ((training.microBatchSize as number) >= (training.batchSize as number)) {
+      fail('training.microBatchSize', 'must be below training.batchSize when present');
+    }
+  }
   if (training.lossOn !== undefined && training.lossOn !== 'all') {
     fail('training.lossOn', 'must be "all" when present');
   }

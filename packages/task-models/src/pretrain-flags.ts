@@ -58,6 +58,11 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
   flag('--steps', 'steps', `optimizer updates (default ${D.steps})`),
   flag('--batch-size', 'batchSize', `sequences per update (default ${D.batchSize})`),
   flag(
+    '--micro-batch-size',
+    'microBatchSize',
+    'sequences per forward and backward pass, ≤ batch size: gradients of the parts summed into one update (default the batch size)',
+  ),
+  flag(
     '--seed',
     'seed',
     `initialisation and batch-order seed; examples come from task seed ${TRAINING_SEED_OFFSET} + seed (default ${D.seed})`,
@@ -115,6 +120,7 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
 const NUMBER_FIELDS = new Set([
   'steps',
   'batchSize',
+  'microBatchSize',
   'seed',
   'lr',
   'warmupSteps',
@@ -168,6 +174,9 @@ export function pretrainCommand(settings: PretrainSettings, backend: string): st
     String(settings.steps),
     '--batch-size',
     String(settings.batchSize),
+    ...(settings.microBatchSize === undefined
+      ? []
+      : ['--micro-batch-size', String(settings.microBatchSize)]),
     '--seed',
     String(settings.seed),
     '--lr',

@@ -36,6 +36,13 @@ export interface PretrainSettings {
   /** Sequences per update. */
   readonly batchSize: number;
   /**
+   * Sequences per forward and backward pass when fewer than `batchSize`: each update's batch is
+   * cut into parts of this many, whose gradients are summed by their share of the trained
+   * tokens before the one optimizer step (`nextTokenMicroBatches`) — the same update up to float
+   * rounding, in a part's memory. `undefined`: the whole batch in one pass.
+   */
+  readonly microBatchSize: number | undefined;
+  /**
    * Seed of the batch order and of random initial weights (without `init`); the examples come
    * from `trainingSeed(seed)`.
    */
@@ -209,13 +216,20 @@ export function resolvePretrainSettings(options: PretrainOptions): {
     throw new LetheError('E_ARG', 'must be a directory path', 'out');
   }
   const init = initDirectory(options.init, options.out);
+  const batchSize = integer(options.batchSize ?? d.batchSize, 'batchSize', 1);
+  const microBatchSize =
+    options.microBatchSize === undefined
+      ? undefined
+      : integer(options.microBatchSize, 'microBatchSize', 1, batchSize);
   const settings: PretrainSettings = {
     task: task.name,
     taskOptions: taskOptions as Record<string, JsonValue>,
     modelSize: resolveModelSize(options.modelSize),
     init,
     steps,
-    batchSize: integer(options.batchSize ?? d.batchSize, 'batchSize', 1),
+    batchSize,
+    // A part of the whole batch is the batch itself: one pass, as without the setting.
+    microBatchSize: microBatchSize === batchSize ? undefined : microBatchSize,
     seed: integer(
       options.seed ?? d.seed,
       'seed',

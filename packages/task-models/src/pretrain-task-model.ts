@@ -4,6 +4,7 @@ import {
   type DecoderModel,
   isNormOrBias,
   type NextTokenBatch,
+  nextTokenMicroBatches,
   SftTrainer,
   warmupCosineSchedule,
 } from '@lethe/model';
@@ -152,6 +153,9 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
       model,
       loss: (b) => crossEntropyLoss(model.forward(b.inputs).logits, b.targets, b.mask),
       batches,
+      ...(settings.microBatchSize === undefined
+        ? {}
+        : { microBatches: nextTokenMicroBatches(settings.microBatchSize) }),
       steps: settings.steps,
       seed: settings.seed,
       schedule: warmupCosineSchedule({
@@ -214,6 +218,9 @@ export async function pretrainTaskModel(options: PretrainOptions): Promise<Pretr
         trainingSeed: dataSeed,
         steps: settings.steps,
         batchSize: settings.batchSize,
+        ...(settings.microBatchSize === undefined
+          ? {}
+          : { microBatchSize: settings.microBatchSize }),
         lr: settings.lr,
         warmupSteps: settings.warmupSteps,
         minLrRatio: settings.minLrRatio,

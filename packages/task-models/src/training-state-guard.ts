@@ -17,6 +17,8 @@ function weightSettings(settings: PretrainSettings): Record<string, JsonValue> {
     init: settings.init ?? null,
     steps: settings.steps,
     batchSize: settings.batchSize,
+    // Float rounding differs with the parts, so a resume keeps them (absent: one pass).
+    ...(settings.microBatchSize === undefined ? {} : { microBatchSize: settings.microBatchSize }),
     seed: settings.seed,
     lr: settings.lr,
     warmupSteps: settings.warmupSteps,

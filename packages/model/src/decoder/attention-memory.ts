@@ -68,7 +68,7 @@ export function checkAttentionMemory(extent: AttentionExtent, argument: string):
   const { batch, queryHeads, queries, keys, layers } = extent;
   throw new LetheError(
     'E_SHAPE',
-    `attention of ${queries} queries over ${keys} keys (batch ${batch}, ${queryHeads} query heads, ${layers} layers${recording ? ', recording gradients' : ''}) needs about ${gigabytes(need)} GB of tensor memory, more than the ${gigabytes(headroom)} GB the backend has left; use shorter sequences, a smaller batch or prefill in chunks`,
+    `attention of ${queries} queries over ${keys} keys (batch ${batch}, ${queryHeads} query heads, ${layers} layers${recording ? ', recording gradients' : ''}) needs about ${gigabytes(need)} GB of tensor memory, more than the ${gigabytes(headroom)} GB the backend has left; use shorter sequences, a smaller batch or prefill in chunks${recording ? ' (training: fewer sequences per pass, e.g. micro-batches)' : ''}`,
     argument,
   );
 }

@@ -49,22 +49,25 @@ export function batchMatMul(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.
 
 /**
  * {@link batchMatMul}'s split path on any backend and at any size: one differentiable 2-D
- * product per batch entry, stacked back (for its benchmark and tests).
+ * product per batch entry, stacked back (for its benchmark and tests). A batch of one entry is
+ * reshaped rather than unstacked: tfjs hands the gradient of a one-output unstack to its
+ * gradient function as a tensor, not a list, and that function fails on it.
  */
 export function splitBatchMatMul(a: tf.Tensor, b: tf.Tensor, transposeB: boolean): tf.Tensor {
   const batchShape = a.shape.slice(0, -2);
   const [rows, inner] = a.shape.slice(-2) as [number, number];
   const columns = b.shape[transposeB ? b.rank - 2 : b.rank - 1]!;
   const count = batchShape.reduce((x, y) => x * y, 1);
+  const entries = (t: tf.Tensor, shape: [number, number]): tf.Tensor[] =>
+    count === 1 ? [tf.reshape(t, shape)] : tf.unstack(tf.reshape(t, [count, ...shape]));
   return tf.tidy(() => {
-    const lefts = tf.unstack(tf.reshape(a, [count, rows, inner]));
-    const rights = tf.unstack(
-      tf.reshape(b, transposeB ? [count, columns, inner] : [count, inner, columns]),
-    );
+    const lefts = entries(a, [rows, inner]);
+    const rights = entries(b, transposeB ? [columns, inner] : [inner, columns]);
     const products = lefts.map((left, i) => {
       const right = transposeB ? tf.transpose(rights[i]!) : rights[i]!;
       return matMul2d(left, right) as tf.Tensor;
     });
-    return tf.reshape(tf.stack(products), [...batchShape, rows, columns]);
+    const stacked = count === 1 ? products[0]! : tf.stack(products);
+    return tf.reshape(stacked, [...batchShape, rows, columns]);
   });
 }

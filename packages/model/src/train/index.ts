@@ -46,6 +46,11 @@ export {
 export type { CheckpointStore } from './checkpoint-store';
 export { crossEntropyLoss } from './cross-entropy';
 export {
+  type MicroBatch,
+  type MicroBatching,
+  nextTokenMicroBatches,
+} from './micro-batches';
+export {
   type NextTokenBatch,
   type NextTokenBatchOptions,
   nextTokenBatch,

@@ -12,6 +12,7 @@ import type { Float32Tensor } from '../io/index';
 import type { BatchProvider, TrainBatch } from './batch-provider';
 import { decodeSftCheckpoint, encodeSftCheckpoint, type SftCheckpoint } from './checkpoint';
 import type { CheckpointStore } from './checkpoint-store';
+import type { MicroBatching } from './micro-batches';
 import { ProgressMeter, type TrainProgress } from './progress';
 import type { LrSchedule } from './schedule';
 
@@ -29,6 +30,12 @@ export interface SftTrainerOptions<B extends TrainBatch> {
   readonly loss: (batch: B) => tf.Scalar;
   /** Batch of each update, drawn from the per-step fork of the trainer's generator. */
   readonly batches: BatchProvider<B>;
+  /**
+   * Cuts each update's batch into parts whose gradients are taken one after another and summed
+   * by weight before the optimizer step (e.g. `nextTokenMicroBatches(4)`): the same update, up to
+   * float rounding, in the memory of a part. Default: the whole batch in one pass.
+   */
+  readonly microBatches?: MicroBatching<B>;
   /** Total number of updates (integer ≥ 1). */
   readonly steps: number;
   /** Seed of the trainer's generator; batch `s` gets `new Rng(seed).fork(s)`. */
@@ -246,40 +253,75 @@ export class SftTrainer<B extends TrainBatch> {
   private async update(lr: number): Promise<{ loss: number; gradNorm: number; tokens: number }> {
     const step = this.completed;
     const batch = this.options.batches(step, this.rng.fork(step));
+    let summed: { value: tf.Scalar; grads: Map<string, tf.Tensor> } | undefined;
+    let clipped: ClippedGradients | undefined;
     try {
-      const { value, grads } = tf.variableGrads(
-        () => this.options.loss(batch),
-        [...this.parameters.values()],
-      );
-      const named = new Map<string, tf.Tensor>();
-      for (const [variableName, grad] of Object.entries(grads)) {
-        if (grad !== null) named.set(this.nameOfVariable.get(variableName)!, grad);
+      summed = this.gradients(batch);
+      const named = summed.grads;
+      clipped =
+        this.options.clipNorm === undefined
+          ? { grads: named, norm: globalNorm(named) }
+          : clipByGlobalNorm(named, this.options.clipNorm);
+      const [lossValue, normValue] = await Promise.all([summed.value.data(), clipped.norm.data()]);
+      const loss = lossValue[0]!;
+      const gradNorm = normValue[0]!;
+      if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+        throw new LetheError(
+          'E_STATE',
+          `non-finite ${Number.isFinite(loss) ? 'gradient norm' : 'loss'} at step ${step} (loss ${loss}, gradient norm ${gradNorm}); no update applied`,
+          Number.isFinite(loss) ? 'gradNorm' : 'loss',
+        );
       }
-      let clipped: ClippedGradients | undefined;
-      try {
-        clipped =
-          this.options.clipNorm === undefined
-            ? { grads: named, norm: globalNorm(named) }
-            : clipByGlobalNorm(named, this.options.clipNorm);
-        const [lossValue, normValue] = await Promise.all([value.data(), clipped.norm.data()]);
-        const loss = lossValue[0]!;
-        const gradNorm = normValue[0]!;
-        if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
-          throw new LetheError(
-            'E_STATE',
-            `non-finite ${Number.isFinite(loss) ? 'gradient norm' : 'loss'} at step ${step} (loss ${loss}, gradient norm ${gradNorm}); no update applied`,
-            Number.isFinite(loss) ? 'gradNorm' : 'loss',
-          );
-        }
-        this.optimizer.applyGradients(clipped.grads, lr);
-        return { loss, gradNorm, tokens: batch.tokens };
-      } finally {
-        tf.dispose([value, ...named.values()]);
-        if (clipped !== undefined) tf.dispose([clipped.norm, ...clipped.grads.values()]);
-      }
+      this.optimizer.applyGradients(clipped.grads, lr);
+      return { loss, gradNorm, tokens: batch.tokens };
     } finally {
+      if (summed !== undefined) tf.dispose([summed.value, ...summed.grads.values()]);
+      if (clipped !== undefined) tf.dispose([clipped.norm, ...clipped.grads.values()]);
       tf.dispose(batch as unknown as tf.TensorContainer);
     }
+  }
+
+  /**
+   * The loss of `batch` and its gradients by parameter name: of the whole batch in one pass, or
+   * summed by weight over the parts `microBatches` cuts it into (each part disposed once done).
+   */
+  private gradients(batch: B): { value: tf.Scalar; grads: Map<string, tf.Tensor> } {
+    const variables = [...this.parameters.values()];
+    const named = (grads: tf.NamedTensorMap): Map<string, tf.Tensor> => {
+      const byName = new Map<string, tf.Tensor>();
+      for (const [variableName, grad] of Object.entries(grads)) {
+        if (grad !== null) byName.set(this.nameOfVariable.get(variableName)!, grad);
+      }
+      return byName;
+    };
+    const { microBatches } = this.options;
+    if (microBatches === undefined) {
+      const { value, grads } = tf.variableGrads(() => this.options.loss(batch), variables);
+      return { value, grads: named(grads) };
+    }
+    const parts = microBatches.split(batch);
+    let value: tf.Scalar | undefined;
+    const sums = new Map<string, tf.Tensor>();
+    try {
+      for (const part of parts) {
+        const taken = tf.variableGrads(
+          () => tf.mul(this.options.loss(part.batch), part.weight) as tf.Scalar,
+          variables,
+        );
+        tf.dispose(part.batch as unknown as tf.TensorContainer);
+        value = accumulate(value, taken.value);
+        for (const [name, grad] of named(taken.grads))
+          sums.set(name, accumulate(sums.get(name), grad));
+      }
+    } catch (error) {
+      tf.dispose([...(value === undefined ? [] : [value]), ...sums.values()]);
+      tf.dispose(parts.map((part) => part.batch) as unknown as tf.TensorContainer);
+      throw error;
+    }
+    if (value === undefined) {
+      throw new LetheError('E_STATE', 'cut the batch into no parts', 'microBatches');
+    }
+    return { value, grads: sums };
   }
 
   private applyCheckpoint(checkpoint: SftCheckpoint): void {
@@ -333,6 +375,14 @@ export class SftTrainer<B extends TrainBatch> {
     }
     return checkpoint;
   }
+}
+
+/** `sum + term` (or `term` alone first), disposing both inputs. */
+function accumulate<T extends tf.Tensor>(sum: T | undefined, term: T): T {
+  if (sum === undefined) return term;
+  const total = tf.add(sum, term) as T;
+  tf.dispose([sum, term]);
+  return total;
 }
 
 /** The schedule's learning rate at `step`, which must be a finite number ≥ 0. */

@@ -61,6 +61,7 @@ describe('attention and steps past the wasm heap are refused before anything is 
       'inputIds',
     );
     expect(error.message).toContain('recording gradients');
+    expect(error.message).toContain('fewer sequences per pass');
     expect(tf.memory().numTensors).toBe(tensors);
     input.dispose();
     model.dispose();

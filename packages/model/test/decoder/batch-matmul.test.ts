@@ -12,13 +12,19 @@ const rng = new Rng(77);
 const normal = (shape: number[]) => rng.normalTensor(shape);
 
 describe('batchMatMul', () => {
-  for (const transposeB of [false, true]) {
-    it(`split products (transposeB ${transposeB}) equal tf.matMul, values and gradients`, () => {
+  // A batch of one product (one sequence, one KV head) too: tfjs's unstack has no gradient there.
+  for (const [transposeB, batch] of [
+    [false, [2, 3]],
+    [true, [2, 3]],
+    [false, [1, 1]],
+    [true, [1, 1]],
+  ] as const) {
+    it(`split products (transposeB ${transposeB}, batch [${batch}]) equal tf.matMul, values and gradients`, () => {
       const [rows, inner, columns] = [128, 32, 256];
       expect(rows * inner * columns).toBeGreaterThanOrEqual(SPLIT_THRESHOLD);
-      const a = normal([2, 3, rows, inner]);
-      const b = normal(transposeB ? [2, 3, columns, inner] : [2, 3, inner, columns]);
-      const weight = normal([2, 3, rows, columns]);
+      const a = normal([...batch, rows, inner]);
+      const b = normal(transposeB ? [...batch, columns, inner] : [...batch, inner, columns]);
+      const weight = normal([...batch, rows, columns]);
       const loss = (f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) => (x: tf.Tensor, y: tf.Tensor) =>
         tf.sum(tf.mul(f(x, y), weight));
       const ours = tf.grads(loss((x, y) => batchMatMul(x, y, transposeB)));
