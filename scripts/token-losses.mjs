@@ -5,6 +5,8 @@
 // its attention heads spread (mean distance to the keys they read, the mass on the token itself,
 // on the previous token and beyond three back). Digits at ln 10 ≈ 2.30 nats are guessed, not
 // copied; a previous-token head (mass on the previous token near 1) is half of an induction head.
+// On `countdown-verbose` it also splits the completion: the results' digits by operator, the
+// operands', the layout and the answer line (arithmetic guessed, or the search's form).
 //
 // Reads a model directory (`lethe pretrain --out`) or a run's state directory (`<out>.state`,
 // the weights of its last checkpoint, with the sizes of its settings file). After `npm run build`:
@@ -65,6 +67,7 @@ for (let index = 0; index < Number(examples); index++) {
     };
   });
   let line = 0;
+  const trace = { operator: '', result: false, answer: false };
   for (let t = 1; t < ids.length; t++) {
     if (pieces[t - 1].includes('\n')) line++;
     const loss = -logProbs[t - 1][ids[t]];
@@ -74,6 +77,9 @@ for (let index = 0; index < Number(examples); index++) {
     if (digit) {
       const first = !/^[0-9]$/.test(pieces[t - 1]);
       add(`${where}, ${first ? 'first digits' : 'later digits'}`, loss);
+    }
+    if (member === 'countdown-verbose' && t >= promptLength) {
+      add(`trace, ${traceKind(trace, pieces[t - 1], pieces[t])}`, loss);
     }
   }
   for (const [layer, probabilities] of attention.entries()) {
@@ -93,6 +99,25 @@ for (let index = 0; index < Number(examples); index++) {
     }
   }
 }
+/**
+ * What a token of a verbose-Countdown completion is, given the one before it: a digit of a result
+ * (after `=`, by the operator of its line), a digit of an operand, an operator, the layout (spaces,
+ * `;`, new lines), or part of the answer line. `state` carries the line's operator and whether
+ * its `=` has passed.
+ */
+function traceKind(state, previous, piece) {
+  if (previous.includes('answer')) state.answer = true;
+  if (state.answer) return 'answer line';
+  if (/[;\n]/.test(previous)) state.result = false;
+  const operator = previous.match(/[-+*/]/);
+  if (operator !== null && !state.result) state.operator = operator[0];
+  if (previous.includes('=')) state.result = true;
+  if (/^[0-9]$/.test(piece)) {
+    return state.result ? `result digits of ${state.operator}` : 'operand digits';
+  }
+  return /[-+*/]/.test(piece) ? 'operators' : 'layout';
+}
+
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
 console.log('mean loss (nats) by line and kind of token, with the count:');
 for (const [group, values] of [...losses].sort(([a], [b]) => a.localeCompare(b))) {
