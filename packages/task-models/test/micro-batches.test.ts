@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTaskModelManifest } from '../src/manifest';
 import { parsePretrainFlags } from '../src/pretrain-flags';
 import { resolvePretrainSettings } from '../src/pretrain-settings';
-import { pretrainTaskModel } from '../src/pretrain-task-model';
+import { type PretrainResult, pretrainTaskModel } from '../src/pretrain-task-model';
 import { MICRO } from './helpers';
 
 let dir: string;
@@ -33,27 +33,26 @@ const run = {
   evalExamples: 0,
 } as const;
 
+/** Largest absolute difference between two runs' weights. */
+function maxDifference(a: PretrainResult, b: PretrainResult): number {
+  const theirs = b.model.toTensors();
+  let most = 0;
+  for (const [name, tensor] of Object.entries(a.model.toTensors())) {
+    const other = theirs[name]!.data;
+    tensor.data.forEach((value, i) => {
+      most = Math.max(most, Math.abs(value - other[i]!));
+    });
+  }
+  return most;
+}
+
 describe('pretrain with micro-batches', () => {
   it('trains the whole batch update in parts, records the size and recreates it', async () => {
     const whole = await pretrainTaskModel({ ...run, out: join(dir, 'whole') });
     const parts = await pretrainTaskModel({ ...run, microBatchSize: 2, out: join(dir, 'parts') });
-    const a = whole.model.toTensors();
-    const b = parts.model.toTensors();
-    let most = 0;
-    let moved = 0;
-    for (const [name, tensor] of Object.entries(a)) {
-      const other = b[name]!.data;
-      tensor.data.forEach((value, i) => {
-        most = Math.max(most, Math.abs(value - other[i]!));
-      });
-    }
     const start = await pretrainTaskModel({ ...run, steps: 1, lr: 1e-9, out: join(dir, 'start') });
-    for (const [name, tensor] of Object.entries(start.model.toTensors())) {
-      const trained = a[name]!.data;
-      tensor.data.forEach((value, i) => {
-        moved = Math.max(moved, Math.abs(value - trained[i]!));
-      });
-    }
+    const most = maxDifference(whole, parts);
+    const moved = maxDifference(start, whole);
     expect(most).toBeLessThan(1e-4);
     expect(moved).toBeGreaterThan(1e-2);
 

@@ -287,17 +287,10 @@ export class SftTrainer<B extends TrainBatch> {
    */
   private gradients(batch: B): { value: tf.Scalar; grads: Map<string, tf.Tensor> } {
     const variables = [...this.parameters.values()];
-    const named = (grads: tf.NamedTensorMap): Map<string, tf.Tensor> => {
-      const byName = new Map<string, tf.Tensor>();
-      for (const [variableName, grad] of Object.entries(grads)) {
-        if (grad !== null) byName.set(this.nameOfVariable.get(variableName)!, grad);
-      }
-      return byName;
-    };
     const { microBatches } = this.options;
     if (microBatches === undefined) {
       const { value, grads } = tf.variableGrads(() => this.options.loss(batch), variables);
-      return { value, grads: named(grads) };
+      return { value, grads: this.byParameterName(grads) };
     }
     const parts = microBatches.split(batch);
     let value: tf.Scalar | undefined;
@@ -310,7 +303,7 @@ export class SftTrainer<B extends TrainBatch> {
         );
         tf.dispose(part.batch as unknown as tf.TensorContainer);
         value = accumulate(value, taken.value);
-        for (const [name, grad] of named(taken.grads))
+        for (const [name, grad] of this.byParameterName(taken.grads))
           sums.set(name, accumulate(sums.get(name), grad));
       }
     } catch (error) {
@@ -322,6 +315,15 @@ export class SftTrainer<B extends TrainBatch> {
       throw new LetheError('E_STATE', 'cut the batch into no parts', 'microBatches');
     }
     return { value, grads: sums };
+  }
+
+  /** `variableGrads`' gradients keyed by parameter name, variables without one left out. */
+  private byParameterName(grads: tf.NamedTensorMap): Map<string, tf.Tensor> {
+    const byName = new Map<string, tf.Tensor>();
+    for (const [variableName, grad] of Object.entries(grads)) {
+      if (grad !== null) byName.set(this.nameOfVariable.get(variableName)!, grad);
+    }
+    return byName;
   }
 
   private applyCheckpoint(checkpoint: SftCheckpoint): void {
