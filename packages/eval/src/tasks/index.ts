@@ -135,9 +135,11 @@ export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';
 export {
   linkSentence,
   type TwoHopInstance,
+  type TwoHopRoute,
   type TwoHopSpec,
   twoHopInstance,
   twoHopMinChars,
+  viaLine,
 } from './two-hop';
 export {
   assignmentStatement,

@@ -8,13 +8,19 @@ import {
 } from './frequent-words';
 import { mqarContextLength, mqarInstance } from './mqar';
 import { multiValueInstance, multiValueMinChars } from './multi-value';
-import { kvNeedleCount, type NiahSpec, needleLength, niahInstance } from './niah';
+import {
+  kvNeedleCount,
+  NEEDLE_KEY_SYLLABLES,
+  type NiahSpec,
+  needleLength,
+  niahInstance,
+} from './niah';
 import { choiceOption, intOption, numberOption, optionFields } from './options';
 import { type RecitationOrder, recitationInstance } from './recitation';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
-import { twoHopInstance, twoHopMinChars } from './two-hop';
+import { type TwoHopRoute, twoHopInstance, twoHopMinChars, viaLine } from './two-hop';
 import {
   VARIABLE_NAME_SYLLABLES,
   variableTrackingInstance,
@@ -121,6 +127,8 @@ export interface TwoHopOptions {
   readonly chains: number;
   /** Digits of a value (default 4). */
   readonly valueDigits: number;
+  /** Whether the completion writes `via <b>` before its answer (default `hidden`: it does not). */
+  readonly route: TwoHopRoute;
 }
 
 /** Options of the recitation drill (a curriculum's stepping stone, see {@link recitationInstance}). */
@@ -172,6 +180,7 @@ export interface RetrievalOptionsInput {
   readonly top?: number;
   readonly alpha?: number;
   readonly order?: RecitationOrder;
+  readonly route?: TwoHopRoute;
 }
 
 /** Ground truth of a retrieval example (its `data`). */
@@ -227,7 +236,8 @@ export type RetrievalData = {
  *   `alpha`), the `top` most frequent set apart by at least 2 occurrences; the answer lists
  *   them, most frequent first.
  * - `two-hop`: `chains` pairs of needles `the number for <a> is the number for <b>.` and
- *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`.
+ *   `the number for <b> is <value>.` in filler; the question asks for one chain's `a`. With
+ *   `route: 'written'` the completion names `b` on a line `via <b>` before the answer line.
  * - `recitation`: a curriculum's stepping stone, not a test: a line of needles with distinct
  *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
  *   the same order (`'same'`: a verbatim repeat), or as many needles drawn with replacement
@@ -238,7 +248,7 @@ export type RetrievalData = {
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
  * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
- * `hops` 4; `frequent-words` `top` 3, `alpha` 1; `two-hop` `chains` 4.
+ * `hops` 4; `frequent-words` `top` 3, `alpha` 1; `two-hop` `chains` 4, `route` `hidden`.
  *
  * Format (`niah-single` with `contextChars: 160, depth: 0.5`; `mqar` with `keys: 4,
  * queries: 2`; seed 0, index 0):
@@ -290,7 +300,7 @@ export function retrievalTask(options?: RetrievalOptionsInput): GenerationTask<R
     name: 'retrieval',
     options: resolved,
     tokenizer,
-    maxNewTokens: formatAnswer(longestAnswer(resolved)).length,
+    maxNewTokens: longestCompletion(resolved).length,
     stopText: STOP_TEXT,
     example,
     verify: verifyRetrieval,
@@ -426,7 +436,14 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
   }
 }
 
-/** The longest answer text of a variant (its `maxNewTokens` is that answer's length). */
+/** The longest completion of a variant (its `maxNewTokens` is that completion's length). */
+function longestCompletion(resolved: RetrievalOptions): string {
+  const answer = formatAnswer(longestAnswer(resolved));
+  if (resolved.variant !== 'two-hop' || resolved.route === 'hidden') return answer;
+  return `${viaLine('x'.repeat(2 * NEEDLE_KEY_SYLLABLES))}\n${answer}`;
+}
+
+/** The longest answer text of a variant (what follows `answer:` in its longest completion). */
 function longestAnswer(resolved: RetrievalOptions): string {
   const repeat = (count: number, item: string): string =>
     Array.from({ length: count }, () => item).join(' ');
@@ -488,7 +505,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'niah-multivalue': ['variant', 'contextChars', 'keys', 'values', 'valueDigits'],
   'variable-tracking': ['variant', 'contextChars', 'chains', 'hops', 'valueDigits'],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
-  'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits'],
+  'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits', 'route'],
   recitation: ['variant', 'contextChars', 'valueDigits', 'order'],
   copy: ['variant', 'contextChars'],
 };
@@ -608,7 +625,8 @@ function frequentWordsOptions(fields: Fields, contextChars: number): FrequentWor
 function twoHopOptions(fields: Fields, contextChars: number): TwoHopOptions {
   const chains = intOption(fields, 'chains', 4, 1, MAX_RETRIEVAL_KEYS / 2);
   const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
-  const options = { variant: 'two-hop', contextChars, chains, valueDigits } as const;
+  const route = choiceOption(fields, 'route', 'hidden', ['hidden', 'written'] as const);
+  const options = { variant: 'two-hop', contextChars, chains, valueDigits, route } as const;
   checkDistinctValues(chains, valueDigits, 'chains');
   checkFits(contextChars, twoHopMinChars(options), `${2 * chains} needles`);
   return options;

@@ -136,7 +136,10 @@ export type SuiteData = Readonly<Record<string, unknown>> & {
  * - `niah-multivalue`: 4 values of the queried key and one distractor key;
  * - `variable-tracking`: 2 chains of 3 hops, one queried;
  * - `frequent-words`: the 3 most frequent pseudo-words (Zipf exponent 1);
- * - `two-hop`: 2 chains `a → b → value`, one queried;
+ * - `two-hop`: 2 chains `a → b → value`, one queried; the completion names `b` (`via <b>`)
+ *   before its answer, as variable tracking lists its chain: a lookup keyed by what the model
+ *   wrote, so the value needle matters only after the question (its warm-up keeps the route
+ *   hidden);
  * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters.
  */
 function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: number): GenerationTask {
@@ -173,7 +176,7 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
     case 'frequent-words':
       return retrievalTask({ variant: 'frequent-words', contextChars, top: 3 });
     case 'two-hop':
-      return retrievalTask({ variant: 'two-hop', contextChars, chains: 2 });
+      return retrievalTask({ variant: 'two-hop', contextChars, chains: 2, route: 'written' });
     case 'countdown-verbose':
       return countdownTask({
         ...VERBOSE_COUNTDOWN,

@@ -12,6 +12,20 @@ export interface TwoHopSpec {
   readonly chains: number;
   /** Digits of a value. */
   readonly valueDigits: number;
+  /**
+   * `hidden`: the completion is the answer line alone (both hops inside one forward pass);
+   * `written`: the completion first names the key it goes through, `via <b>` on a line of its
+   * own, then the answer line (two lookups, the second keyed by a token the model wrote).
+   */
+  readonly route: TwoHopRoute;
+}
+
+/** Whether a two-hop completion writes the key it goes through (see {@link TwoHopSpec}). */
+export type TwoHopRoute = 'hidden' | 'written';
+
+/** The scratchpad line of a `written` route: the key the queried key's number is read from. */
+export function viaLine(via: string): string {
+  return `via ${via}`;
 }
 
 /** A generated two-hop instance. */
@@ -34,7 +48,7 @@ export function linkSentence(key: string, via: string): string {
 }
 
 /** Shortest context that holds every needle of `spec` (and the spaces between them). */
-export function twoHopMinChars(spec: Omit<TwoHopSpec, 'contextChars'>): number {
+export function twoHopMinChars(spec: Pick<TwoHopSpec, 'chains' | 'valueDigits'>): number {
   const key = 'x'.repeat(2 * NEEDLE_KEY_SYLLABLES);
   const link = linkSentence(key, key).length + 1;
   return spec.chains * (link + needleLength(spec.valueDigits) + 1) - 1;
@@ -48,7 +62,8 @@ export function twoHopMinChars(spec: Omit<TwoHopSpec, 'contextChars'>): number {
  * number; the chains' values are distinct, so a distractor chain never gives the answer.
  *
  * Prompt: the context, a newline, `what is the number for <a>?` (the `a` of one chain), a
- * newline. Target: `answer: <value>.` — the number of that chain's `b`.
+ * newline. Target: `answer: <value>.` — the number of that chain's `b` —, after the line
+ * `via <b>` when `route` is `written`.
  */
 export function twoHopInstance(random: SeededRandom, spec: TwoHopSpec): TwoHopInstance {
   const keys = distinctPseudoWords(random, 2 * spec.chains, NEEDLE_KEY_SYLLABLES);
@@ -61,7 +76,10 @@ export function twoHopInstance(random: SeededRandom, spec: TwoHopSpec): TwoHopIn
   const queried = chains[random.int(0, spec.chains - 1)]!;
   return {
     prompt: `${context}\nwhat is the number for ${queried.key}?\n`,
-    target: formatAnswer(queried.value),
+    target:
+      spec.route === 'written'
+        ? `${viaLine(queried.via)}\n${formatAnswer(queried.value)}`
+        : formatAnswer(queried.value),
     key: queried.key,
     via: queried.via,
     value: queried.value,

@@ -19,7 +19,12 @@ import { indexArb, seedArb } from './helpers';
 describe('the long-context suite task', () => {
   it('poses each member with the member task’s own examples', () => {
     const twoHop = createTask('suite', { member: 'two-hop', contextChars: 512 });
-    const plain = retrievalTask({ variant: 'two-hop', contextChars: 512, chains: 2 });
+    const plain = retrievalTask({
+      variant: 'two-hop',
+      contextChars: 512,
+      chains: 2,
+      route: 'written',
+    });
     const countdown = createTask('suite', { member: 'countdown-verbose' });
     const plainCountdown = countdownTask({
       ...VERBOSE_COUNTDOWN,
@@ -30,6 +35,7 @@ describe('the long-context suite task', () => {
       const reference = plain.example(3, index);
       expect(example).toMatchObject({ task: 'suite', seed: 3, index, prompt: reference.prompt });
       expect(example.target).toBe(reference.target);
+      expect(example.target).toMatch(/^via [a-z]{4}\nanswer: \d{4}\.$/);
       expect(example.data).toEqual({ ...reference.data, member: 'two-hop' });
       expect(countdown.example(3, index).target).toBe(plainCountdown.example(3, index).target);
     }

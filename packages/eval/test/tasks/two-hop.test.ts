@@ -23,6 +23,7 @@ describe('retrieval: two-hop', () => {
       contextChars: 1024,
       chains: 4,
       valueDigits: 4,
+      route: 'hidden',
     });
     expect(task.maxNewTokens).toBe('answer: 1234.'.length);
     const example = task.example(0, 0);
@@ -38,6 +39,27 @@ describe('retrieval: two-hop', () => {
       contextLength: 145,
       via: 'nati',
     });
+  });
+
+  it('writes the key it goes through before the answer with route written', () => {
+    const written = retrievalTask({
+      variant: 'two-hop',
+      contextChars: 160,
+      chains: 2,
+      route: 'written',
+    });
+    expect(written.maxNewTokens).toBe('via abcd\nanswer: 1234.'.length);
+    const example = written.example(0, 0);
+    const hidden = task.example(0, 0);
+    expect(example.prompt).toBe(hidden.prompt);
+    expect(example.data).toEqual(hidden.data);
+    expect(example.target).toBe('via nati\nanswer: 9537.');
+    expect(example.target).toHaveLength(written.maxNewTokens);
+    expect(written.verify(example, example.target)).toEqual({ correct: true });
+    // Only the answer line is scored: the route is the model's working, as a Countdown trace is.
+    expect(written.verify(example, 'via rode\nanswer: 9537.')).toEqual({ correct: true });
+    expect(written.verify(example, 'via nati\nanswer: 4242.').correct).toBe(false);
+    expect(written.verify(example, 'via nati').correct).toBe(false);
   });
 
   it('is deterministic per (seed, index) and varies across indices', () => {
@@ -115,6 +137,13 @@ describe('retrieval: two-hop', () => {
     expectLetheError(() => retrievalTask({ ...twoHop, valueDigits: 0 }), 'E_ARG', 'valueDigits');
     expectLetheError(() => retrievalTask({ ...twoHop, keys: 4 }), 'E_ARG', 'keys');
     expectLetheError(() => retrievalTask({ ...twoHop, hops: 2 }), 'E_ARG', 'hops');
+    // @ts-expect-error: not a route
+    expectLetheError(() => retrievalTask({ ...twoHop, route: 'shown' }), 'E_ARG', 'route');
+    expectLetheError(
+      () => retrievalTask({ variant: 'niah-multi', route: 'written' }),
+      'E_ARG',
+      'route',
+    );
     const needed = twoHopMinChars({ chains: 4, valueDigits: 4 });
     expect(needed).toBe(
       4 *
