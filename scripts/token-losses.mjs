@@ -6,7 +6,9 @@
 // on the previous token and beyond three back). Digits at ln 10 ≈ 2.30 nats are guessed, not
 // copied; a previous-token head (mass on the previous token near 1) is half of an induction head.
 // On `countdown-verbose` it also splits the completion: the results' digits by operator, the
-// operands', the layout and the answer line (arithmetic guessed, or the search's form).
+// operands', the layout and the answer line (arithmetic guessed, or the search's form); on the
+// retrieval members, by word of the answer (its first value or name, the second, …) and
+// two-hop's `via` line.
 //
 // Reads a model directory (`lethe pretrain --out`) or a run's state directory (`<out>.state`,
 // the weights of its last checkpoint, with the sizes of its settings file). After `npm run build`:
@@ -80,6 +82,8 @@ for (let index = 0; index < Number(examples); index++) {
     }
     if (member === 'countdown-verbose' && t >= promptLength) {
       add(`trace, ${traceKind(trace, pieces[t - 1], pieces[t])}`, loss);
+    } else if (t >= promptLength) {
+      add(`answer, ${answerKind(pieces.slice(promptLength, t).join(''), pieces[t])}`, loss);
     }
   }
   for (const [layer, probabilities] of attention.entries()) {
@@ -116,6 +120,18 @@ function traceKind(state, previous, piece) {
     return state.result ? `result digits of ${state.operator}` : 'operand digits';
   }
   return /[-+*/]/.test(piece) ? 'operators' : 'layout';
+}
+
+/**
+ * Where a token of a retrieval completion stands: on the `via` line (two-hop's route), in the
+ * answer's first, second, … word (a value, a variable or a word; the word a token starts or
+ * continues), or the layout (`answer:`, the stop).
+ */
+function answerKind(before, piece) {
+  const line = before.slice(before.lastIndexOf('\n') + 1) + piece;
+  if (line.startsWith('via')) return 'via line';
+  if (!line.startsWith('answer:') || /^[\s.:]*$/.test(piece)) return 'layout';
+  return `word ${line.slice('answer:'.length).trim().split(/\s+/).length}`;
 }
 
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;

@@ -144,6 +144,7 @@ export {
 export {
   assignmentStatement,
   VARIABLE_NAME_SYLLABLES,
+  type VariableHaystack,
   type VariableTrackingInstance,
   type VariableTrackingSpec,
   variableTrackingInstance,

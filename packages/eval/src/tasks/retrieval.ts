@@ -23,6 +23,7 @@ import { taskTokenizer } from './tokenizers';
 import { type TwoHopRoute, twoHopInstance, twoHopMinChars, viaLine } from './two-hop';
 import {
   VARIABLE_NAME_SYLLABLES,
+  type VariableHaystack,
   variableTrackingInstance,
   variableTrackingMinChars,
 } from './variable-tracking';
@@ -107,6 +108,10 @@ export interface VariableTrackingOptions {
   readonly hops: number;
   /** Digits of a chain's value (default 5). */
   readonly valueDigits: number;
+  /** The assignments in filler (`filler`, default) or alone (`none`: a drill). */
+  readonly haystack: VariableHaystack;
+  /** Answered questions on distinct chains before the asked one (default 0, at most `chains`). */
+  readonly recited: number;
 }
 
 /** Options of the frequent-words variant. */
@@ -170,7 +175,7 @@ export interface RetrievalOptionsInput {
   readonly variant?: RetrievalVariant;
   readonly contextChars?: number;
   readonly depth?: number | 'random';
-  readonly haystack?: 'filler' | 'kv';
+  readonly haystack?: 'filler' | 'kv' | 'none';
   readonly keys?: number;
   readonly queries?: number;
   readonly valueDigits?: number;
@@ -181,6 +186,7 @@ export interface RetrievalOptionsInput {
   readonly alpha?: number;
   readonly order?: RecitationOrder;
   readonly route?: TwoHopRoute;
+  readonly recited?: number;
 }
 
 /** Ground truth of a retrieval example (its `data`). */
@@ -503,7 +509,15 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   'niah-multi': ['variant', 'contextChars', 'depth', 'haystack', 'keys', 'valueDigits'],
   mqar: ['variant', 'keys', 'queries', 'valueDigits'],
   'niah-multivalue': ['variant', 'contextChars', 'keys', 'values', 'valueDigits'],
-  'variable-tracking': ['variant', 'contextChars', 'chains', 'hops', 'valueDigits'],
+  'variable-tracking': [
+    'variant',
+    'contextChars',
+    'chains',
+    'hops',
+    'valueDigits',
+    'haystack',
+    'recited',
+  ],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits', 'route'],
   recitation: ['variant', 'contextChars', 'valueDigits', 'order'],
@@ -598,12 +612,16 @@ function variableTrackingOptions(fields: Fields, contextChars: number): Variable
   }
   const valueDigits = intOption(fields, 'valueDigits', 5, 1, 9);
   checkDistinctValues(chains, valueDigits, 'chains');
+  const haystack = choiceOption(fields, 'haystack', 'filler', ['filler', 'none'] as const);
+  const recited = intOption(fields, 'recited', 0, 0, chains);
   const options = {
     variant: 'variable-tracking',
     contextChars,
     chains,
     hops,
     valueDigits,
+    haystack,
+    recited,
   } as const;
   checkFits(contextChars, variableTrackingMinChars(options), `${chains * (hops + 1)} assignments`);
   return options;

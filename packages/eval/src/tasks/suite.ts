@@ -51,9 +51,12 @@ export const SUITE_WARMUP_MEMBERS = [
  * Warm-up members posed alone (`member: '<name>'`), outside `warmup-mixture` (whose examples a
  * committed model was trained on, so its members stay the eight above): `warmup/lookup`, the
  * recitation drill with needles recited as drawn with replacement (`order: 'sampled'`), where no
- * recited value or answer can be told by elimination, only by its key.
+ * recited value or answer can be told by elimination, only by its key; and
+ * `warmup/variable-lookup`, variable tracking's lookups as a drill: 8 chains of 3 hops with no
+ * filler, 6 of them asked and answered before the question (under a loss on the prompt, 24
+ * recited variables a sequence, each found from its value or from the variable before it).
  */
-export const SUITE_SOLO_WARMUP_MEMBERS = ['warmup/lookup'] as const;
+export const SUITE_SOLO_WARMUP_MEMBERS = ['warmup/lookup', 'warmup/variable-lookup'] as const;
 
 /** A warm-up member of the suite. */
 export type SuiteWarmupMember =
@@ -160,6 +163,15 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4, order: 'same' });
     case 'warmup/recitation':
       return retrievalTask({ variant: 'recitation', contextChars, valueDigits: 4 });
+    case 'warmup/variable-lookup':
+      return retrievalTask({
+        variant: 'variable-tracking',
+        contextChars,
+        chains: 8,
+        hops: 3,
+        haystack: 'none',
+        recited: 6,
+      });
     case 'warmup/lookup':
       return retrievalTask({
         variant: 'recitation',

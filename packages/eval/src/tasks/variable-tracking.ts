@@ -16,7 +16,19 @@ export interface VariableTrackingSpec {
   readonly hops: number;
   /** Digits of a chain's value. */
   readonly valueDigits: number;
+  /** `filler`: the assignments scattered in filler sentences; `none`: the assignments alone. */
+  readonly haystack: VariableHaystack;
+  /**
+   * Questions answered in the prompt before the asked one (0 for the task; a drill's stepping
+   * stone otherwise, at most `chains`): each about a different chain, drawn at random from all of
+   * them, the asked one's included, in the asked question's form and followed by its reference
+   * answer line.
+   */
+  readonly recited: number;
 }
+
+/** Where a variable-tracking context puts its assignments (see {@link VariableTrackingSpec}). */
+export type VariableHaystack = 'filler' | 'none';
 
 /** A generated variable-tracking instance. */
 export interface VariableTrackingInstance {
@@ -38,11 +50,18 @@ export function assignmentStatement(name: string, source: string): string {
 }
 
 /** Shortest context that holds every assignment of `spec` (and the spaces between them). */
-export function variableTrackingMinChars(spec: Omit<VariableTrackingSpec, 'contextChars'>): number {
+export function variableTrackingMinChars(
+  spec: Pick<VariableTrackingSpec, 'chains' | 'hops' | 'valueDigits'>,
+): number {
   const name = 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES);
   const first = assignmentStatement(name, '0'.repeat(spec.valueDigits)).length + 1;
   const link = assignmentStatement(name, name).length + 1;
   return spec.chains * (first + spec.hops * link) - 1;
+}
+
+/** The question about the chain that holds `value`. */
+function question(value: string): string {
+  return `which variables hold ${value}?`;
 }
 
 /**
@@ -53,6 +72,13 @@ export function variableTrackingMinChars(spec: Omit<VariableTrackingSpec, 'conte
  *
  * Prompt: the context, a newline, `which variables hold <value>?` (the value of one chain), a
  * newline. Target: `answer: <x0> <x1> ….` — that chain's variables in order of appearance.
+ *
+ * As a drill (a curriculum's stepping stone, not a test of memory): with `haystack: 'none'` the
+ * context is the assignments alone, and with `recited` above 0 that many questions on distinct
+ * chains, each followed by its answer line, come before the asked one (so under
+ * `lethe pretrain --loss-on all` every recited variable is a target: the first found from the
+ * value, each next one from the variable before it, the lookups the task's answer chains). The
+ * asked chain is drawn from all chains, recited or not, so it cannot be told by elimination.
  */
 export function variableTrackingInstance(
   random: SeededRandom,
@@ -71,10 +97,17 @@ export function variableTrackingInstance(
   const turns = random.shuffle(chains.flatMap((_, c) => Array.from({ length: width }, () => c)));
   const taken = chains.map(() => 0);
   const statements = turns.map((c) => chains[c]!.statements[taken[c]!++]!);
-  const context = fillerWithItems(random, spec.contextChars, statements);
+  const context =
+    spec.haystack === 'none'
+      ? statements.join(' ')
+      : fillerWithItems(random, spec.contextChars, statements);
   const queried = chains[random.int(0, spec.chains - 1)]!;
+  const recited = random
+    .shuffle(chains)
+    .slice(0, spec.recited)
+    .map((chain) => `${question(chain.value)}\n${formatAnswer(chain.vars.join(' '))}\n`);
   return {
-    prompt: `${context}\nwhich variables hold ${queried.value}?\n`,
+    prompt: `${context}\n${recited.join('')}${question(queried.value)}\n`,
     target: formatAnswer(queried.vars.join(' ')),
     value: queried.value,
     variables: queried.vars,

@@ -116,7 +116,7 @@ describe('the long-context suite task', () => {
   });
 
   it('poses the lookup drill alone, outside the warm-up mixture, at warm-up lengths', () => {
-    expect(SUITE_SOLO_WARMUP_MEMBERS).toEqual(['warmup/lookup']);
+    expect(SUITE_SOLO_WARMUP_MEMBERS).toEqual(['warmup/lookup', 'warmup/variable-lookup']);
     const lookup = createTask('suite', { member: 'warmup/lookup', contextChars: 64 });
     const reference = retrievalTask({
       variant: 'recitation',
@@ -137,6 +137,33 @@ describe('the long-context suite task', () => {
       (_, i) => (mixture.example(0, i).data as SuiteData).member,
     );
     expect(posed).not.toContain('warmup/lookup');
+    expect(posed).not.toContain('warmup/variable-lookup');
+  });
+
+  it('poses variable tracking’s lookups as a drill alone: 8 chains of 3 hops, no filler, 6 answered', () => {
+    const drill = createTask('suite', { member: 'warmup/variable-lookup', contextChars: 1024 });
+    const reference = retrievalTask({
+      variant: 'variable-tracking',
+      contextChars: 1024,
+      chains: 8,
+      hops: 3,
+      haystack: 'none',
+      recited: 6,
+    });
+    for (let i = 0; i < 4; i++) {
+      const example = drill.example(5, i);
+      const own = reference.example(5, i);
+      expect([example.prompt, example.target]).toEqual([own.prompt, own.target]);
+      expect(example.prompt.split('\n')).toHaveLength(15);
+      expect(drill.verify(example, example.target)).toEqual({ correct: true });
+    }
+    // The assignments alone need 583 characters; a shorter context is refused by name.
+    expectLetheError(
+      () => createTask('suite', { member: 'warmup/variable-lookup', contextChars: 582 }),
+      'E_ARG',
+      'contextChars',
+    );
+    createTask('suite', { member: 'warmup/variable-lookup', contextChars: 583 });
   });
 
   it('spreads the context lengths over [minContextChars, contextChars], each example the member task’s own at its length', () => {

@@ -26,6 +26,8 @@ describe('retrieval: variable-tracking', () => {
       chains: 4,
       hops: 4,
       valueDigits: 5,
+      haystack: 'filler',
+      recited: 0,
     });
     expect(retrievalTask({ variant: 'variable-tracking' }).maxNewTokens).toBe(
       'answer: abcd abcd abcd abcd abcd.'.length,
@@ -109,6 +111,79 @@ describe('retrieval: variable-tracking', () => {
     expect(interleaved.filter(Boolean).length).toBeGreaterThan(10);
   });
 
+  it('as a drill, holds the assignments alone and answers distinct chains before the question (property)', () => {
+    fc.assert(
+      fc.property(
+        seedArb,
+        indexArb,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat(6),
+        (seed, index, chains, hops, wanted) => {
+          const recited = Math.min(wanted, chains);
+          const options = { variant: 'variable-tracking', chains, hops } as const;
+          const drill = retrievalTask({
+            ...options,
+            contextChars: 4096,
+            haystack: 'none',
+            recited,
+          });
+          const example = drill.example(seed, index);
+          const lines = example.prompt.split('\n');
+          expect(lines).toHaveLength(2 + 2 * recited + 1);
+          expect(lines.at(-1)).toBe('');
+          // The context line is the assignments alone: nothing but statements and spaces.
+          const found = statements(lines[0]!);
+          expect(found).toHaveLength(chains * (hops + 1));
+          expect(found.map(([name, source]) => `var ${name} is ${source}.`).join(' ')).toBe(
+            lines[0],
+          );
+          expect((example.data as RetrievalData).contextLength).toBe(lines[0]!.length);
+          const valueByKey = new Map<string, string>();
+          for (const [name, source] of found) {
+            valueByKey.set(name, /^[0-9]+$/.test(source) ? source : valueByKey.get(source)!);
+          }
+          const holders = (value: string) =>
+            found.map(([name]) => name).filter((name) => valueByKey.get(name) === value);
+          // Each recited question is on a chain of its own, answered by its reference line.
+          const asked = new Set<string>();
+          for (let r = 0; r < recited; r++) {
+            const value = /^which variables hold ([0-9]+)\?$/.exec(lines[1 + 2 * r]!)![1]!;
+            expect(asked.has(value)).toBe(false);
+            asked.add(value);
+            expect(lines[2 + 2 * r]).toBe(`answer: ${holders(value).join(' ')}.`);
+          }
+          const value = (example.data as RetrievalData).queries[0]!;
+          expect(lines.at(-2)).toBe(`which variables hold ${value}?`);
+          expect(example.target).toBe(`answer: ${holders(value).join(' ')}.`);
+          expect(drill.verify(example, example.target)).toEqual({ correct: true });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('as a drill, asks a chain recited before or not, so the answer is not told by elimination', () => {
+    const drill = retrievalTask({
+      variant: 'variable-tracking',
+      chains: 4,
+      hops: 2,
+      haystack: 'none',
+      recited: 2,
+    });
+    const askedBefore = Array.from({ length: 40 }, (_, i) => {
+      const example = drill.example(3, i);
+      const recitedLines = example.prompt.split('\n').slice(1, -2);
+      return recitedLines.includes(questionOf(example));
+    });
+    expect(askedBefore).toContain(true);
+    expect(askedBefore).toContain(false);
+    // Without the drill's options, the task is as it was (the golden example above).
+    expect(
+      retrievalTask({ variant: 'variable-tracking', haystack: 'filler', recited: 0 }).example(0, 0),
+    ).toEqual(retrievalTask({ variant: 'variable-tracking' }).example(0, 0));
+  });
+
   it('rejects a wrong, partial or reordered answer', () => {
     const example = task.example(0, 0);
     const verify = (completion: string) => task.verify(example, completion);
@@ -133,6 +208,10 @@ describe('retrieval: variable-tracking', () => {
     expectLetheError(() => retrievalTask({ ...vt, chains: 5, valueDigits: 1 }), 'E_ARG', 'chains');
     expectLetheError(() => retrievalTask({ ...vt, keys: 4 }), 'E_ARG', 'keys');
     expectLetheError(() => retrievalTask({ ...vt, top: 4 }), 'E_ARG', 'top');
+    expectLetheError(() => retrievalTask({ ...vt, haystack: 'kv' }), 'E_ARG', 'haystack');
+    expectLetheError(() => retrievalTask({ ...vt, recited: -1 }), 'E_ARG', 'recited');
+    expectLetheError(() => retrievalTask({ ...vt, chains: 3, recited: 4 }), 'E_ARG', 'recited');
+    expectLetheError(() => retrievalTask({ variant: 'two-hop', recited: 1 }), 'E_ARG', 'recited');
     const needed = variableTrackingMinChars({ chains: 4, hops: 4, valueDigits: 5 });
     expect(needed).toBe(4 * ('var abcd is 12345. '.length + 4 * 'var abcd is efgh. '.length) - 1);
     expectLetheError(
