@@ -3,11 +3,13 @@
 // fixed number of merges, Qwen2's split (one digit per piece, so values and Countdown's
 // numbers are read digit by digit). Deterministic: the committed file is this function's
 // output (a test checks it). The corpus is the suite's text as it was when the tokenizer was
-// learnt: `two-hop` completions were then the answer line alone, so the `via <b>` line they
-// now start with is left out of it (it is tokenised with the merges learnt from the rest, and
-// the committed models keep their vocabulary).
+// learnt, so the committed models keep their vocabulary: `two-hop` completions were then the
+// answer line alone (the `via <b>` line they now start with is left out), and verbose
+// Countdown's search was unbounded (its examples are those of the unbounded task).
 import { bpeTokenizerJson, QWEN2_PATTERN, trainBpe } from '@lethe/model';
+import { countdownTask, VERBOSE_COUNTDOWN } from '../src/tasks/countdown';
 import { createTask } from '../src/tasks/registry';
+import { SUITE_COUNTDOWN_MAX_TRACE_CHARS, SUITE_MEMBERS, type SuiteData } from '../src/tasks/suite';
 import { viaLine } from '../src/tasks/two-hop';
 
 /** The corpus and the merges of the suite tokenizer. */
@@ -31,10 +33,19 @@ function withoutVia(target: string): string {
 export function buildSuiteTokenizerJson(): object {
   const { seed, examples, contextChars, merges } = SUITE_TOKENIZER_RECIPE;
   const task = createTask('suite', { contextChars });
+  const unboundedCountdown = countdownTask({
+    ...VERBOSE_COUNTDOWN,
+    maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+  });
   let corpus = '';
   for (let i = 0; i < examples; i++) {
     const example = task.example(seed, i);
-    corpus += `${example.prompt}${withoutVia(example.target)}\n`;
+    const { member } = example.data as SuiteData;
+    const { prompt, target } =
+      member === 'countdown-verbose'
+        ? unboundedCountdown.example(seed, Math.floor(i / SUITE_MEMBERS.length))
+        : example;
+    corpus += `${prompt}${withoutVia(target)}\n`;
   }
   const bpe = trainBpe(corpus, { merges, pattern: QWEN2_PATTERN });
   return bpeTokenizerJson(bpe, { pattern: QWEN2_PATTERN, specialTokens: SUITE_SPECIAL_TOKENS });

@@ -21,6 +21,12 @@ export interface CountdownSolverOptions {
   readonly maxTries: number;
   /** Order of the operations tried from each state (default `closest-first`). */
   readonly order?: CountdownSearchOrder;
+  /**
+   * Largest result the search tries (default: no bound): an operation whose result exceeds it is
+   * left out, with everything below it, so every number the trace writes is at most this, the
+   * given numbers and the target aside.
+   */
+  readonly maxValue?: number;
 }
 
 /** What {@link solveCountdown} found, with its search written out as a trace. */
@@ -79,8 +85,11 @@ interface Candidate {
  * ```
  * The line that reaches the target has no `;state` suffix and ends the trace.
  *
+ * With `maxValue`, operations whose result exceeds it are not tried (a pruned search: the same
+ * order over fewer children).
+ *
  * @throws LetheError `E_ARG` for numbers that are not positive safe integers, a target that is
- *   not one, a `maxTries` that is not a positive integer, or an unknown `order`.
+ *   not one, a `maxTries` or `maxValue` that is not a positive integer, or an unknown `order`.
  */
 export function solveCountdown(
   numbers: readonly number[],
@@ -102,6 +111,10 @@ export function solveCountdown(
       'maxTries',
     );
   }
+  const maxValue = options.maxValue ?? Number.MAX_SAFE_INTEGER;
+  if (!Number.isSafeInteger(maxValue) || maxValue < 1) {
+    throw new LetheError('E_ARG', `must be a positive integer, got ${maxValue}`, 'maxValue');
+  }
   const order = options.order ?? 'closest-first';
   if (!COUNTDOWN_SEARCH_ORDERS.includes(order)) {
     throw new LetheError(
@@ -114,7 +127,7 @@ export function solveCountdown(
   let expression: string | undefined;
 
   const search = (state: readonly Item[], depth: number): boolean => {
-    const tried = candidates(state);
+    const tried = candidates(state).filter((c) => c.value <= maxValue);
     for (const c of order === 'in-order' ? tried : closestFirst(tried, target)) {
       if (lines.length >= options.maxTries) return false;
       const step = `${' '.repeat(depth)}${c.a.value}${c.op}${c.b.value}=${c.value}`;

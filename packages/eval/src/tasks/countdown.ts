@@ -32,6 +32,13 @@ export interface CountdownOptions {
   readonly minTraceChars: number;
   /** Order of the reference search (`closest-first` or the uninformed `in-order`). */
   readonly search: CountdownSearchOrder;
+  /**
+   * Largest result the reference search tries (0: no bound). Bounded, the trace's arithmetic
+   * stays small (`maxValue: 100`: sums, differences and products of at most three digits), and
+   * instances the bounded search cannot solve are drawn again; an answer beyond the bound is
+   * still correct (the rules do not change, only the reference's search).
+   */
+  readonly maxValue: number;
 }
 
 /** Options accepted by {@link countdownTask}; every field is optional. */
@@ -47,6 +54,7 @@ export const COUNTDOWN_DEFAULTS: CountdownOptions = {
   maxTraceChars: 320,
   minTraceChars: 0,
   search: 'closest-first',
+  maxValue: 0,
 };
 
 /**
@@ -124,6 +132,7 @@ export function countdownTask(options?: CountdownOptionsInput): GenerationTask<C
       const solution = solveCountdown(numbers, target, {
         maxTries: resolved.maxTries,
         order: resolved.search,
+        ...(resolved.maxValue > 0 ? { maxValue: resolved.maxValue } : {}),
       });
       if (!solution.solved) continue;
       const completion = `${solution.lines.join('\n')}\n${formatAnswer(solution.expression!)}`;
@@ -227,6 +236,14 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
     );
   }
   const search = choiceOption(fields, 'search', d.search, COUNTDOWN_SEARCH_ORDERS);
+  const maxValue = intOption(fields, 'maxValue', d.maxValue, 0, 1_000_000_000);
+  if (maxValue > 0 && maxValue < maxTarget) {
+    throw new LetheError(
+      'E_ARG',
+      `must be 0 (no bound) or ≥ maxTarget (${maxTarget}), got ${maxValue}`,
+      'maxValue',
+    );
+  }
   return {
     count,
     maxNumber,
@@ -236,6 +253,7 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
     maxTraceChars,
     minTraceChars,
     search,
+    maxValue,
   };
 }
 

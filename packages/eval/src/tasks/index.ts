@@ -113,6 +113,7 @@ export { SeededRandom } from './seeded';
 export { STORY_CAST, storyDocument } from './story-grammar';
 export {
   SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+  SUITE_COUNTDOWN_MAX_VALUE,
   SUITE_MAX_CONTEXT_CHARS,
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,

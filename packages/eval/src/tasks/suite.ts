@@ -126,6 +126,14 @@ export const SUITE_MAX_CONTEXT_CHARS = 65536;
  */
 export const SUITE_COUNTDOWN_MAX_TRACE_CHARS = 768;
 
+/**
+ * The largest result verbose Countdown's reference search tries in the suite: its trace's
+ * arithmetic stays at sums, differences and products of at most three digits (unbounded, a
+ * search writes products such as `189*16=3024`, each digit computed in one forward pass of a
+ * task model). Instances the bounded search cannot solve are drawn again.
+ */
+export const SUITE_COUNTDOWN_MAX_VALUE = 100;
+
 /** Ground truth of a suite example: the member's, with the member's name. */
 export type SuiteData = Readonly<Record<string, unknown>> & {
   readonly member: SuiteMember | SuiteWarmupMember;
@@ -143,7 +151,8 @@ export type SuiteData = Readonly<Record<string, unknown>> & {
  *   before its answer, as variable tracking lists its chain: a lookup keyed by what the model
  *   wrote, so the value needle matters only after the question (its warm-up keeps the route
  *   hidden);
- * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters.
+ * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters and
+ *   results of at most {@link SUITE_COUNTDOWN_MAX_VALUE}.
  */
 function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: number): GenerationTask {
   switch (member) {
@@ -193,6 +202,7 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
       return countdownTask({
         ...VERBOSE_COUNTDOWN,
         maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+        maxValue: SUITE_COUNTDOWN_MAX_VALUE,
       });
   }
 }

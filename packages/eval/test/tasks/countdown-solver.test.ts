@@ -136,6 +136,67 @@ describe('solveCountdown', () => {
     );
   });
 
+  it('with maxValue, prunes every operation whose result exceeds it, and only those', () => {
+    // The documented search without the products over 100: the same order over fewer children.
+    expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, maxValue: 100 }).lines).toEqual([
+      '16+16=32;12 32',
+      ' 32+12=44',
+      ' 32-12=20',
+      '16+12=28;16 28',
+      ' 28+16=44',
+      ' 28-16=12',
+      '16-12=4;16 4',
+      ' 16*4=64',
+    ]);
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 3, maxLength: 4 }),
+        fc.integer({ min: 10, max: 100 }),
+        fc.integer({ min: 100, max: 400 }),
+        (numbers, target, maxValue) => {
+          const bounded = solveCountdown(numbers, target, {
+            maxTries: 5000,
+            order: 'in-order',
+            maxValue,
+          });
+          const values = replayCountdownTrace(numbers, bounded.lines);
+          for (const value of values) expect(value).toBeLessThanOrEqual(maxValue);
+          // The unbounded trace, its lines over the bound and their subtrees dropped, agrees
+          // with the bounded one for as long as both run: the unbounded search may stop sooner,
+          // at a solution through a result over the bound, or later, when the bounded search
+          // runs out of tries.
+          const full = solveCountdown(numbers, target, { maxTries: 100_000, order: 'in-order' });
+          const kept: string[] = [];
+          let skipBelow = Number.POSITIVE_INFINITY;
+          let keptSolved = false;
+          for (const line of full.lines) {
+            const depth = line.length - line.trimStart().length;
+            if (depth <= skipBelow) skipBelow = Number.POSITIVE_INFINITY;
+            if (depth > skipBelow) continue;
+            const value = Number(line.split(';')[0]!.split('=')[1]);
+            if (value > maxValue) {
+              skipBelow = depth;
+              continue;
+            }
+            kept.push(line);
+            keptSolved = value === target;
+          }
+          const common = Math.min(kept.length, bounded.lines.length);
+          expect(bounded.lines.slice(0, common)).toEqual(kept.slice(0, common));
+          if (keptSolved) expect(bounded.lines.length).toBeLessThanOrEqual(kept.length);
+          if (bounded.solved) {
+            expect(checkCountdownExpression(bounded.expression!, numbers)).toMatchObject({
+              ok: true,
+              value: target,
+            });
+          }
+          if (keptSolved && bounded.lines.length === kept.length) expect(bounded.solved).toBe(true);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
   it('validates its arguments', () => {
     expectLetheError(() => solveCountdown([3, 0], 3, { maxTries: 5 }), 'E_ARG', 'numbers');
     expectLetheError(
@@ -146,5 +207,15 @@ describe('solveCountdown', () => {
     expectLetheError(() => solveCountdown([3, 2.5], 3, { maxTries: 5 }), 'E_ARG', 'numbers');
     expectLetheError(() => solveCountdown([3, 2], -1, { maxTries: 5 }), 'E_ARG', 'target');
     expectLetheError(() => solveCountdown([3, 2], 5, { maxTries: 0 }), 'E_ARG', 'maxTries');
+    expectLetheError(
+      () => solveCountdown([3, 2], 5, { maxTries: 5, maxValue: 0 }),
+      'E_ARG',
+      'maxValue',
+    );
+    expectLetheError(
+      () => solveCountdown([3, 2], 5, { maxTries: 5, maxValue: 1.5 }),
+      'E_ARG',
+      'maxValue',
+    );
   });
 });

@@ -127,6 +127,29 @@ describe('countdown task', () => {
     );
   });
 
+  it('with maxValue, writes no result above it, and still accepts any correct answer (property)', () => {
+    const bounded = countdownTask({ ...VERBOSE_COUNTDOWN, maxTraceChars: 768, maxValue: 100 });
+    expect(bounded.options.maxValue).toBe(100);
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        const example = bounded.example(seed, index);
+        const data = example.data as CountdownData;
+        const lines = example.target.split('\n');
+        lines.pop();
+        const values = replayCountdownTrace(data.numbers, lines);
+        for (const value of values) expect(value).toBeLessThanOrEqual(100);
+        expect(values.at(-1)).toBe(data.target);
+        expect(example.target.length).toBeGreaterThanOrEqual(256);
+        expect(bounded.verify(example, example.target)).toEqual({ correct: true });
+      }),
+      { numRuns: 60 },
+    );
+    // The rules do not change: an answer through a result over the bound (8*25) is still right.
+    const data: CountdownData = { numbers: [8, 25, 3, 1], target: 100, solution: '', tries: 0 };
+    const hand = { ...bounded.example(0, 0), data };
+    expect(bounded.verify(hand, 'answer: 8*25/(3-1).')).toEqual({ correct: true });
+  });
+
   it('accepts correct answers, with or without the stop and trace', () => {
     expect(verdict('answer: (25+5)*3-7.')).toEqual({ correct: true });
     expect(verdict('answer: (25+5)*3-7')).toEqual({ correct: true });
@@ -194,6 +217,9 @@ describe('countdown task', () => {
     );
     expectLetheError(() => countdownTask({ minTraceChars: -1 }), 'E_ARG', 'minTraceChars');
     expectLetheError(() => countdownTask({ search: 'bfs' as 'in-order' }), 'E_ARG', 'search');
+    expectLetheError(() => countdownTask({ maxValue: -1 }), 'E_ARG', 'maxValue');
+    expectLetheError(() => countdownTask({ maxValue: 99 }), 'E_ARG', 'maxValue');
+    expect(countdownTask({ maxValue: 100 }).options.maxValue).toBe(100);
     expectLetheError(() => countdownTask({ depth: 1 } as never), 'E_ARG', 'depth');
     expectLetheError(() => countdownTask('x' as never), 'E_ARG', 'options');
     expectLetheError(() => task.example(-1, 0), 'E_ARG', 'seed');

@@ -6,6 +6,7 @@ import { createTask } from '../../src/tasks/registry';
 import { retrievalTask } from '../../src/tasks/retrieval';
 import {
   SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+  SUITE_COUNTDOWN_MAX_VALUE,
   SUITE_MEMBERS,
   SUITE_MIN_CONTEXT_CHARS,
   SUITE_RETRIEVAL_MEMBERS,
@@ -29,7 +30,9 @@ describe('the long-context suite task', () => {
     const plainCountdown = countdownTask({
       ...VERBOSE_COUNTDOWN,
       maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
+      maxValue: SUITE_COUNTDOWN_MAX_VALUE,
     });
+    expect(SUITE_COUNTDOWN_MAX_VALUE).toBe(100);
     for (const index of [0, 5, 17]) {
       const example = twoHop.example(3, index);
       const reference = plain.example(3, index);
