@@ -4,8 +4,10 @@
 // numbers are read digit by digit). Deterministic: the committed file is this function's
 // output (a test checks it). The corpus is the suite's text as it was when the tokenizer was
 // learnt, so the committed models keep their vocabulary: the members posed differently since
-// (`two-hop` then answered without its `via <b>` line, verbose Countdown's search was
-// unbounded) take their examples from their tasks as they were then.
+// (`two-hop` then answered without its `via <b>` line, variable tracking asked for a value's
+// holders, frequent words drawn under Zipf exponent 1, verbose Countdown's search was
+// unbounded) take their examples from their tasks as
+// they were then.
 import { bpeTokenizerJson, QWEN2_PATTERN, trainBpe } from '@lethe/model';
 import { countdownTask, VERBOSE_COUNTDOWN } from '../src/tasks/countdown';
 import { createTask } from '../src/tasks/registry';
@@ -31,6 +33,13 @@ function membersAsLearnt(
 ): Partial<Record<SuiteData['member'], GenerationTask>> {
   return {
     'two-hop': retrievalTask({ variant: 'two-hop', contextChars, chains: 2 }),
+    'variable-tracking': retrievalTask({
+      variant: 'variable-tracking',
+      contextChars,
+      chains: 2,
+      hops: 3,
+    }),
+    'frequent-words': retrievalTask({ variant: 'frequent-words', contextChars, top: 3 }),
     'countdown-verbose': countdownTask({
       ...VERBOSE_COUNTDOWN,
       maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,

@@ -24,6 +24,7 @@ import { type TwoHopRoute, twoHopInstance, twoHopMinChars, viaLine } from './two
 import {
   VARIABLE_NAME_SYLLABLES,
   type VariableHaystack,
+  type VariableQuery,
   variableTrackingInstance,
   variableTrackingMinChars,
 } from './variable-tracking';
@@ -112,6 +113,11 @@ export interface VariableTrackingOptions {
   readonly haystack: VariableHaystack;
   /** Answered questions on distinct chains before the asked one (default 0, at most `chains`). */
   readonly recited: number;
+  /**
+   * What the question names: a chain's value, answered by its variables (`holders`, default,
+   * RULER's), or its last variable, answered by its value after the written route (`value`).
+   */
+  readonly query: VariableQuery;
 }
 
 /** Options of the frequent-words variant. */
@@ -187,6 +193,7 @@ export interface RetrievalOptionsInput {
   readonly order?: RecitationOrder;
   readonly route?: TwoHopRoute;
   readonly recited?: number;
+  readonly query?: VariableQuery;
 }
 
 /** Ground truth of a retrieval example (its `data`). */
@@ -217,7 +224,11 @@ export type RetrievalData = {
   readonly depth?: number;
   /** NIAH only: character offset of the queried needle in the prompt. */
   readonly needleStart?: number;
-  /** `two-hop` only: the key whose number the queried key's is. */
+  /**
+   * The route a written completion goes through: `two-hop`'s key whose number the queried key's
+   * is; `variable-tracking` asked for a value: the variables from the asked one's source back to
+   * the chain's first, space-separated.
+   */
   readonly via?: string;
   /** `frequent-words` only: occurrences of the expected words, then of the next word. */
   readonly counts?: readonly number[];
@@ -237,7 +248,8 @@ export type RetrievalData = {
  *   values in the order they appear.
  * - `variable-tracking`: `chains` interleaved chains `var x0 is <value>.`, `var x1 is x0.`, …
  *   (`hops` links, `hops + 1` variables) in filler; the question names one chain's value and
- *   the answer lists that chain's variables in order.
+ *   the answer lists that chain's variables in order — or, with `query: 'value'`, it names the
+ *   chain's last variable and the completion writes `via <x<hops-1>> … <x0>`, then the value.
  * - `frequent-words`: a context of 4-letter pseudo-words with Zipf-like counts (exponent
  *   `alpha`), the `top` most frequent set apart by at least 2 occurrences; the answer lists
  *   them, most frequent first.
@@ -254,7 +266,7 @@ export type RetrievalData = {
  *
  * Defaults: `contextChars` 1024 and `valueDigits` 4 everywhere except `variable-tracking`
  * (`valueDigits` 5); `niah-multivalue` `keys` 1, `values` 4; `variable-tracking` `chains` 4,
- * `hops` 4; `frequent-words` `top` 3, `alpha` 1; `two-hop` `chains` 4, `route` `hidden`.
+ * `hops` 4, `query` `holders`; `frequent-words` `top` 3, `alpha` 1; `two-hop` `chains` 4, `route` `hidden`.
  *
  * Format (`niah-single` with `contextChars: 160, depth: 0.5`; `mqar` with `keys: 4,
  * queries: 2`; seed 0, index 0):
@@ -351,16 +363,22 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
     }
     case 'variable-tracking': {
       const instance = variableTrackingInstance(random, resolved);
-      return {
-        ...instance,
-        data: {
-          variant,
-          queries: instance.variables.map(() => instance.value),
-          values: instance.variables,
-          keys: instance.variableCount,
-          contextLength: instance.contextLength,
-        },
+      const { value, variables } = instance;
+      const common = {
+        variant,
+        keys: instance.variableCount,
+        contextLength: instance.contextLength,
       };
+      const data: RetrievalData =
+        resolved.query === 'holders'
+          ? { ...common, queries: variables.map(() => value), values: variables }
+          : {
+              ...common,
+              queries: [variables.at(-1)!],
+              values: [value],
+              via: variables.slice(0, -1).reverse().join(' '),
+            };
+      return { prompt: instance.prompt, target: instance.target, data };
     }
     case 'frequent-words': {
       const instance = frequentWordsInstance(random, {
@@ -445,8 +463,20 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
 /** The longest completion of a variant (its `maxNewTokens` is that completion's length). */
 function longestCompletion(resolved: RetrievalOptions): string {
   const answer = formatAnswer(longestAnswer(resolved));
-  if (resolved.variant !== 'two-hop' || resolved.route === 'hidden') return answer;
-  return `${viaLine('x'.repeat(2 * NEEDLE_KEY_SYLLABLES))}\n${answer}`;
+  const route = longestRoute(resolved);
+  return route === undefined ? answer : `${viaLine(route)}\n${answer}`;
+}
+
+/** The longest route a variant's completion writes before its answer line, if it writes one. */
+function longestRoute(resolved: RetrievalOptions): string | undefined {
+  if (resolved.variant === 'two-hop' && resolved.route === 'written') {
+    return 'x'.repeat(2 * NEEDLE_KEY_SYLLABLES);
+  }
+  if (resolved.variant === 'variable-tracking' && resolved.query === 'value') {
+    const name = 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES);
+    return Array.from({ length: resolved.hops }, () => name).join(' ');
+  }
+  return undefined;
 }
 
 /** The longest answer text of a variant (what follows `answer:` in its longest completion). */
@@ -459,7 +489,9 @@ function longestAnswer(resolved: RetrievalOptions): string {
     case 'niah-multivalue':
       return repeat(resolved.values, '9'.repeat(resolved.valueDigits));
     case 'variable-tracking':
-      return repeat(resolved.hops + 1, 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES));
+      return resolved.query === 'holders'
+        ? repeat(resolved.hops + 1, 'x'.repeat(2 * VARIABLE_NAME_SYLLABLES))
+        : '9'.repeat(resolved.valueDigits);
     case 'frequent-words':
       return repeat(resolved.top, 'x'.repeat(2 * FREQUENT_WORD_SYLLABLES));
     case 'copy':
@@ -517,6 +549,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
     'valueDigits',
     'haystack',
     'recited',
+    'query',
   ],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits', 'route'],
@@ -614,6 +647,7 @@ function variableTrackingOptions(fields: Fields, contextChars: number): Variable
   checkDistinctValues(chains, valueDigits, 'chains');
   const haystack = choiceOption(fields, 'haystack', 'filler', ['filler', 'none'] as const);
   const recited = intOption(fields, 'recited', 0, 0, chains);
+  const query = choiceOption(fields, 'query', 'holders', ['holders', 'value'] as const);
   const options = {
     variant: 'variable-tracking',
     contextChars,
@@ -622,6 +656,7 @@ function variableTrackingOptions(fields: Fields, contextChars: number): Variable
     valueDigits,
     haystack,
     recited,
+    query,
   } as const;
   checkFits(contextChars, variableTrackingMinChars(options), `${chains * (hops + 1)} assignments`);
   return options;

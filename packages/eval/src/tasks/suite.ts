@@ -145,8 +145,15 @@ export type SuiteData = Readonly<Record<string, unknown>> & {
  *
  * - `niah-multi`: 4 needles of the same form in filler, one queried;
  * - `niah-multivalue`: 4 values of the queried key and one distractor key;
- * - `variable-tracking`: 2 chains of 3 hops, one queried;
- * - `frequent-words`: the 3 most frequent pseudo-words (Zipf exponent 1);
+ * - `variable-tracking`: 2 chains of 3 hops, one queried by its last variable; the completion
+ *   writes the route back to the value (`via <x2> <x1> <x0>`) before it (`query: 'value'`): each
+ *   variable found by its own statement, the direction a needle is read in (RULER's question, a
+ *   value's holders, finds each variable by the statement that names the one before it, which
+ *   the suite's backbones did not learn: 0 of 8 held out through every stage);
+ * - `frequent-words`: the 3 most frequent pseudo-words under Zipf exponent 2, RULER's own
+ *   (`fwe` in its `synthetic.yaml`; at 1,024 characters the counts run 131, 33, 15, then 8);
+ *   under exponent 1 (46, 23, 16, then 12) no backbone of the suite told the third word from
+ *   the fourth;
  * - `two-hop`: 2 chains `a → b → value`, one queried; the completion names `b` (`via <b>`)
  *   before its answer, as variable tracking lists its chain: a lookup keyed by what the model
  *   wrote, so the value needle matters only after the question (its warm-up keeps the route
@@ -193,9 +200,15 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
     case 'niah-multivalue':
       return retrievalTask({ variant: 'niah-multivalue', contextChars, keys: 2, values: 4 });
     case 'variable-tracking':
-      return retrievalTask({ variant: 'variable-tracking', contextChars, chains: 2, hops: 3 });
+      return retrievalTask({
+        variant: 'variable-tracking',
+        contextChars,
+        chains: 2,
+        hops: 3,
+        query: 'value',
+      });
     case 'frequent-words':
-      return retrievalTask({ variant: 'frequent-words', contextChars, top: 3 });
+      return retrievalTask({ variant: 'frequent-words', contextChars, top: 3, alpha: 2 });
     case 'two-hop':
       return retrievalTask({ variant: 'two-hop', contextChars, chains: 2, route: 'written' });
     case 'countdown-verbose':

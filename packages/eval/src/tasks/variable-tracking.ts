@@ -1,6 +1,7 @@
 import { formatAnswer } from './answer';
 import { fillerWithItems } from './haystack';
 import type { SeededRandom } from './seeded';
+import { viaLine } from './two-hop';
 import { distinctPseudoWords, distinctRandomDigits } from './words';
 
 /** Syllables of a variable name (names are 4 letters). */
@@ -25,18 +26,28 @@ export interface VariableTrackingSpec {
    * answer line.
    */
   readonly recited: number;
+  /**
+   * `holders`: RULER's question, from a chain's value to its variables, each found by the
+   * statement that names the one before it; `value`: from a chain's last variable to its value,
+   * the route of variables written first, each found by its own statement (the direction a
+   * needle is read in: key, then what it holds).
+   */
+  readonly query: VariableQuery;
 }
 
 /** Where a variable-tracking context puts its assignments (see {@link VariableTrackingSpec}). */
 export type VariableHaystack = 'filler' | 'none';
 
+/** Which end of a chain a variable-tracking question names (see {@link VariableTrackingSpec}). */
+export type VariableQuery = 'holders' | 'value';
+
 /** A generated variable-tracking instance. */
 export interface VariableTrackingInstance {
   readonly prompt: string;
   readonly target: string;
-  /** The value the question names (assigned to the queried chain's first variable). */
+  /** The queried chain's value (assigned to its first variable). */
   readonly value: string;
-  /** The queried chain's variables in order of appearance (the expected answer). */
+  /** The queried chain's variables in order of appearance, its first assigned the value. */
   readonly variables: readonly string[];
   /** Variables in the context (all chains). */
   readonly variableCount: number;
@@ -59,9 +70,23 @@ export function variableTrackingMinChars(
   return spec.chains * (first + spec.hops * link) - 1;
 }
 
-/** The question about the chain that holds `value`. */
-function question(value: string): string {
-  return `which variables hold ${value}?`;
+/** A chain of assignments: its value, its variables in order, its statements. */
+interface Chain {
+  readonly value: string;
+  readonly vars: readonly string[];
+  readonly statements: readonly string[];
+}
+
+/** The question about `chain` and its completion, under `query`. */
+function questionAndTarget(chain: Chain, query: VariableQuery): [string, string] {
+  if (query === 'holders') {
+    return [`which variables hold ${chain.value}?`, formatAnswer(chain.vars.join(' '))];
+  }
+  const route = chain.vars.slice(0, -1).reverse();
+  return [
+    `which value does ${chain.vars.at(-1)} hold?`,
+    `${viaLine(route.join(' '))}\n${formatAnswer(chain.value)}`,
+  ];
 }
 
 /**
@@ -70,8 +95,12 @@ function question(value: string): string {
  * interleaved at random (each chain's statements keep their order, so every variable is
  * assigned after its source) and scattered in filler sentences.
  *
- * Prompt: the context, a newline, `which variables hold <value>?` (the value of one chain), a
- * newline. Target: `answer: <x0> <x1> ….` — that chain's variables in order of appearance.
+ * Prompt: the context, a newline, the question about one chain, a newline. With `query:
+ * 'holders'` (RULER's) the question is `which variables hold <value>?` and the target
+ * `answer: <x0> <x1> ….`, that chain's variables in order of appearance; with `query: 'value'`
+ * it is `which value does <x<hops>> hold?` and the target `via <x<hops-1>> … <x0>` on a line of
+ * its own (the route back to the value, one lookup a variable) and `answer: <value>.` Either way
+ * the model writes the chain it follows; the verifier reads the answer line alone.
  *
  * As a drill (a curriculum's stepping stone, not a test of memory): with `haystack: 'none'` the
  * context is the assignments alone, and with `recited` above 0 that many questions on distinct
@@ -87,7 +116,7 @@ export function variableTrackingInstance(
   const width = spec.hops + 1;
   const names = distinctPseudoWords(random, spec.chains * width, VARIABLE_NAME_SYLLABLES);
   const values = distinctRandomDigits(random, spec.chains, spec.valueDigits);
-  const chains = values.map((value, c) => {
+  const chains = values.map((value, c): Chain => {
     const vars = names.slice(c * width, (c + 1) * width);
     const statements = vars.map((name, i) =>
       assignmentStatement(name, i === 0 ? value : vars[i - 1]!),
@@ -105,10 +134,11 @@ export function variableTrackingInstance(
   const recited = random
     .shuffle(chains)
     .slice(0, spec.recited)
-    .map((chain) => `${question(chain.value)}\n${formatAnswer(chain.vars.join(' '))}\n`);
+    .map((chain) => `${questionAndTarget(chain, spec.query).join('\n')}\n`);
+  const [asked, target] = questionAndTarget(queried, spec.query);
   return {
-    prompt: `${context}\n${recited.join('')}${question(queried.value)}\n`,
-    target: formatAnswer(queried.vars.join(' ')),
+    prompt: `${context}\n${recited.join('')}${asked}\n`,
+    target,
     value: queried.value,
     variables: queried.vars,
     variableCount: names.length,

@@ -32,8 +32,22 @@ describe('the long-context suite task', () => {
       maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
       maxValue: SUITE_COUNTDOWN_MAX_VALUE,
     });
+    const tracking = createTask('suite', { member: 'variable-tracking', contextChars: 512 });
+    const plainTracking = retrievalTask({
+      variant: 'variable-tracking',
+      contextChars: 512,
+      chains: 2,
+      hops: 3,
+      query: 'value',
+    });
     expect(SUITE_COUNTDOWN_MAX_VALUE).toBe(100);
     for (const index of [0, 5, 17]) {
+      const chain = tracking.example(3, index);
+      expect([chain.prompt, chain.target]).toEqual([
+        plainTracking.example(3, index).prompt,
+        plainTracking.example(3, index).target,
+      ]);
+      expect(chain.target).toMatch(/^via [a-z]{4} [a-z]{4} [a-z]{4}\nanswer: \d{5}\.$/);
       const example = twoHop.example(3, index);
       const reference = plain.example(3, index);
       expect(example).toMatchObject({ task: 'suite', seed: 3, index, prompt: reference.prompt });
@@ -54,6 +68,9 @@ describe('the long-context suite task', () => {
     expect(members).toEqual([...SUITE_MEMBERS, ...SUITE_MEMBERS]);
     const single = createTask('suite', { member: 'frequent-words', contextChars: 256 });
     expect(mixture.example(0, 9).target).toBe(single.example(0, 1).target);
+    const rulers = retrievalTask({ variant: 'frequent-words', contextChars: 256, alpha: 2 });
+    expect(single.example(0, 1).prompt).toBe(rulers.example(0, 1).prompt);
+    expect((single.example(0, 1).data as { counts: number[] }).counts).toEqual([35, 9, 4, 2]);
     expect(mixture.maxNewTokens).toBe(SUITE_COUNTDOWN_MAX_TRACE_CHARS);
   });
 

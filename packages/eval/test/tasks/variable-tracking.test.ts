@@ -28,6 +28,7 @@ describe('retrieval: variable-tracking', () => {
       valueDigits: 5,
       haystack: 'filler',
       recited: 0,
+      query: 'holders',
     });
     expect(retrievalTask({ variant: 'variable-tracking' }).maxNewTokens).toBe(
       'answer: abcd abcd abcd abcd abcd.'.length,
@@ -184,6 +185,105 @@ describe('retrieval: variable-tracking', () => {
     ).toEqual(retrievalTask({ variant: 'variable-tracking' }).example(0, 0));
   });
 
+  it("asked for a value, names the chain's last variable and writes the route back to the value", () => {
+    const byValue = retrievalTask({
+      variant: 'variable-tracking',
+      contextChars: 160,
+      chains: 2,
+      hops: 2,
+      query: 'value',
+    });
+    const example = byValue.example(0, 0);
+    // The same context and chain as the golden example above, asked from the other end.
+    expect(example.prompt).toBe(
+      'var luko is 81142. var tibi is 60726. var popo is luko. var dume is popo. the river runs to the sea. var ramo is tibi. var pari is ramo.\nwhich value does dume hold?\n',
+    );
+    expect(example.target).toBe('via popo luko\nanswer: 81142.');
+    expect(example.data).toEqual({
+      variant: 'variable-tracking',
+      queries: ['dume'],
+      values: ['81142'],
+      keys: 6,
+      contextLength: 136,
+      via: 'popo luko',
+    });
+    expect(retrievalTask({ variant: 'variable-tracking', query: 'value' }).maxNewTokens).toBe(
+      'via abcd abcd abcd abcd\nanswer: 12345.'.length,
+    );
+    // The answer line alone is scored: the route is the model's own scratchpad.
+    const verify = (completion: string) => byValue.verify(example, completion);
+    expect(verify('via ramo tibi\nanswer: 81142.')).toEqual({ correct: true });
+    expect(verify('via popo luko\nanswer: 60726.')).toEqual({
+      correct: false,
+      reason: 'wrong value for dume: got 60726, expected 81142',
+    });
+    expect(verify('via popo luko')).toMatchObject({ correct: false });
+  });
+
+  it("asked for a value, follows each variable's own statement to the asked chain's value (property)", () => {
+    fc.assert(
+      fc.property(
+        seedArb,
+        indexArb,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1000, max: 4096 }),
+        (seed, index, chains, hops, contextChars) => {
+          const options = { variant: 'variable-tracking', contextChars, chains, hops } as const;
+          const t = retrievalTask({ ...options, query: 'value' });
+          const example = t.example(seed, index);
+          const data = example.data as RetrievalData;
+          const sourceOf = new Map(statements(contextOf(example)));
+          const asked = /^which value does ([a-z]{4}) hold\?$/.exec(questionOf(example))![1]!;
+          expect(data.queries).toEqual([asked]);
+          // No statement names the asked variable as its source: it ends its chain.
+          expect([...sourceOf.values()]).not.toContain(asked);
+          const route: string[] = [];
+          let source = sourceOf.get(asked)!;
+          while (!/^[0-9]+$/.test(source)) {
+            route.push(source);
+            source = sourceOf.get(source)!;
+          }
+          expect(route).toHaveLength(hops);
+          expect(data.via).toBe(route.join(' '));
+          expect(data.values).toEqual([source]);
+          expect(example.target).toBe(`via ${route.join(' ')}\nanswer: ${source}.`);
+          expect(example.target.length).toBeLessThanOrEqual(t.maxNewTokens);
+          expect(t.verify(example, example.target)).toEqual({ correct: true });
+          // The context and the chain are the holders question's, asked from its other end.
+          const holders = retrievalTask(options).example(seed, index);
+          expect(contextOf(holders)).toBe(contextOf(example));
+          expect((holders.data as RetrievalData).values).toEqual([...route.reverse(), asked]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('as a drill asked for values, recites each answered question with its route', () => {
+    const drill = retrievalTask({
+      variant: 'variable-tracking',
+      chains: 4,
+      hops: 2,
+      haystack: 'none',
+      recited: 3,
+      query: 'value',
+    });
+    for (let i = 0; i < 10; i++) {
+      const example = drill.example(7, i);
+      const lines = example.prompt.split('\n');
+      expect(lines).toHaveLength(2 + 3 * 3 + 1);
+      const sourceOf = new Map(statements(lines[0]!));
+      for (let r = 0; r < 3; r++) {
+        const asked = /^which value does ([a-z]{4}) hold\?$/.exec(lines[1 + 3 * r]!)![1]!;
+        const first = sourceOf.get(asked)!;
+        const second = sourceOf.get(first)!;
+        expect(lines[2 + 3 * r]).toBe(`via ${first} ${second}`);
+        expect(lines[3 + 3 * r]).toBe(`answer: ${sourceOf.get(second)}.`);
+      }
+    }
+  });
+
   it('rejects a wrong, partial or reordered answer', () => {
     const example = task.example(0, 0);
     const verify = (completion: string) => task.verify(example, completion);
@@ -212,6 +312,12 @@ describe('retrieval: variable-tracking', () => {
     expectLetheError(() => retrievalTask({ ...vt, recited: -1 }), 'E_ARG', 'recited');
     expectLetheError(() => retrievalTask({ ...vt, chains: 3, recited: 4 }), 'E_ARG', 'recited');
     expectLetheError(() => retrievalTask({ variant: 'two-hop', recited: 1 }), 'E_ARG', 'recited');
+    expectLetheError(
+      () => retrievalTask({ ...vt, query: 'variables' as 'value' }),
+      'E_ARG',
+      'query',
+    );
+    expectLetheError(() => retrievalTask({ variant: 'two-hop', query: 'value' }), 'E_ARG', 'query');
     const needed = variableTrackingMinChars({ chains: 4, hops: 4, valueDigits: 5 });
     expect(needed).toBe(4 * ('var abcd is 12345. '.length + 4 * 'var abcd is efgh. '.length) - 1);
     expectLetheError(
