@@ -6,7 +6,7 @@
 // learnt, so the committed models keep their vocabulary: the members posed differently since
 // (`two-hop` then answered without its `via <b>` line, variable tracking asked for a value's
 // holders, frequent words drawn under Zipf exponent 1, verbose Countdown's search was
-// unbounded) take their examples from their tasks as
+// unbounded and its states named no target) take their examples from their tasks as
 // they were then.
 import { bpeTokenizerJson, QWEN2_PATTERN, trainBpe } from '@lethe/model';
 import { countdownTask, VERBOSE_COUNTDOWN } from '../src/tasks/countdown';

@@ -27,6 +27,13 @@ export interface CountdownSolverOptions {
    * given numbers and the target aside.
    */
   readonly maxValue?: number;
+  /**
+   * Whether each state a line leaves restates the target before its numbers (`;<target>:<numbers>`,
+   * as Stream of Search writes `<target>:[<numbers>]` at every node; default `false`): a search
+   * then finds the target a few lines up, where a result is checked against it, instead of in
+   * the prompt.
+   */
+  readonly restateTarget?: boolean;
 }
 
 /** What {@link solveCountdown} found, with its search written out as a trace. */
@@ -83,7 +90,8 @@ interface Candidate {
  * 16-12=4;16 4
  *  16*4=64           the target: the search stops (the caller writes `answer: 16*(16-12)`)
  * ```
- * The line that reaches the target has no `;state` suffix and ends the trace.
+ * The line that reaches the target has no `;state` suffix and ends the trace. With
+ * `restateTarget`, each state is written after the target and a colon (`16+16=32;64:12 32`).
  *
  * With `maxValue`, operations whose result exceeds it are not tried (a pruned search: the same
  * order over fewer children).
@@ -141,7 +149,8 @@ export function solveCountdown(
         lines.push(step);
         continue;
       }
-      lines.push(`${step};${next.map((item) => item.value).join(' ')}`);
+      const numbers = next.map((item) => item.value).join(' ');
+      lines.push(`${step};${options.restateTarget === true ? `${target}:` : ''}${numbers}`);
       if (search(next, depth + 1)) return true;
     }
     return false;

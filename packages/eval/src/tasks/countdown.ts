@@ -39,7 +39,17 @@ export interface CountdownOptions {
    * still correct (the rules do not change, only the reference's search).
    */
   readonly maxValue: number;
+  /**
+   * Where the reference trace keeps the target: in the prompt only (`prompt`, default), or also
+   * restated by every state line (`restated`: `25+23=48;44:4 48`, see `restateTarget` of
+   * {@link solveCountdown}), a few lines above each result checked against it, as Stream of
+   * Search's traces keep it at every node.
+   */
+  readonly goal: CountdownGoal;
 }
+
+/** Where a Countdown reference trace keeps the target (see {@link CountdownOptions}). */
+export type CountdownGoal = 'prompt' | 'restated';
 
 /** Options accepted by {@link countdownTask}; every field is optional. */
 export type CountdownOptionsInput = Partial<CountdownOptions>;
@@ -55,6 +65,7 @@ export const COUNTDOWN_DEFAULTS: CountdownOptions = {
   minTraceChars: 0,
   search: 'closest-first',
   maxValue: 0,
+  goal: 'prompt',
 };
 
 /**
@@ -133,6 +144,7 @@ export function countdownTask(options?: CountdownOptionsInput): GenerationTask<C
         maxTries: resolved.maxTries,
         order: resolved.search,
         ...(resolved.maxValue > 0 ? { maxValue: resolved.maxValue } : {}),
+        restateTarget: resolved.goal === 'restated',
       });
       if (!solution.solved) continue;
       const completion = `${solution.lines.join('\n')}\n${formatAnswer(solution.expression!)}`;
@@ -244,6 +256,7 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
       'maxValue',
     );
   }
+  const goal = choiceOption(fields, 'goal', d.goal, ['prompt', 'restated'] as const);
   return {
     count,
     maxNumber,
@@ -254,6 +267,7 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
     minTraceChars,
     search,
     maxValue,
+    goal,
   };
 }
 

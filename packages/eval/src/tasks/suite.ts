@@ -158,8 +158,11 @@ export type SuiteData = Readonly<Record<string, unknown>> & {
  *   before its answer, as variable tracking lists its chain: a lookup keyed by what the model
  *   wrote, so the value needle matters only after the question (its warm-up keeps the route
  *   hidden);
- * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters and
- *   results of at most {@link SUITE_COUNTDOWN_MAX_VALUE}.
+ * - `countdown-verbose`: {@link VERBOSE_COUNTDOWN} with completions of 256–768 characters,
+ *   results of at most {@link SUITE_COUNTDOWN_MAX_VALUE}, and every state line restating the
+ *   target (`goal: 'restated'`, as Stream of Search's nodes do): a model that wrote a whole
+ *   search right went on past the line reaching the target in 5 of 8 validation examples when
+ *   the target stood in the prompt alone, hundreds of tokens back.
  */
 function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: number): GenerationTask {
   switch (member) {
@@ -216,6 +219,7 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
         ...VERBOSE_COUNTDOWN,
         maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
         maxValue: SUITE_COUNTDOWN_MAX_VALUE,
+        goal: 'restated',
       });
   }
 }

@@ -136,6 +136,42 @@ describe('solveCountdown', () => {
     );
   });
 
+  it('with restateTarget, writes the target before every state and is otherwise the same search (property)', () => {
+    expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, restateTarget: true }).lines).toEqual([
+      '16+16=32;64:12 32',
+      ' 32+12=44',
+      ' 32-12=20',
+      ' 32*12=384',
+      '16+12=28;64:16 28',
+      ' 28+16=44',
+      ' 28-16=12',
+      ' 28*16=448',
+      '16-12=4;64:16 4',
+      ' 16*4=64',
+    ]);
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 2, maxLength: 4 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.constantFrom('in-order', 'closest-first' as const),
+        (numbers, target, order) => {
+          const plain = solveCountdown(numbers, target, { maxTries: 300, order });
+          const goal = solveCountdown(numbers, target, {
+            maxTries: 300,
+            order,
+            restateTarget: true,
+          });
+          expect(goal.lines.map((line) => line.replace(`;${target}:`, ';'))).toEqual(plain.lines);
+          expect({ ...goal, lines: [] }).toEqual({ ...plain, lines: [] });
+          expect(replayCountdownTrace(numbers, goal.lines, target)).toEqual(
+            replayCountdownTrace(numbers, plain.lines),
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('with maxValue, prunes every operation whose result exceeds it, and only those', () => {
     // The documented search without the products over 100: the same order over fewer children.
     expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, maxValue: 100 }).lines).toEqual([

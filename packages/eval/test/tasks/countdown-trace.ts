@@ -1,17 +1,19 @@
 /**
  * An independent reader of the Countdown solver's trace format, for tests: replays every line
  * against the state it claims to work on and returns the value of each line, or throws with the
- * first inconsistency.
+ * first inconsistency. With `restated`, every state must be written after that target and a
+ * colon (`goal: 'restated'`); without it, no state may name one.
  */
 export function replayCountdownTrace(
   numbers: readonly number[],
   lines: readonly string[],
+  restated?: number,
 ): number[] {
   const states: number[][] = [numbers.slice()];
   let maxDepth = 0;
   const values: number[] = [];
   lines.forEach((line, i) => {
-    const match = /^( *)(\d+)([+\-*/])(\d+)=(\d+)(?:;([\d ]+))?$/.exec(line);
+    const match = /^( *)(\d+)([+\-*/])(\d+)=(\d+)(?:;(?:(\d+):)?([\d ]+))?$/.exec(line);
     if (!match) throw new Error(`line ${i} is not a trace line: ${JSON.stringify(line)}`);
     const depth = match[1]!.length;
     if (depth > maxDepth) throw new Error(`line ${i} jumps to depth ${depth} (max ${maxDepth})`);
@@ -32,10 +34,14 @@ export function replayCountdownTrace(
       throw new Error(`line ${i} is wrong or breaks the rules: ${line}`);
     }
     const next = [...state, value];
-    if (match[6] !== undefined) {
-      const listed = match[6].split(' ').map(Number);
+    if (match[7] !== undefined) {
+      const goal = match[6] === undefined ? undefined : Number(match[6]);
+      if (goal !== restated) {
+        throw new Error(`line ${i} restates target ${goal}, expected ${restated}`);
+      }
+      const listed = match[7].split(' ').map(Number);
       if (listed.join(' ') !== next.join(' ')) {
-        throw new Error(`line ${i} lists state ${match[6]}, expected ${next.join(' ')}`);
+        throw new Error(`line ${i} lists state ${match[7]}, expected ${next.join(' ')}`);
       }
       states[depth + 1] = next;
       maxDepth = depth + 1;

@@ -127,6 +127,29 @@ describe('countdown task', () => {
     );
   });
 
+  it('with goal restated, writes the target in every state line of the same search (property)', () => {
+    const options = { ...VERBOSE_COUNTDOWN, maxTraceChars: 768, maxValue: 100 };
+    const restated = countdownTask({ ...options, goal: 'restated' });
+    expect(restated.options.goal).toBe('restated');
+    expect(countdownTask(options).options.goal).toBe('prompt');
+    fc.assert(
+      fc.property(seedArb, indexArb, (seed, index) => {
+        const example = restated.example(seed, index);
+        const data = example.data as CountdownData;
+        const lines = example.target.split('\n');
+        const answer = lines.pop();
+        expect(answer).toBe(`answer: ${data.solution}.`);
+        const values = replayCountdownTrace(data.numbers, lines, data.target);
+        expect(values.at(-1)).toBe(data.target);
+        expect(lines.filter((line) => line.includes(';')).length).toBeGreaterThan(0);
+        expect(example.target.length).toBeLessThanOrEqual(768);
+        expect(restated.verify(example, example.target)).toEqual({ correct: true });
+      }),
+      { numRuns: 60 },
+    );
+    expectLetheError(() => countdownTask({ goal: 'trace' as 'prompt' }), 'E_ARG', 'goal');
+  });
+
   it('with maxValue, writes no result above it, and still accepts any correct answer (property)', () => {
     const bounded = countdownTask({ ...VERBOSE_COUNTDOWN, maxTraceChars: 768, maxValue: 100 });
     expect(bounded.options.maxValue).toBe(100);

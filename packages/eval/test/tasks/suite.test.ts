@@ -31,6 +31,7 @@ describe('the long-context suite task', () => {
       ...VERBOSE_COUNTDOWN,
       maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
       maxValue: SUITE_COUNTDOWN_MAX_VALUE,
+      goal: 'restated',
     });
     const tracking = createTask('suite', { member: 'variable-tracking', contextChars: 512 });
     const plainTracking = retrievalTask({
@@ -54,7 +55,9 @@ describe('the long-context suite task', () => {
       expect(example.target).toBe(reference.target);
       expect(example.target).toMatch(/^via [a-z]{4}\nanswer: \d{4}\.$/);
       expect(example.data).toEqual({ ...reference.data, member: 'two-hop' });
-      expect(countdown.example(3, index).target).toBe(plainCountdown.example(3, index).target);
+      const search = countdown.example(3, index);
+      expect(search.target).toBe(plainCountdown.example(3, index).target);
+      expect(search.target).toContain(`;${(search.data as { target: number }).target}:`);
     }
   });
 
