@@ -150,6 +150,7 @@ export {
   type VariableQuery,
   type VariableTrackingInstance,
   type VariableTrackingSpec,
+  variableRoute,
   variableTrackingInstance,
   variableTrackingMinChars,
 } from './variable-tracking';

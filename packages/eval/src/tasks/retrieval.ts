@@ -25,6 +25,7 @@ import {
   VARIABLE_NAME_SYLLABLES,
   type VariableHaystack,
   type VariableQuery,
+  variableRoute,
   variableTrackingInstance,
   variableTrackingMinChars,
 } from './variable-tracking';
@@ -376,7 +377,7 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
               ...common,
               queries: [variables.at(-1)!],
               values: [value],
-              via: variables.slice(0, -1).reverse().join(' '),
+              via: variableRoute(variables),
             };
       return { prompt: instance.prompt, target: instance.target, data };
     }

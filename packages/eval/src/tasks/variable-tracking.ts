@@ -77,15 +77,22 @@ interface Chain {
   readonly statements: readonly string[];
 }
 
+/**
+ * The route a `value` question's completion writes for a chain's variables (in order of
+ * appearance): from the last variable's source back to the first variable, space-separated.
+ */
+export function variableRoute(variables: readonly string[]): string {
+  return variables.slice(0, -1).reverse().join(' ');
+}
+
 /** The question about `chain` and its completion, under `query`. */
 function questionAndTarget(chain: Chain, query: VariableQuery): [string, string] {
   if (query === 'holders') {
     return [`which variables hold ${chain.value}?`, formatAnswer(chain.vars.join(' '))];
   }
-  const route = chain.vars.slice(0, -1).reverse();
   return [
     `which value does ${chain.vars.at(-1)} hold?`,
-    `${viaLine(route.join(' '))}\n${formatAnswer(chain.value)}`,
+    `${viaLine(variableRoute(chain.vars))}\n${formatAnswer(chain.value)}`,
   ];
 }
 

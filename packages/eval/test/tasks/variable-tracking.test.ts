@@ -2,13 +2,27 @@ import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
-import { variableTrackingMinChars } from '../../src/tasks/variable-tracking';
+import { variableRoute, variableTrackingMinChars } from '../../src/tasks/variable-tracking';
 import { indexArb, seedArb } from './helpers';
 import { contextOf, expectNearMissesRejected, questionOf } from './ruler-helpers';
 
 /** `[name, source]` of every statement `var <name> is <source>.` of `text`, in order. */
 function statements(text: string): [string, string][] {
   return [...text.matchAll(/var ([a-z]+) is ([a-z0-9]+)\./g)].map((m) => [m[1]!, m[2]!]);
+}
+
+/** Follows each variable's own statement from `variable` to its value: the route, the value. */
+function followSources(
+  sourceOf: ReadonlyMap<string, string>,
+  variable: string,
+): { route: string[]; value: string } {
+  const route: string[] = [];
+  let source = sourceOf.get(variable)!;
+  while (!/^[0-9]+$/.test(source)) {
+    route.push(source);
+    source = sourceOf.get(source)!;
+  }
+  return { route, value: source };
 }
 
 describe('retrieval: variable-tracking', () => {
@@ -207,6 +221,7 @@ describe('retrieval: variable-tracking', () => {
       contextLength: 136,
       via: 'popo luko',
     });
+    expect(variableRoute(['luko', 'popo', 'dume'])).toBe('popo luko');
     expect(retrievalTask({ variant: 'variable-tracking', query: 'value' }).maxNewTokens).toBe(
       'via abcd abcd abcd abcd\nanswer: 12345.'.length,
     );
@@ -238,12 +253,7 @@ describe('retrieval: variable-tracking', () => {
           expect(data.queries).toEqual([asked]);
           // No statement names the asked variable as its source: it ends its chain.
           expect([...sourceOf.values()]).not.toContain(asked);
-          const route: string[] = [];
-          let source = sourceOf.get(asked)!;
-          while (!/^[0-9]+$/.test(source)) {
-            route.push(source);
-            source = sourceOf.get(source)!;
-          }
+          const { route, value: source } = followSources(sourceOf, asked);
           expect(route).toHaveLength(hops);
           expect(data.via).toBe(route.join(' '));
           expect(data.values).toEqual([source]);
@@ -276,10 +286,10 @@ describe('retrieval: variable-tracking', () => {
       const sourceOf = new Map(statements(lines[0]!));
       for (let r = 0; r < 3; r++) {
         const asked = /^which value does ([a-z]{4}) hold\?$/.exec(lines[1 + 3 * r]!)![1]!;
-        const first = sourceOf.get(asked)!;
-        const second = sourceOf.get(first)!;
-        expect(lines[2 + 3 * r]).toBe(`via ${first} ${second}`);
-        expect(lines[3 + 3 * r]).toBe(`answer: ${sourceOf.get(second)}.`);
+        const { route, value } = followSources(sourceOf, asked);
+        expect(route).toHaveLength(2);
+        expect(lines[2 + 3 * r]).toBe(`via ${route.join(' ')}`);
+        expect(lines[3 + 3 * r]).toBe(`answer: ${value}.`);
       }
     }
   });
