@@ -128,7 +128,7 @@ export async function checkObservation(device: GPUDevice, c: ObservationCase) {
         for (let i = 0; i < want.maxLive; i++) {
           const index = (k * queryHeads + q) * want.maxLive + i;
           const expected = row.probabilities[i] ?? 0;
-          // the reference agrees with the contract's own float64 attention
+          // the reference agrees with the host cache's own attention (float32, the cache kernel's arithmetic)
           if (!(Math.abs(want.attention![index]! - expected) < 1e-6)) mismatches.push('reference');
           note(Math.abs(got.attention![index]! - expected), row.tolerance[i] ?? 0);
         }

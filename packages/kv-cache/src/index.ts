@@ -7,7 +7,12 @@
  * @packageDocumentation
  */
 
-export { type AttentionOperands, exp32, laneAttention } from './attend/attention-lanes';
+export {
+  type AttentionOperands,
+  attentionWeights,
+  exp32,
+  laneAttention,
+} from './attend/attention-lanes';
 export { CacheAttention, type ChunkEntries, type HeadRead } from './attend/cache-attention';
 export type { CacheStats } from './cache/accounting';
 export type { GatherTarget, KVCacheStore } from './cache/cache-contract';

@@ -17,6 +17,15 @@ interface KernelExports {
     scale: number,
     biased: number,
   ): void;
+  weights(
+    queries: number,
+    keys: number,
+    scores: number,
+    entries: number,
+    headDim: number,
+    group: number,
+    scale: number,
+  ): void;
 }
 
 /** Views of one call's blocks in the kernel's memory (`attention-kernel.wat`'s layout). */
@@ -31,6 +40,12 @@ export interface KernelOperands {
   readonly bias: Float32Array;
   /** `[tokens, group, headDim]`, written by {@link AttentionKernel.run}. */
   readonly out: Float32Array;
+  /**
+   * The last call's exponentials, `[group, entries rounded up to 4]` for the call's `entries`,
+   * then each head's sum (written by {@link AttentionKernel.run} and
+   * {@link AttentionKernel.runWeights}).
+   */
+  readonly scores: Float32Array;
 }
 
 const WASM_PAGE_BYTES = 65536;
@@ -97,6 +112,7 @@ export class AttentionKernel {
       values: view(valuesAt, rows * headDim),
       bias: view(biasAt, rows),
       out: view(outAt, queryFloats),
+      scores: view(scoresAt, outAt - scoresAt),
     };
     this.scoresAt = scoresAt;
     this.layout = { entries, headDim, group, tokens };
@@ -123,6 +139,25 @@ export class AttentionKernel {
       group,
       scale,
       +biased,
+    );
+  }
+
+  /**
+   * The softmax weights alone (no values, no bias) of query token `token` over the first
+   * `entries` entries: head `g`'s exponentials at `scores[g · ⌈entries / 4⌉ · 4 + j]`, its sum at
+   * `scores[group · ⌈entries / 4⌉ · 4 + g]`.
+   */
+  runWeights(scale: number, token: number, entries: number): void {
+    const { headDim, group } = this.layout;
+    const blocks = this.blocks!;
+    this.kernel.weights(
+      blocks.queries.byteOffset + 4 * token * group * headDim,
+      blocks.keys.byteOffset,
+      4 * this.scoresAt,
+      entries,
+      headDim,
+      group,
+      scale,
     );
   }
 }

@@ -11,6 +11,8 @@
 ;;   e_j     = exp32(score_j − m), see $exp;
 ;;   s       = Σ e_j, in entry order from +0;
 ;;   out_gc  = (Σ_j e_j·v_jc, in entry order from +0) / s.
+;; `weights` stops before the values: it leaves each head's e_j and s in the scores block (the
+;; attention a policy observes, `windowAttention`, divides them).
 ;;
 ;; Memory layout of one call (byte offsets given by the caller, every block 16-byte aligned):
 ;;   q       [group, dim]  the group's queries
@@ -73,15 +75,14 @@
           (i32.const 23)))
       (f32x4.lt (local.get $x) (v128.const f32x4 -87 -87 -87 -87))))
 
-  ;; Per query head: scores, max, exponentials, sum; then one pass over the entries adds every
-  ;; head's weighted values into out (zeroed first), then each head is divided by its sum.
-  (func (export "attend")
-    (param $q i32) (param $keys i32) (param $values i32) (param $bias i32) (param $scores i32)
-    (param $out i32) (param $n i32) (param $dim i32) (param $group i32) (param $scale f32)
-    (param $biased i32)
+  ;; Per query head: scores, max, exponentials in place of the scores, their sum after the rows
+  ;; (the softmax's weights before they are divided by the sum).
+  (func $exponentials
+    (param $q i32) (param $keys i32) (param $bias i32) (param $scores i32) (param $n i32)
+    (param $dim i32) (param $group i32) (param $scale f32) (param $biased i32)
     (local $rowBytes i32) (local $scoreRowBytes i32) (local $sums i32) (local $g i32)
-    (local $e i32) (local $c i32) (local $j i32) (local $qg i32) (local $sg i32) (local $og i32)
-    (local $row i32) (local $at i32) (local $vq v128) (local $quad v128) (local $p v128)
+    (local $e i32) (local $c i32) (local $j i32) (local $qg i32) (local $sg i32)
+    (local $row i32) (local $at i32) (local $vq v128) (local $quad v128)
     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
     (local $max f32) (local $sum f32)
     (local.set $rowBytes (i32.shl (local.get $dim) (i32.const 2)))
@@ -160,7 +161,30 @@
         (br $sumLoop)))
       (f32.store (i32.add (local.get $sums) (i32.shl (local.get $g) (i32.const 2))) (local.get $sum))
       (local.set $g (i32.add (local.get $g) (i32.const 1)))
-      (br $heads)))
+      (br $heads))))
+
+  ;; The weights alone: scores [group, n4] hold each head's exponentials, [group] sums after them.
+  (func (export "weights")
+    (param $q i32) (param $keys i32) (param $scores i32) (param $n i32) (param $dim i32)
+    (param $group i32) (param $scale f32)
+    (call $exponentials (local.get $q) (local.get $keys) (i32.const 0) (local.get $scores)
+      (local.get $n) (local.get $dim) (local.get $group) (local.get $scale) (i32.const 0)))
+
+  ;; The weights, then one pass over the entries adds every head's weighted values into out
+  ;; (zeroed first), then each head is divided by its sum.
+  (func (export "attend")
+    (param $q i32) (param $keys i32) (param $values i32) (param $bias i32) (param $scores i32)
+    (param $out i32) (param $n i32) (param $dim i32) (param $group i32) (param $scale f32)
+    (param $biased i32)
+    (local $rowBytes i32) (local $scoreRowBytes i32) (local $sums i32) (local $g i32)
+    (local $c i32) (local $j i32) (local $og i32) (local $row i32) (local $at i32) (local $p v128)
+    (call $exponentials (local.get $q) (local.get $keys) (local.get $bias) (local.get $scores)
+      (local.get $n) (local.get $dim) (local.get $group) (local.get $scale) (local.get $biased))
+    (local.set $rowBytes (i32.shl (local.get $dim) (i32.const 2)))
+    (local.set $scoreRowBytes
+      (i32.shl (i32.and (i32.add (local.get $n) (i32.const 3)) (i32.const -4)) (i32.const 2)))
+    (local.set $sums
+      (i32.add (local.get $scores) (i32.mul (local.get $group) (local.get $scoreRowBytes))))
     ;; the weighted values: one pass over the entries for the whole group, each output channel
     ;; summed in entry order from +0 in out
     (local.set $c (i32.const 0))

@@ -65,39 +65,10 @@ export function laneAttention(
   out: Float32Array,
   outAt: number,
 ): void {
-  const { queries, keys, values, bias, entries, headDim, group, scale } = operands;
-  const whole = headDim - (headDim % 4);
+  const { values, entries, headDim, group } = operands;
   for (let g = 0; g < group; g++) {
     const q0 = g * headDim;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < entries; j++) {
-      const row = j * headDim;
-      let l0 = 0;
-      let l1 = 0;
-      let l2 = 0;
-      let l3 = 0;
-      for (let c = 0; c < whole; c += 4) {
-        l0 = f32(l0 + f32(queries[q0 + c]! * keys[row + c]!));
-        l1 = f32(l1 + f32(queries[q0 + c + 1]! * keys[row + c + 1]!));
-        l2 = f32(l2 + f32(queries[q0 + c + 2]! * keys[row + c + 2]!));
-        l3 = f32(l3 + f32(queries[q0 + c + 3]! * keys[row + c + 3]!));
-      }
-      if (whole < headDim) l0 = f32(l0 + f32(queries[q0 + whole]! * keys[row + whole]!));
-      if (whole + 1 < headDim)
-        l1 = f32(l1 + f32(queries[q0 + whole + 1]! * keys[row + whole + 1]!));
-      if (whole + 2 < headDim)
-        l2 = f32(l2 + f32(queries[q0 + whole + 2]! * keys[row + whole + 2]!));
-      let score = f32(f32(f32(l0 + l2) + f32(l1 + l3)) * scale);
-      if (bias !== undefined) score = f32(score + bias[j]!);
-      scores[j] = score;
-      max = Math.max(max, score);
-    }
-    let sum = 0;
-    for (let j = 0; j < entries; j++) {
-      const e = exp32(f32(scores[j]! - max));
-      scores[j] = e;
-      sum = f32(sum + e);
-    }
+    const sum = laneExponentials(operands, g, scores);
     // each channel summed in entry order from +0, in out (a float32 store rounds each sum)
     const at = outAt + q0;
     out.fill(0, at, at + headDim);
@@ -108,4 +79,83 @@ export function laneAttention(
     }
     for (let c = 0; c < headDim; c++) out[at + c] = out[at + c]! / sum;
   }
+}
+
+/**
+ * Query head `g`'s softmax weights before division, with the kernel's arithmetic (see
+ * {@link laneAttention}): `e_j = exp32(score_j − m)` written to `scores[0 .. entries)`.
+ *
+ * @returns their sum `Σ e_j`, in entry order from +0.
+ */
+export function laneExponentials(
+  operands: Omit<AttentionOperands, 'values'>,
+  g: number,
+  scores: Float32Array,
+): number {
+  const { queries, keys, bias, entries, headDim, scale } = operands;
+  const whole = headDim - (headDim % 4);
+  const q0 = g * headDim;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < entries; j++) {
+    const row = j * headDim;
+    let l0 = 0;
+    let l1 = 0;
+    let l2 = 0;
+    let l3 = 0;
+    for (let c = 0; c < whole; c += 4) {
+      l0 = f32(l0 + f32(queries[q0 + c]! * keys[row + c]!));
+      l1 = f32(l1 + f32(queries[q0 + c + 1]! * keys[row + c + 1]!));
+      l2 = f32(l2 + f32(queries[q0 + c + 2]! * keys[row + c + 2]!));
+      l3 = f32(l3 + f32(queries[q0 + c + 3]! * keys[row + c + 3]!));
+    }
+    if (whole < headDim) l0 = f32(l0 + f32(queries[q0 + whole]! * keys[row + whole]!));
+    if (whole + 1 < headDim) l1 = f32(l1 + f32(queries[q0 + whole + 1]! * keys[row + whole + 1]!));
+    if (whole + 2 < headDim) l2 = f32(l2 + f32(queries[q0 + whole + 2]! * keys[row + whole + 2]!));
+    let score = f32(f32(f32(l0 + l2) + f32(l1 + l3)) * scale);
+    if (bias !== undefined) score = f32(score + bias[j]!);
+    scores[j] = score;
+    max = Math.max(max, score);
+  }
+  let sum = 0;
+  for (let j = 0; j < entries; j++) {
+    const e = exp32(f32(scores[j]! - max));
+    scores[j] = e;
+    sum = f32(sum + e);
+  }
+  return sum;
+}
+
+/**
+ * The attention weights of one query over `entries` keys (`[≥ entries, headDim]`) with the cache
+ * attention's arithmetic ({@link laneAttention}: float32 scores summed in four lanes, scale
+ * `fround(1/√headDim)`, {@link exp32}, the sum in entry order), each weight divided by the sum in
+ * float32: the query-window attention of the `KVCacheStore` contract, which a `KVCache`
+ * observation holds (computed there by the WebAssembly SIMD kernel, the same bits).
+ *
+ * @param out receives the `entries` weights (scratch beyond them is not touched).
+ * @example
+ * ```ts
+ * const weights = new Float32Array(2);
+ * attentionWeights(Float32Array.of(1, 0), Float32Array.of(1, 0, 0, 1), 2, 2, weights);
+ * // weights ≈ [0.670, 0.330]: softmax of [1/√2, 0]
+ * ```
+ */
+export function attentionWeights(
+  query: Float32Array,
+  keys: Float32Array,
+  entries: number,
+  headDim: number,
+  out: Float32Array,
+): void {
+  const operands = {
+    queries: query,
+    keys,
+    bias: undefined,
+    entries,
+    headDim,
+    group: 1,
+    scale: f32(1 / Math.sqrt(headDim)),
+  };
+  const sum = laneExponentials(operands, 0, out);
+  for (let j = 0; j < entries; j++) out[j] = out[j]! / sum;
 }

@@ -1,7 +1,8 @@
 import { LetheError } from '@lethe/core';
 import type { KVCacheStore } from '../cache/cache-contract';
-import { AttentionKernel, type KernelOperands } from './attention-kernel';
+import type { AttentionKernel, KernelOperands } from './attention-kernel';
 import { type AttentionOperands, laneAttention } from './attention-lanes';
+import { realmKernel } from './realm-kernel';
 
 /**
  * The tokens of a chunk, not in the cache yet, read after the cached entries: its token `t`
@@ -205,12 +206,4 @@ function checkLength(array: Float32Array, length: number, argument: string, exac
       argument,
     );
   }
-}
-
-/** The realm's kernel, loaded at first use; null where it cannot run. */
-let loaded: AttentionKernel | null | undefined;
-
-function realmKernel(): AttentionKernel | undefined {
-  loaded ??= AttentionKernel.load() ?? null;
-  return loaded ?? undefined;
 }

@@ -1,3 +1,5 @@
+import type { AttentionKernel, KernelOperands } from '../attend/attention-kernel';
+import { attentionWeights } from '../attend/attention-lanes';
 import type { HeadStore } from './head-store';
 
 /**
@@ -84,7 +86,11 @@ export function accumulateAttention(
 /**
  * Attention of `n` queries (`[n, queryHeads, headDim]`) over the current live entries of their
  * KV heads (query head `q` reads KV head `floor(q / (queryHeads / kvHeads))`), as
- * `[n, queryHeads, maxLive]`: causal, padding and unseen entries 0.
+ * `[n, queryHeads, maxLive]`: causal, padding and unseen entries 0. Each KV head's live keys are
+ * copied out of its pages once for the window; the weights are the cache attention's own
+ * (`attention-lanes.ts`: float32, its `exp32`), computed by the WebAssembly SIMD kernel when
+ * `kernel` is given and the head dimension is a multiple of 4, else by its portable twin (the
+ * same bits), and divided by their sum in float32.
  */
 export function windowAttention(
   heads: readonly HeadStore[],
@@ -92,18 +98,73 @@ export function windowAttention(
   positions: Int32Array,
   maxLive: number,
   shape: AttentionShape,
+  kernel: AttentionKernel | undefined,
 ): Float32Array {
-  const { kvHeads, queryHeads, headDim, pageSize } = shape;
+  const { kvHeads, queryHeads, headDim } = shape;
   const group = queryHeads / kvHeads;
-  const out = new Float32Array(positions.length * queryHeads * maxLive);
-  const row = new Float64Array(maxLive);
-  for (let t = 0; t < positions.length; t++) {
-    for (let q = 0; q < queryHeads; q++) {
-      const offset = (t * queryHeads + q) * headDim;
-      const store = heads[Math.floor(q / group)];
-      const seen = attentionRow(store, queries, offset, positions[t], headDim, pageSize, row);
-      out.set(row.subarray(0, seen), (t * queryHeads + q) * maxLive);
+  const tokens = positions.length;
+  const out = new Float32Array(tokens * queryHeads * maxLive);
+  const scale = Math.fround(1 / Math.sqrt(headDim));
+  const simd = kernel !== undefined && headDim % 4 === 0;
+  const groupFloats = group * headDim;
+  for (let h = 0; h < kvHeads; h++) {
+    const store = heads[h];
+    const live = store.live;
+    if (live === 0) continue;
+    const operands = simd
+      ? kernel.operands(live, headDim, group, tokens)
+      : {
+          keys: new Float32Array(live * headDim),
+          queries: new Float32Array(tokens * groupFloats),
+        };
+    store.gather(
+      Int32Array.of(0, live),
+      { keys: operands.keys, values: undefined, gates: undefined },
+      0,
+    );
+    for (let t = 0; t < tokens; t++) {
+      const from = (t * queryHeads + h * group) * headDim;
+      operands.queries.set(queries.subarray(from, from + groupFloats), t * groupFloats);
+    }
+    for (let t = 0; t < tokens; t++) {
+      const seen = store.visibleTo(positions[t]);
+      if (seen === 0) continue;
+      const rowOf = (g: number) => (t * queryHeads + h * group + g) * maxLive;
+      if (simd) {
+        kernel.runWeights(scale, t, seen);
+        const { scores } = operands as KernelOperands;
+        const stride = 4 * Math.ceil(seen / 4);
+        for (let g = 0; g < group; g++) {
+          divideInto(out, rowOf(g), scores, g * stride, seen, scores[group * stride + g]);
+        }
+      } else {
+        for (let g = 0; g < group; g++) {
+          const query = operands.queries.subarray(
+            (t * group + g) * headDim,
+            (t * group + g + 1) * headDim,
+          );
+          attentionWeights(
+            query,
+            operands.keys,
+            seen,
+            headDim,
+            out.subarray(rowOf(g), rowOf(g) + seen),
+          );
+        }
+      }
     }
   }
   return out;
+}
+
+/** `out[at + j] = weights[from + j] / sum` for `j < n`, each quotient a float32. */
+function divideInto(
+  out: Float32Array,
+  at: number,
+  weights: Float32Array,
+  from: number,
+  n: number,
+  sum: number,
+): void {
+  for (let j = 0; j < n; j++) out[at + j] = weights[from + j] / sum;
 }

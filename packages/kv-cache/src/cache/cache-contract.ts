@@ -34,7 +34,10 @@ export interface GatherTarget {
  * token has age 0). "Causal attention of a query at position `p`" is the softmax, with scale
  * `1/√headDim` and logits and softmax computed in float64, of `q · k` over the live entries of
  * the query's KV head whose position is ≤ `p` (query head `q` reads KV head
- * `floor(q / (queryHeads / kvHeads))`); entries the query cannot see get 0.
+ * `floor(q / (queryHeads / kvHeads))`); entries the query cannot see get 0. The attention an
+ * observation's query window holds is the same softmax with the cache attention's float32
+ * arithmetic instead (`attentionWeights`, exported: an implementation calls it to give the same
+ * bits).
  *
  * Arrays handed to the cache (`append`, `recordQueries`, `keep`) may be views into the caller's
  * buffers that change after the call: an implementation copies what it keeps. Errors are
@@ -163,7 +166,9 @@ export interface KVCacheStore {
    * when stored; `keys` / `values` when `needs` asks; when `needs.attentionWindow > 0`, the
    * newest `window = min(attentionWindow, queries recorded)` queries (oldest first) and their
    * causal attention over the current live entries, `[window, queryHeads, maxLive]` (both empty
-   * when no query was recorded); with `needs.accumulatedAttention`, the attention accumulated
+   * when no query was recorded), each row's weights computed as `attentionWeights` computes
+   * them (float32, the cache attention's arithmetic; not the float64 of the accumulated
+   * attention); with `needs.accumulatedAttention`, the attention accumulated
    * by {@link KVCacheStore.recordQueries} and the counts, as float32; with `needs.pageKeyBounds`,
    * every head's {@link KVCacheStore.pageKeyBounds} packed into `pageKeyBounds`; `hidden` as
    * given (the same array).

@@ -1,4 +1,5 @@
 import { assertInteger, LetheError } from '@lethe/core';
+import { realmKernel } from '../attend/realm-kernel';
 import type { LayerObservation, ObservationNeeds, ObservedPageBounds } from '../policy/observation';
 import { type AttentionShape, windowAttention } from './attention';
 import type { HeadStore } from './head-store';
@@ -174,7 +175,14 @@ export function buildObservation(
       ? {
           queries: recent?.queries ?? new Float32Array(0),
           attention: recent
-            ? windowAttention(heads, recent.queries, recent.positions, maxLive, shape)
+            ? windowAttention(
+                heads,
+                recent.queries,
+                recent.positions,
+                maxLive,
+                shape,
+                realmKernel(),
+              )
             : new Float32Array(0),
         }
       : {}),

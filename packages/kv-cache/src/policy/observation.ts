@@ -44,7 +44,8 @@ export interface LayerObservation {
   readonly queries?: Float32Array;
   /**
    * Softmax attention of each of the last `window` queries over the live entries of its KV head,
-   * `[window, queryHeads, maxLive]`, causal (an entry newer than the query gets 0), padding 0.
+   * `[window, queryHeads, maxLive]`, causal (an entry newer than the query gets 0), padding 0;
+   * float32 weights with the cache attention's arithmetic (`attentionWeights`).
    */
   readonly attention?: Float32Array;
   /** Attention each entry received, summed over all queries that saw it and over the query heads of its group, `[kvHeads, maxLive]`. */

@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import {
   type Anchors,
+  attentionWeights,
   type CacheGeometry,
   type CacheStats,
   cacheGeometry,
@@ -87,8 +88,9 @@ function keepMask(indices: unknown, live: number): boolean[] {
  * its documentation for the model's tests: every (layer, KV head) is a plain array of entry
  * objects (each with its own key / value copies), rebuilt by filtering on every keep; `view()`
  * and `observe()` pack fresh arrays; `gather()` copies entry by entry; page key bounds are
- * recomputed from the entries on every call (nothing maintained); the query window is a list of copies; attention for
- * observations and accumulation is computed here ({@link causalAttention}). It keeps no
+ * recomputed from the entries on every call (nothing maintained); the query window is a list of copies; accumulated
+ * attention is computed here ({@link causalAttention}, float64), the query window's with the
+ * contract's float32 weights (`attentionWeights`). It keeps no
  * visibility trace (the contract has no replay masks) and ignores `options.trace`, so it truncates
  * whenever it does not track attention.
  */
@@ -509,7 +511,10 @@ export class UnpagedCache implements KVCacheStore {
     return this.layers[layer]!.heads.reduce((sum, entries) => sum + entries.length, 0);
   }
 
-  /** Causal attention of the recent queries over the live entries, `[window, queryHeads, maxLive]`. */
+  /**
+   * Causal attention of the recent queries over the live entries, `[window, queryHeads, maxLive]`,
+   * with the contract's float32 arithmetic for it (`attentionWeights`).
+   */
   private windowAttention(
     heads: readonly Entry[][],
     recent: readonly RecordedQuery[],
@@ -520,13 +525,19 @@ export class UnpagedCache implements KVCacheStore {
     const out = new Float32Array(recent.length * queryHeads * maxLive);
     recent.forEach(({ query, position }, t) => {
       for (let q = 0; q < queryHeads; q++) {
-        const row = causalAttention(
-          heads[Math.floor(q / (queryHeads / kvHeads))]!,
-          query,
-          q * headDim,
-          position,
+        const seen = heads[Math.floor(q / (queryHeads / kvHeads))]!.filter(
+          (entry) => entry.position <= position,
         );
-        out.set(row, (t * queryHeads + q) * maxLive);
+        const keys = new Float32Array(seen.length * headDim);
+        seen.forEach((entry, i) => keys.set(entry.key, i * headDim));
+        const at = (t * queryHeads + q) * maxLive;
+        attentionWeights(
+          query.subarray(q * headDim, (q + 1) * headDim),
+          keys,
+          seen.length,
+          headDim,
+          out.subarray(at, at + seen.length),
+        );
       }
     });
     return out;
