@@ -14,6 +14,9 @@ export interface AttentionResult {
  * `⌊a / G⌋` where `G = Hq / Hkv` (HF `repeat_kv` order), without materialising repeated keys.
  *
  * `softmax(q·kᵀ / √headDim + bias) · v`, the bias shared by the `G` query heads of a group.
+ * Gradients go through the tape, which holds about twenty score-sized tensors a layer until the
+ * backward pass; where the probabilities are not needed, `attentionOutput` (recomputed-attention.ts)
+ * gives the same output and keeps only its inputs.
  *
  * @param queries `[B, Hq, T, headDim]` (after RoPE).
  * @param keys `[B, Hkv, S, headDim]` (after RoPE).
@@ -28,6 +31,26 @@ export function groupedQueryAttention(
   logitBias?: tf.Tensor,
 ): AttentionResult {
   return tf.tidy(() => {
+    const [batch, queryHeads, length] = queries.shape as [number, number, number, number];
+    const keyCount = keys.shape[2]!;
+    const probabilities = groupedProbabilities(queries, keys, logitBias);
+    return {
+      output: weightedValues(probabilities, values, queries.shape),
+      probabilities: tf.reshape(probabilities, [batch, queryHeads, length, keyCount]),
+    };
+  });
+}
+
+/**
+ * The attention probabilities of {@link groupedQueryAttention} grouped by KV head,
+ * `[B, Hkv, G, T, S]`: `softmax(q·kᵀ / √headDim + bias)`.
+ */
+export function groupedProbabilities(
+  queries: tf.Tensor,
+  keys: tf.Tensor,
+  logitBias: tf.Tensor | undefined,
+): tf.Tensor {
+  return tf.tidy(() => {
     const [batch, queryHeads, length, headDim] = queries.shape as [number, number, number, number];
     const kvHeads = keys.shape[1]!;
     const keyCount = keys.shape[2]!;
@@ -36,17 +59,22 @@ export function groupedQueryAttention(
     const scores = tf.mul(batchMatMul(grouped, keys, true), 1 / Math.sqrt(headDim));
     let logits = tf.reshape(scores, [batch, kvHeads, group, length, keyCount]);
     if (logitBias !== undefined) logits = tf.add(logits, tf.expandDims(logitBias, 2));
-    const probabilities = tf.softmax(logits);
-    const flat = tf.reshape(probabilities, [batch, kvHeads, group * length, keyCount]);
-    const output = tf.reshape(batchMatMul(flat, values, false), [
-      batch,
-      queryHeads,
-      length,
-      headDim,
-    ]);
-    return {
-      output,
-      probabilities: tf.reshape(probabilities, [batch, queryHeads, length, keyCount]),
-    };
+    return tf.softmax(logits);
+  });
+}
+
+/**
+ * Probabilities `[B, Hkv, G, T, S]` times values `[B, Hkv, S, headDim]`, per query head: the
+ * attention output in `outputShape`, `[B, Hq, T, headDim]`.
+ */
+export function weightedValues(
+  probabilities: tf.Tensor,
+  values: tf.Tensor,
+  outputShape: readonly number[],
+): tf.Tensor {
+  return tf.tidy(() => {
+    const [batch, kvHeads, group, length, keyCount] = probabilities.shape as number[];
+    const flat = tf.reshape(probabilities, [batch!, kvHeads!, group! * length!, keyCount!]);
+    return tf.reshape(batchMatMul(flat, values, false), [...outputShape]);
   });
 }

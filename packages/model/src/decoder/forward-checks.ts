@@ -82,6 +82,7 @@ export function checkForwardInputs(
   checkAttentionMemory(
     { batch, queryHeads: config.num_attention_heads, queries: length, keys: length, layers },
     'inputIds',
+    options.capture?.attention === true,
   );
   checkTokenIds(inputIds.dataSync(), config.vocab_size, 'inputIds');
   const kvHeads = config.num_key_value_heads;

@@ -6,6 +6,7 @@ import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkForwardInputs, checkKeyBias, checkShape } from './forward-checks';
 import { linear } from './linear';
 import { causalVisibility, visibilityToLogitBias } from './masks';
+import { attentionOutput } from './recomputed-attention';
 import { rmsNorm } from './rms-norm';
 import { ropeInverseFrequencies, ropeTables } from './rope';
 import type { ForwardOptions, ForwardResult } from './types';
@@ -14,7 +15,9 @@ import type { DecoderWeights } from './weights';
 /**
  * The parallel (teacher-forced) forward pass over whole sequences: embedding, the decoder
  * layers with causal attention (ANDed with the per-layer masks, plus the per-key biases), final
- * RMSNorm, LM head. Differentiable with respect to the weights and to key biases.
+ * RMSNorm, LM head. Differentiable with respect to the weights and to key biases. Unless the
+ * attention probabilities are captured, each layer's attention recomputes them in the backward
+ * pass (`attentionOutput`) rather than leaving them on the gradient tape.
  *
  * Reads `inputIds` back once to check the token range.
  *
@@ -37,6 +40,7 @@ export function parallelForward(
     );
     const rope = ropeTables(positions, inverseFrequencies);
     const causal = tf.tensor4d(causalVisibility(length), [1, 1, length, length]);
+    const causalBias = visibilityToLogitBias(causal);
     const attention: tf.Tensor4D[] = [];
     const keys: tf.Tensor4D[] = [];
     const attentionInputs: tf.Tensor3D[] = [];
@@ -47,17 +51,22 @@ export function parallelForward(
         const mask = layerOption(options.masks, l, normed, (m) =>
           checkShape(m, [batch, kvHeads, length, length], `masks(${l})`, [true, true]),
         );
-        const visible =
-          mask === undefined ? causal : tf.mul(causal, tf.cast(tf.notEqual(mask, 0), 'float32'));
-        let bias = visibilityToLogitBias(visible);
+        let bias =
+          mask === undefined
+            ? causalBias
+            : visibilityToLogitBias(tf.mul(causal, tf.cast(tf.notEqual(mask, 0), 'float32')));
         const keyBias = layerOption(options.keyBias, l, normed, (b) =>
           checkKeyBias(b, batch, kvHeads, length, `keyBias(${l})`),
         );
         if (keyBias !== undefined) bias = tf.add(bias, tf.expandDims(keyBias, 2));
-        const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
-        if (capture.attention) attention.push(attended.probabilities as tf.Tensor4D);
         if (capture.keys) keys.push(heads.keys as tf.Tensor4D);
         if (capture.attentionInputs) attentionInputs.push(normed as tf.Tensor3D);
+        if (!capture.attention) {
+          const withGradient = keyBias !== undefined;
+          return attentionOutput(heads.queries, heads.keys, heads.values, bias, withGradient);
+        }
+        const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
+        attention.push(attended.probabilities as tf.Tensor4D);
         return attended.output;
       };
       x = decoderLayer(x, layer, config, rope, attend, rowControls(options.controls?.[l], batch));

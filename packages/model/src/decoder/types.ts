@@ -28,7 +28,11 @@ export type MaskHook = (layer: number, attentionInput: tf.Tensor) => tf.Tensor |
 
 /** What {@link ForwardOptions.capture} asks the parallel forward to return. */
 export interface ForwardCapture {
-  /** Per-layer attention probabilities `[B, Hq, T, T]`. */
+  /**
+   * Per-layer attention probabilities `[B, Hq, T, T]`. While gradients are recorded this costs
+   * memory: the tape then keeps each layer's attention intermediates (about twenty score-sized
+   * tensors a layer) instead of recomputing them in the backward pass.
+   */
   readonly attention?: boolean;
   /** Final hidden state (after the final RMSNorm, the LM head's input) `[B, T, D]`. */
   readonly hidden?: boolean;

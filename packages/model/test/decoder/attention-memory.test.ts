@@ -22,16 +22,36 @@ describe('attention and steps past the wasm heap are refused before anything is 
   it('estimates 4·B·Hq·T·S bytes of scores times the tensors alive at once', () => {
     const extent = { batch: 2, queryHeads: 4, queries: 100, keys: 300, layers: 3 };
     const scores = 4 * 2 * 4 * 100 * 300;
-    expect(attentionBytes(extent, false)).toBe(scores * (6 + 2 * 3));
-    expect(attentionBytes(extent, true)).toBe(scores * (6 + 20 * 3));
+    expect(attentionBytes(extent, 'inference')).toBe(scores * (6 + 2 * 3));
+    expect(attentionBytes(extent, 'recomputed')).toBe(scores * (9 + 2 * 3));
+    expect(attentionBytes(extent, 'taped')).toBe(scores * (6 + 20 * 3));
     // The sizes tested below: one 6,000-token sequence needs more than the whole heap …
     expect(
-      attentionBytes({ ...extent, batch: 1, queries: 6000, keys: 6000, layers: 2 }, false),
+      attentionBytes({ ...extent, batch: 1, queries: 6000, keys: 6000, layers: 2 }, 'inference'),
     ).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
-    // … and 2,800 tokens fit for inference but not while recording gradients.
-    const training = { ...extent, batch: 1, queries: 2800, keys: 2800, layers: 2 };
-    expect(attentionBytes(training, false)).toBeLessThan(tensorMemoryHeadroom());
-    expect(attentionBytes(training, true)).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
+    // … and 2,600 tokens train through recomputed attention but not with the tape holding it.
+    const training = { ...extent, batch: 1, queries: 2600, keys: 2600, layers: 2 };
+    expect(attentionBytes(training, 'recomputed')).toBeLessThan(tensorMemoryHeadroom());
+    expect(attentionBytes(training, 'taped')).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
+  });
+
+  it("the recorded estimate bounds the engine's peak over a forward and backward", async () => {
+    const model = lively(config, 35);
+    const input = ids(1, 1024);
+    const before = tf.memory().numBytes;
+    const profile = await tf.profile(() => {
+      const { value, grads } = tf.variableGrads(
+        () => tf.mean(model.forward(input).logits) as tf.Scalar,
+      );
+      tf.dispose([value, ...Object.values(grads)]);
+    });
+    const extent = { batch: 1, queryHeads: 4, queries: 1024, keys: 1024, layers: 2 };
+    const peak = profile.peakBytes - before;
+    expect(peak).toBeLessThan(attentionBytes(extent, 'recomputed'));
+    // the tape no longer holds a layer's attention: well under the old path's count
+    expect(peak).toBeGreaterThan(attentionBytes(extent, 'recomputed') / 2);
+    input.dispose();
+    model.dispose();
   });
 
   it('forward: E_SHAPE naming inputIds and the size, no tensor left behind', () => {
@@ -51,17 +71,20 @@ describe('attention and steps past the wasm heap are refused before anything is 
     model.dispose();
   });
 
-  it('forward while recording gradients counts what the tape keeps', () => {
+  it('forward while recording gradients with the probabilities captured counts what the tape keeps', () => {
     const model = lively(config, 32);
-    const input = ids(1, 2800);
+    const input = ids(1, 2600);
     const tensors = tf.memory().numTensors;
     const error = expectLetheError(
-      () => tf.variableGrads(() => tf.mean(model.forward(input).logits) as tf.Scalar),
+      () =>
+        tf.variableGrads(
+          () => tf.mean(model.forward(input, { capture: { attention: true } }).logits) as tf.Scalar,
+        ),
       'E_SHAPE',
       'inputIds',
     );
-    expect(error.message).toContain('recording gradients');
-    expect(error.message).toContain('fewer sequences per pass');
+    expect(error.message).toContain('recording gradients with the probabilities captured');
+    expect(error.message).toContain('or no captured attention');
     expect(tf.memory().numTensors).toBe(tensors);
     input.dispose();
     model.dispose();
