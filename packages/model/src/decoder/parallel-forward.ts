@@ -2,6 +2,7 @@ import type { LayerControls } from '@lethe/kv-cache';
 import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
+import { causalAttentionOutput } from './causal-blocks';
 import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkForwardInputs, checkKeyBias, checkShape } from './forward-checks';
 import { linear } from './linear';
@@ -17,7 +18,9 @@ import type { DecoderWeights } from './weights';
  * layers with causal attention (ANDed with the per-layer masks, plus the per-key biases), final
  * RMSNorm, LM head. Differentiable with respect to the weights and to key biases. Unless the
  * attention probabilities are captured, each layer's attention recomputes them in the backward
- * pass (`attentionOutput`) rather than leaving them on the gradient tape.
+ * pass (`attentionOutput`) rather than leaving them on the gradient tape, and with the causal mask
+ * alone (no masks, no key biases) it skips the keys hidden from each block of queries
+ * (`causalAttentionOutput`).
  *
  * Reads `inputIds` back once to check the token range.
  *
@@ -62,8 +65,11 @@ export function parallelForward(
         if (capture.keys) keys.push(heads.keys as tf.Tensor4D);
         if (capture.attentionInputs) attentionInputs.push(normed as tf.Tensor3D);
         if (!capture.attention) {
-          const withGradient = keyBias !== undefined;
-          return attentionOutput(heads.queries, heads.keys, heads.values, bias, withGradient);
+          const { queries, keys: headKeys, values } = heads;
+          if (mask === undefined && keyBias === undefined) {
+            return causalAttentionOutput(queries, headKeys, values, bias);
+          }
+          return attentionOutput(queries, headKeys, values, bias, keyBias !== undefined);
         }
         const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
         attention.push(attended.probabilities as tf.Tensor4D);
