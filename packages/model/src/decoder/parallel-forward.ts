@@ -42,8 +42,15 @@ export function parallelForward(
       ropeInverseFrequencies(config.head_dim, config.rope_theta),
     );
     const rope = ropeTables(positions, inverseFrequencies);
-    const causal = tf.tensor4d(causalVisibility(length), [1, 1, length, length]);
-    const causalBias = visibilityToLogitBias(causal);
+    // the causal mask as a tensor, made the first time a layer needs it (causal blocks do not)
+    let causal: { readonly visible: tf.Tensor; readonly bias: tf.Tensor } | undefined;
+    const causalMask = () => {
+      if (causal === undefined) {
+        const visible = tf.tensor4d(causalVisibility(length), [1, 1, length, length]);
+        causal = { visible, bias: visibilityToLogitBias(visible) };
+      }
+      return causal;
+    };
     const attention: tf.Tensor4D[] = [];
     const keys: tf.Tensor4D[] = [];
     const attentionInputs: tf.Tensor3D[] = [];
@@ -54,24 +61,25 @@ export function parallelForward(
         const mask = layerOption(options.masks, l, normed, (m) =>
           checkShape(m, [batch, kvHeads, length, length], `masks(${l})`, [true, true]),
         );
-        let bias =
-          mask === undefined
-            ? causalBias
-            : visibilityToLogitBias(tf.mul(causal, tf.cast(tf.notEqual(mask, 0), 'float32')));
         const keyBias = layerOption(options.keyBias, l, normed, (b) =>
           checkKeyBias(b, batch, kvHeads, length, `keyBias(${l})`),
         );
-        if (keyBias !== undefined) bias = tf.add(bias, tf.expandDims(keyBias, 2));
         if (capture.keys) keys.push(heads.keys as tf.Tensor4D);
         if (capture.attentionInputs) attentionInputs.push(normed as tf.Tensor3D);
+        const { queries, keys: headKeys, values } = heads;
+        if (!capture.attention && mask === undefined && keyBias === undefined) {
+          return causalAttentionOutput(queries, headKeys, values);
+        }
+        const { visible, bias: causalBias } = causalMask();
+        let bias =
+          mask === undefined
+            ? causalBias
+            : visibilityToLogitBias(tf.mul(visible, tf.cast(tf.notEqual(mask, 0), 'float32')));
+        if (keyBias !== undefined) bias = tf.add(bias, tf.expandDims(keyBias, 2));
         if (!capture.attention) {
-          const { queries, keys: headKeys, values } = heads;
-          if (mask === undefined && keyBias === undefined) {
-            return causalAttentionOutput(queries, headKeys, values, bias);
-          }
           return attentionOutput(queries, headKeys, values, bias, keyBias !== undefined);
         }
-        const attended = groupedQueryAttention(heads.queries, heads.keys, heads.values, bias);
+        const attended = groupedQueryAttention(queries, headKeys, values, bias);
         attention.push(attended.probabilities as tf.Tensor4D);
         return attended.output;
       };

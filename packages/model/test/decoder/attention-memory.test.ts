@@ -2,6 +2,7 @@ import { initBackend, tensorMemoryHeadroom, tf, WASM_HEAP_MAX_BYTES } from '@let
 import { expectLetheError } from '@lethe/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attentionBytes } from '../../src/decoder/attention-memory';
+import type { ForwardOptions } from '../../src/decoder/index';
 import { stepBytes } from '../../src/decoder/step-memory';
 import { cacheFor, lively, tinyConfig } from './helpers';
 
@@ -35,21 +36,29 @@ describe('attention and steps past the wasm heap are refused before anything is 
     expect(attentionBytes(training, 'taped')).toBeGreaterThan(WASM_HEAP_MAX_BYTES);
   });
 
-  it("the recorded estimate bounds the engine's peak over a forward and backward", async () => {
+  it("the recorded estimate bounds the engine's peak over a forward and backward, blocked or whole", async () => {
     const model = lively(config, 35);
     const input = ids(1, 1024);
-    const before = tf.memory().numBytes;
-    const profile = await tf.profile(() => {
-      const { value, grads } = tf.variableGrads(
-        () => tf.mean(model.forward(input).logits) as tf.Scalar,
-      );
-      tf.dispose([value, ...Object.values(grads)]);
-    });
     const extent = { batch: 1, queryHeads: 4, queries: 1024, keys: 1024, layers: 2 };
-    const peak = profile.peakBytes - before;
-    expect(peak).toBeLessThan(attentionBytes(extent, 'recomputed'));
-    // the tape no longer holds a layer's attention: well under the old path's count
-    expect(peak).toBeGreaterThan(attentionBytes(extent, 'recomputed') / 2);
+    const peakOf = async (options: ForwardOptions) => {
+      const before = tf.memory().numBytes;
+      const profile = await tf.profile(() => {
+        const { value, grads } = tf.variableGrads(
+          () => tf.mean(model.forward(input, options).logits) as tf.Scalar,
+        );
+        tf.dispose([value, ...Object.values(grads)]);
+      });
+      return profile.peakBytes - before;
+    };
+    // key biases keep the attention whole (recomputed, not blocked): what the estimate measured
+    const keyBias = [0, 1].map(() => tf.zeros([1, 2, 1024]));
+    const whole = await peakOf({ keyBias });
+    expect(whole).toBeLessThan(attentionBytes(extent, 'recomputed'));
+    expect(whole).toBeGreaterThan(attentionBytes(extent, 'recomputed') / 2);
+    // the causal mask alone runs in blocks and needs less
+    const blocked = await peakOf({});
+    expect(blocked).toBeLessThan(whole / 2);
+    tf.dispose(keyBias);
     input.dispose();
     model.dispose();
   });

@@ -59,7 +59,7 @@ describe('causalAttentionOutput: causal attention in blocks of queries', () => {
         visibilityToLogitBias(tf.tensor4d(causalVisibility(length), [1, 1, length, length])),
       );
       const blocked = outputAndGradients(
-        (q, k, v) => causalAttentionOutput(q, k, v, bias),
+        (q, k, v) => causalAttentionOutput(q, k, v),
         operands,
         weight,
       );
@@ -72,9 +72,7 @@ describe('causalAttentionOutput: causal attention in blocks of queries', () => {
       expect(maxAbsDiff(blocked[0]!, whole[0]!)).toBeLessThan(1e-6);
       for (let i = 1; i < 4; i++) expect(maxAbsDiff(blocked[i]!, whole[i]!)).toBeLessThan(1e-5);
       const tensors = tf.memory().numTensors;
-      tf.tidy(() =>
-        causalAttentionOutput(operands[0]!, operands[1]!, operands[2]!, bias),
-      ).dispose();
+      tf.tidy(() => causalAttentionOutput(operands[0]!, operands[1]!, operands[2]!)).dispose();
       expect(tf.memory().numTensors).toBe(tensors);
       tf.dispose([...operands, weight, bias]);
     });
