@@ -1,7 +1,5 @@
 import { tf } from '@lethe/tensor';
-
-/** The `save` callback tfjs passes to a `customGrad` function. */
-type SaveTensors = (tensors: tf.Tensor[]) => void;
+import type { SaveTensors } from './gradient-rules';
 
 /**
  * Multiply-adds per matrix product from which {@link batchMatMul} splits a batch into separate

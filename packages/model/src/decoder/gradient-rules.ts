@@ -1,5 +1,8 @@
 import { tf } from '@lethe/tensor';
 
+/** The `save` callback tfjs passes to a `customGrad` function. */
+export type SaveTensors = (tensors: tf.Tensor[]) => void;
+
 /**
  * `compute(x)` treated as a constant: its gradient with respect to `x` is zero, and the ops
  * inside are not recorded on the gradient tape (tfjs has no `stop_gradient`; ops run inside a

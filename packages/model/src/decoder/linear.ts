@@ -1,7 +1,5 @@
 import { tf } from '@lethe/tensor';
-
-/** The `save` callback tfjs passes to a `customGrad` function. */
-type SaveTensors = (tensors: tf.Tensor[]) => void;
+import type { SaveTensors } from './gradient-rules';
 
 /**
  * `x·Wᵀ` for 2-D `x` `[M, in]` and `W` `[out, in]` with a custom gradient (`dx = dy·W`,

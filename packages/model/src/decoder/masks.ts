@@ -18,6 +18,18 @@ export function causalVisibility(length: number): Float32Array {
 }
 
 /**
+ * The causal logit bias of queries `first … first + rows − 1` over keys `0 … first + rows − 1`,
+ * `[rows, first + rows]` on the host: 0 where the key is at or before the query,
+ * {@link HIDDEN_LOGIT} after it (rows `first …` of `visibilityToLogitBias(causalVisibility(·))`).
+ */
+export function causalLogitBias(first: number, rows: number): Float32Array {
+  const keys = first + rows;
+  const out = new Float32Array(rows * keys).fill(HIDDEN_LOGIT);
+  for (let r = 0; r < rows; r++) out.fill(0, r * keys, r * keys + first + r + 1);
+  return out;
+}
+
+/**
  * Turns a 0/1 visibility tensor (any numeric or bool dtype; nonzero = visible) into an additive
  * logit bias: 0 where visible, {@link HIDDEN_LOGIT} where hidden.
  */

@@ -2,7 +2,7 @@ import type { LayerControls } from '@lethe/kv-cache';
 import { tf } from '@lethe/tensor';
 import type { ModelConfig } from '../io/index';
 import { groupedQueryAttention } from './attention';
-import { causalAttentionOutput } from './causal-blocks';
+import { type CausalBlock, causalAttentionOutput, causalBlocks } from './causal-blocks';
 import { type AttendFunction, decoderLayer } from './decoder-layer';
 import { checkForwardInputs, checkKeyBias, checkShape } from './forward-checks';
 import { linear } from './linear';
@@ -42,7 +42,7 @@ export function parallelForward(
       ropeInverseFrequencies(config.head_dim, config.rope_theta),
     );
     const rope = ropeTables(positions, inverseFrequencies);
-    // the causal mask as a tensor, made the first time a layer needs it (causal blocks do not)
+    // the causal mask whole and in blocks, each made the first time a layer needs it
     let causal: { readonly visible: tf.Tensor; readonly bias: tf.Tensor } | undefined;
     const causalMask = () => {
       if (causal === undefined) {
@@ -51,6 +51,7 @@ export function parallelForward(
       }
       return causal;
     };
+    let blocks: CausalBlock[] | undefined;
     const attention: tf.Tensor4D[] = [];
     const keys: tf.Tensor4D[] = [];
     const attentionInputs: tf.Tensor3D[] = [];
@@ -68,7 +69,8 @@ export function parallelForward(
         if (capture.attentionInputs) attentionInputs.push(normed as tf.Tensor3D);
         const { queries, keys: headKeys, values } = heads;
         if (!capture.attention && mask === undefined && keyBias === undefined) {
-          return causalAttentionOutput(queries, headKeys, values);
+          blocks ??= causalBlocks(length);
+          return causalAttentionOutput(queries, headKeys, values, blocks);
         }
         const { visible, bias: causalBias } = causalMask();
         let bias =

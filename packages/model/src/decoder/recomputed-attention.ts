@@ -1,9 +1,7 @@
 import { tf } from '@lethe/tensor';
 import { groupedProbabilities, weightedValues } from './attention';
 import { batchMatMul } from './batch-matmul';
-
-/** The `save` callback tfjs passes to a `customGrad` function. */
-type SaveTensors = (tensors: tf.Tensor[]) => void;
+import type { SaveTensors } from './gradient-rules';
 
 /**
  * The output of `groupedQueryAttention` — `softmax(q·kᵀ / √headDim + bias) · v` with grouped

@@ -1,6 +1,6 @@
 import { initBackend, Rng, tf } from '@lethe/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CAUSAL_BLOCK, causalAttentionOutput } from '../../src/decoder/causal-blocks';
+import { CAUSAL_BLOCK, causalAttentionOutput, causalBlocks } from '../../src/decoder/causal-blocks';
 import { causalVisibility, visibilityToLogitBias } from '../../src/decoder/masks';
 import { attentionOutput } from '../../src/decoder/recomputed-attention';
 import { lively, maxAbsDiff, randomTokens, tinyConfig } from './helpers';
@@ -58,8 +58,10 @@ describe('causalAttentionOutput: causal attention in blocks of queries', () => {
       const bias = tf.tidy(() =>
         visibilityToLogitBias(tf.tensor4d(causalVisibility(length), [1, 1, length, length])),
       );
+      const plan = causalBlocks(length);
+      expect(plan.length).toBe(blocks + (extra > 0 ? 1 : 0));
       const blocked = outputAndGradients(
-        (q, k, v) => causalAttentionOutput(q, k, v),
+        (q, k, v) => causalAttentionOutput(q, k, v, plan),
         operands,
         weight,
       );
@@ -72,9 +74,11 @@ describe('causalAttentionOutput: causal attention in blocks of queries', () => {
       expect(maxAbsDiff(blocked[0]!, whole[0]!)).toBeLessThan(1e-6);
       for (let i = 1; i < 4; i++) expect(maxAbsDiff(blocked[i]!, whole[i]!)).toBeLessThan(1e-5);
       const tensors = tf.memory().numTensors;
-      tf.tidy(() => causalAttentionOutput(operands[0]!, operands[1]!, operands[2]!)).dispose();
+      tf.tidy(() =>
+        causalAttentionOutput(operands[0]!, operands[1]!, operands[2]!, plan),
+      ).dispose();
       expect(tf.memory().numTensors).toBe(tensors);
-      tf.dispose([...operands, weight, bias]);
+      tf.dispose([...operands, weight, bias, ...plan.map((block) => block.bias)]);
     });
   }
 

@@ -175,6 +175,22 @@ function referenceGradients(c: Case, o: Operands): Float64Array[] {
   });
 }
 
+/**
+ * `attentionOutput` against the taped `groupedQueryAttention` on `c`'s operands: the same output
+ * bits, gradients of as many entries within `tolerance`.
+ */
+function expectAsTaped(c: Case, tolerance: number): void {
+  const t = tensorsOf(c, operands(c));
+  const [output, ...grads] = run(recomputed, t);
+  const [expectedOutput, ...expectedGrads] = run(taped, t);
+  expect(output).toEqual(expectedOutput);
+  grads.forEach((g, i) => {
+    expect(g.length).toBe(expectedGrads[i]!.length);
+    expect(maxAbsDiff(g, expectedGrads[i]!), ['q', 'k', 'v', 'bias'][i]).toBeLessThan(tolerance);
+  });
+  tf.dispose(Object.values(t));
+}
+
 const caseArbitrary = fc
   .record({
     batch: fc.integer({ min: 1, max: 2 }),
@@ -192,15 +208,7 @@ describe('attentionOutput: attention whose backward recomputes the probabilities
   it('forward bit for bit and gradients as the taped groupedQueryAttention (fast-check)', () => {
     fc.assert(
       fc.property(caseArbitrary, (c) => {
-        const t = tensorsOf(c, operands(c));
-        const [output, ...grads] = run(recomputed, t);
-        const [expectedOutput, ...expectedGrads] = run(taped, t);
-        expect(output).toEqual(expectedOutput);
-        grads.forEach((g, i) => {
-          expect(g.length).toBe(expectedGrads[i]!.length);
-          expect(maxAbsDiff(g, expectedGrads[i]!), ['q', 'k', 'v', 'bias'][i]).toBeLessThan(1e-5);
-        });
-        tf.dispose(Object.values(t));
+        expectAsTaped(c, 1e-5);
       }),
       { numRuns: 60 },
     );
@@ -260,12 +268,7 @@ describe('attentionOutput: attention whose backward recomputes the probabilities
       seed: 3,
     };
     expect(c.group * c.length * c.headDim * c.keyCount).toBeGreaterThanOrEqual(SPLIT_THRESHOLD);
-    const t = tensorsOf(c, operands(c));
-    const [output, ...grads] = run(recomputed, t);
-    const [expectedOutput, ...expectedGrads] = run(taped, t);
-    expect(output).toEqual(expectedOutput);
-    grads.forEach((g, i) => expect(maxAbsDiff(g, expectedGrads[i]!)).toBeLessThan(1e-4));
-    tf.dispose(Object.values(t));
+    expectAsTaped(c, 1e-4);
   });
 
   it('the tape holds none of its scores, and nothing is left behind', () => {
