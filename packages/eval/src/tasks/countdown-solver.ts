@@ -15,6 +15,18 @@ export const COUNTDOWN_SEARCH_ORDERS: readonly CountdownSearchOrder[] = [
   'in-order',
 ];
 
+/**
+ * Where a Countdown trace keeps the target: in the prompt only (`prompt`), also before every state
+ * a line leaves (`restated`: `16+16=32;64:12 32`, as Stream of Search writes `<target>:[<numbers>]`
+ * at every node), or after every line's result (`checked`: states as `restated`, every other line
+ * `32+12=44;64` — the result and the target side by side where the search decides whether it is
+ * done).
+ */
+export type CountdownGoal = 'prompt' | 'restated' | 'checked';
+
+/** The goal forms, default first. */
+export const COUNTDOWN_GOALS: readonly CountdownGoal[] = ['prompt', 'restated', 'checked'];
+
 /** Options of {@link solveCountdown}. */
 export interface CountdownSolverOptions {
   /** Search budget: the most operations the search may try (= trace lines) before giving up. */
@@ -28,12 +40,10 @@ export interface CountdownSolverOptions {
    */
   readonly maxValue?: number;
   /**
-   * Whether each state a line leaves restates the target before its numbers (`;<target>:<numbers>`,
-   * as Stream of Search writes `<target>:[<numbers>]` at every node; default `false`): a search
-   * then finds the target a few lines up, where a result is checked against it, instead of in
-   * the prompt.
+   * Where the trace keeps the target (default `prompt`): restated, a search finds it a few lines
+   * up, where a result is checked against it; checked, on the line of the result itself.
    */
-  readonly restateTarget?: boolean;
+  readonly goal?: CountdownGoal;
 }
 
 /** What {@link solveCountdown} found, with its search written out as a trace. */
@@ -90,14 +100,17 @@ interface Candidate {
  * 16-12=4;16 4
  *  16*4=64           the target: the search stops (the caller writes `answer: 16*(16-12)`)
  * ```
- * The line that reaches the target has no `;state` suffix and ends the trace. With
- * `restateTarget`, each state is written after the target and a colon (`16+16=32;64:12 32`).
+ * The line that reaches the target has no `;state` suffix and ends the trace. With goal
+ * `restated`, each state is written after the target and a colon (`16+16=32;64:12 32`); with
+ * `checked`, also every line without a state ends with `;` and the target (` 32+12=44;64`, the
+ * last line ` 16*4=64;64`).
  *
  * With `maxValue`, operations whose result exceeds it are not tried (a pruned search: the same
  * order over fewer children).
  *
  * @throws LetheError `E_ARG` for numbers that are not positive safe integers, a target that is
- *   not one, a `maxTries` or `maxValue` that is not a positive integer, or an unknown `order`.
+ *   not one, a `maxTries` or `maxValue` that is not a positive integer, or an unknown `order` or
+ *   `goal`.
  */
 export function solveCountdown(
   numbers: readonly number[],
@@ -131,6 +144,16 @@ export function solveCountdown(
       'order',
     );
   }
+  const goal = options.goal ?? 'prompt';
+  if (!COUNTDOWN_GOALS.includes(goal)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be one of ${COUNTDOWN_GOALS.join(', ')}, got ${JSON.stringify(goal)}`,
+      'goal',
+    );
+  }
+  const checked = goal === 'checked' ? `;${target}` : '';
+  const stated = goal === 'prompt' ? ';' : `;${target}:`;
   const lines: string[] = [];
   let expression: string | undefined;
 
@@ -140,17 +163,16 @@ export function solveCountdown(
       if (lines.length >= options.maxTries) return false;
       const step = `${' '.repeat(depth)}${c.a.value}${c.op}${c.b.value}=${c.value}`;
       if (c.value === target) {
-        lines.push(step);
+        lines.push(`${step}${checked}`);
         expression = combine(c.a, c.op, c.b).expr;
         return true;
       }
       const next = [...c.rest, combine(c.a, c.op, c.b)];
       if (next.length === 1) {
-        lines.push(step);
+        lines.push(`${step}${checked}`);
         continue;
       }
-      const numbers = next.map((item) => item.value).join(' ');
-      lines.push(`${step};${options.restateTarget === true ? `${target}:` : ''}${numbers}`);
+      lines.push(`${step}${stated}${next.map((item) => item.value).join(' ')}`);
       if (search(next, depth + 1)) return true;
     }
     return false;

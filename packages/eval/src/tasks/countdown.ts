@@ -2,7 +2,9 @@ import { LetheError } from '@lethe/core';
 import { finalAnswer, formatAnswer, STOP_TEXT } from './answer';
 import { checkCountdownExpression } from './countdown-expression';
 import {
+  COUNTDOWN_GOALS,
   COUNTDOWN_SEARCH_ORDERS,
+  type CountdownGoal,
   type CountdownSearchOrder,
   solveCountdown,
 } from './countdown-solver';
@@ -40,16 +42,14 @@ export interface CountdownOptions {
    */
   readonly maxValue: number;
   /**
-   * Where the reference trace keeps the target: in the prompt only (`prompt`, default), or also
-   * restated by every state line (`restated`: `25+23=48;44:4 48`, see `restateTarget` of
-   * {@link solveCountdown}), a few lines above each result checked against it, as Stream of
-   * Search's traces keep it at every node.
+   * Where the reference trace keeps the target: in the prompt only (`prompt`, default), also
+   * restated by every state line (`restated`: `25+23=48;44:4 48`), a few lines above each result
+   * checked against it, as Stream of Search's traces keep it at every node, or also after every
+   * other line's result (`checked`: ` 48-4=44;44`, the result beside what it is checked
+   * against). See {@link CountdownGoal}.
    */
   readonly goal: CountdownGoal;
 }
-
-/** Where a Countdown reference trace keeps the target (see {@link CountdownOptions}). */
-export type CountdownGoal = 'prompt' | 'restated';
 
 /** Options accepted by {@link countdownTask}; every field is optional. */
 export type CountdownOptionsInput = Partial<CountdownOptions>;
@@ -144,7 +144,7 @@ export function countdownTask(options?: CountdownOptionsInput): GenerationTask<C
         maxTries: resolved.maxTries,
         order: resolved.search,
         ...(resolved.maxValue > 0 ? { maxValue: resolved.maxValue } : {}),
-        restateTarget: resolved.goal === 'restated',
+        goal: resolved.goal,
       });
       if (!solution.solved) continue;
       const completion = `${solution.lines.join('\n')}\n${formatAnswer(solution.expression!)}`;
@@ -256,7 +256,7 @@ function resolveCountdownOptions(options: unknown): CountdownOptions {
       'maxValue',
     );
   }
-  const goal = choiceOption(fields, 'goal', d.goal, ['prompt', 'restated'] as const);
+  const goal = choiceOption(fields, 'goal', d.goal, COUNTDOWN_GOALS);
   return {
     count,
     maxNumber,

@@ -12,7 +12,6 @@ export {
   COUNTDOWN_DEFAULTS,
   COUNTDOWN_MAX_ATTEMPTS,
   type CountdownData,
-  type CountdownGoal,
   type CountdownOptions,
   type CountdownOptionsInput,
   countdownPrompt,
@@ -28,7 +27,9 @@ export {
   MAX_EXPRESSION_DEPTH,
 } from './countdown-expression';
 export {
+  COUNTDOWN_GOALS,
   COUNTDOWN_SEARCH_ORDERS,
+  type CountdownGoal,
   type CountdownSearchOrder,
   type CountdownSolution,
   type CountdownSolverOptions,

@@ -136,8 +136,8 @@ describe('solveCountdown', () => {
     );
   });
 
-  it('with restateTarget, writes the target before every state and is otherwise the same search (property)', () => {
-    expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, restateTarget: true }).lines).toEqual([
+  it('with goal restated or checked, writes the target where it says and is otherwise the same search (property)', () => {
+    expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, goal: 'restated' }).lines).toEqual([
       '16+16=32;64:12 32',
       ' 32+12=44',
       ' 32-12=20',
@@ -149,26 +149,46 @@ describe('solveCountdown', () => {
       '16-12=4;64:16 4',
       ' 16*4=64',
     ]);
+    expect(solveCountdown([16, 12, 16], 64, { maxTries: 100, goal: 'checked' }).lines).toEqual([
+      '16+16=32;64:12 32',
+      ' 32+12=44;64',
+      ' 32-12=20;64',
+      ' 32*12=384;64',
+      '16+12=28;64:16 28',
+      ' 28+16=44;64',
+      ' 28-16=12;64',
+      ' 28*16=448;64',
+      '16-12=4;64:16 4',
+      ' 16*4=64;64',
+    ]);
     fc.assert(
       fc.property(
         fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 2, maxLength: 4 }),
         fc.integer({ min: 1, max: 200 }),
         fc.constantFrom('in-order', 'closest-first' as const),
-        (numbers, target, order) => {
+        fc.constantFrom('restated', 'checked' as const),
+        (numbers, target, order, form) => {
           const plain = solveCountdown(numbers, target, { maxTries: 300, order });
-          const goal = solveCountdown(numbers, target, {
-            maxTries: 300,
-            order,
-            restateTarget: true,
-          });
-          expect(goal.lines.map((line) => line.replace(`;${target}:`, ';'))).toEqual(plain.lines);
+          const goal = solveCountdown(numbers, target, { maxTries: 300, order, goal: form });
+          const unstated = goal.lines.map((line) =>
+            line.replace(`;${target}:`, ';').replace(new RegExp(`=(\\d+);${target}$`), '=$1'),
+          );
+          expect(unstated).toEqual(plain.lines);
           expect({ ...goal, lines: [] }).toEqual({ ...plain, lines: [] });
-          expect(replayCountdownTrace(numbers, goal.lines, target)).toEqual(
+          expect(replayCountdownTrace(numbers, goal.lines, { target, form })).toEqual(
             replayCountdownTrace(numbers, plain.lines),
           );
+          if (form === 'checked') {
+            for (const line of goal.lines) expect(line).toMatch(new RegExp(`;${target}(:|$)`));
+          }
         },
       ),
       { numRuns: 200 },
+    );
+    expectLetheError(
+      () => solveCountdown([1, 2], 3, { maxTries: 4, goal: 'beside' as 'checked' }),
+      'E_ARG',
+      'goal',
     );
   });
 

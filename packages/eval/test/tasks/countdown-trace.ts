@@ -1,19 +1,29 @@
+/** The target a trace must write, and where (the solver's `goal`, `prompt` aside). */
+export interface TraceGoal {
+  readonly target: number;
+  /** `restated`: before every state; `checked`: also at the end of every other line. */
+  readonly form: 'restated' | 'checked';
+}
+
 /**
  * An independent reader of the Countdown solver's trace format, for tests: replays every line
  * against the state it claims to work on and returns the value of each line, or throws with the
- * first inconsistency. With `restated`, every state must be written after that target and a
- * colon (`goal: 'restated'`); without it, no state may name one.
+ * first inconsistency. With a `goal`, every state must be written after its target and a colon,
+ * and in the `checked` form every other line must end with `;` and the target; without one, no
+ * line may name a target.
  */
 export function replayCountdownTrace(
   numbers: readonly number[],
   lines: readonly string[],
-  restated?: number,
+  goal?: TraceGoal,
 ): number[] {
   const states: number[][] = [numbers.slice()];
   let maxDepth = 0;
   const values: number[] = [];
   lines.forEach((line, i) => {
-    const match = /^( *)(\d+)([+\-*/])(\d+)=(\d+)(?:;(?:(\d+):)?([\d ]+))?$/.exec(line);
+    const match = /^( *)(\d+)([+\-*/])(\d+)=(\d+)(?:;(?:(\d+):)?([\d ]+))?$/.exec(
+      goal?.form === 'checked' ? checkedToStated(line, goal.target, i) : line,
+    );
     if (!match) throw new Error(`line ${i} is not a trace line: ${JSON.stringify(line)}`);
     const depth = match[1]!.length;
     if (depth > maxDepth) throw new Error(`line ${i} jumps to depth ${depth} (max ${maxDepth})`);
@@ -35,9 +45,9 @@ export function replayCountdownTrace(
     }
     const next = [...state, value];
     if (match[7] !== undefined) {
-      const goal = match[6] === undefined ? undefined : Number(match[6]);
-      if (goal !== restated) {
-        throw new Error(`line ${i} restates target ${goal}, expected ${restated}`);
+      const written = match[6] === undefined ? undefined : Number(match[6]);
+      if (written !== goal?.target) {
+        throw new Error(`line ${i} restates target ${written}, expected ${goal?.target}`);
       }
       const listed = match[7].split(' ').map(Number);
       if (listed.join(' ') !== next.join(' ')) {
@@ -54,4 +64,11 @@ export function replayCountdownTrace(
     values.push(value);
   });
   return values;
+}
+
+/** A `checked` line as the `restated` form writes it: its trailing `;<target>` dropped. */
+function checkedToStated(line: string, target: number, i: number): string {
+  if (line.includes(`;${target}:`)) return line;
+  if (!line.endsWith(`;${target}`)) throw new Error(`line ${i} does not check target ${target}`);
+  return line.slice(0, -`;${target}`.length);
 }

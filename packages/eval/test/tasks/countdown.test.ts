@@ -127,26 +127,30 @@ describe('countdown task', () => {
     );
   });
 
-  it('with goal restated, writes the target in every state line of the same search (property)', () => {
+  it('with goal restated or checked, writes the target where it says (property)', () => {
     const options = { ...VERBOSE_COUNTDOWN, maxTraceChars: 768, maxValue: 100 };
-    const restated = countdownTask({ ...options, goal: 'restated' });
-    expect(restated.options.goal).toBe('restated');
     expect(countdownTask(options).options.goal).toBe('prompt');
-    fc.assert(
-      fc.property(seedArb, indexArb, (seed, index) => {
-        const example = restated.example(seed, index);
-        const data = example.data as CountdownData;
-        const lines = example.target.split('\n');
-        const answer = lines.pop();
-        expect(answer).toBe(`answer: ${data.solution}.`);
-        const values = replayCountdownTrace(data.numbers, lines, data.target);
-        expect(values.at(-1)).toBe(data.target);
-        expect(lines.filter((line) => line.includes(';')).length).toBeGreaterThan(0);
-        expect(example.target.length).toBeLessThanOrEqual(768);
-        expect(restated.verify(example, example.target)).toEqual({ correct: true });
-      }),
-      { numRuns: 60 },
-    );
+    for (const form of ['restated', 'checked'] as const) {
+      const task = countdownTask({ ...options, goal: form });
+      expect(task.options.goal).toBe(form);
+      fc.assert(
+        fc.property(seedArb, indexArb, (seed, index) => {
+          const example = task.example(seed, index);
+          const data = example.data as CountdownData;
+          const lines = example.target.split('\n');
+          const answer = lines.pop();
+          expect(answer).toBe(`answer: ${data.solution}.`);
+          const values = replayCountdownTrace(data.numbers, lines, { target: data.target, form });
+          expect(values.at(-1)).toBe(data.target);
+          expect(lines.filter((line) => line.includes(`;${data.target}:`)).length).toBeGreaterThan(
+            0,
+          );
+          expect(example.target.length).toBeLessThanOrEqual(768);
+          expect(task.verify(example, example.target)).toEqual({ correct: true });
+        }),
+        { numRuns: 60 },
+      );
+    }
     expectLetheError(() => countdownTask({ goal: 'trace' as 'prompt' }), 'E_ARG', 'goal');
   });
 

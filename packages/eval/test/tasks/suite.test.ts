@@ -31,7 +31,7 @@ describe('the long-context suite task', () => {
       ...VERBOSE_COUNTDOWN,
       maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
       maxValue: SUITE_COUNTDOWN_MAX_VALUE,
-      goal: 'restated',
+      goal: 'checked',
     });
     const tracking = createTask('suite', { member: 'variable-tracking', contextChars: 512 });
     const plainTracking = retrievalTask({
