@@ -61,7 +61,12 @@ describe('NGC on the suite', () => {
     const run = JSON.parse(await readFile(join(out, NGC_RUN_FILE), 'utf8'));
     expect(run.task).toEqual({
       name: 'suite',
-      options: { member: SUITE_COUNTDOWN_MEMBER, contextChars: 256, minContextChars: 256 },
+      options: {
+        member: SUITE_COUNTDOWN_MEMBER,
+        contextChars: 256,
+        minContextChars: 256,
+        countdownGoal: 'checked',
+      },
     });
     // The suite's BPE as it was: the tag needs no new tokens, so no new embedding rows.
     const trained = await readModelDirectory(out);
@@ -102,8 +107,14 @@ describe('NGC on the suite', () => {
         member: SUITE_COUNTDOWN_MEMBER,
         contextChars: 512,
         minContextChars: 512,
+        countdownGoal: 'checked',
       });
     }
+    // and in the trace form the model was trained on
+    const restated = createTask('suite', { contextChars: 512, countdownGoal: 'restated' });
+    expect(countdownTaskOf({ task: restated as GenerationTask }).options).toMatchObject({
+      countdownGoal: 'restated',
+    });
   });
 
   it('refuses the markup tag on a BPE, and a model of another task', async () => {

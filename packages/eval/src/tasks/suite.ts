@@ -1,6 +1,7 @@
 import { LetheError } from '@lethe/core';
 import { STOP_TEXT } from './answer';
 import { countdownTask, VERBOSE_COUNTDOWN } from './countdown';
+import { COUNTDOWN_GOALS, type CountdownGoal } from './countdown-solver';
 import { choiceOption, intOption, optionFields } from './options';
 import { retrievalTask } from './retrieval';
 import { SeededRandom } from './seeded';
@@ -101,6 +102,12 @@ export interface SuiteOptions {
    * longer one).
    */
   readonly minContextChars: number;
+  /**
+   * Where verbose Countdown's reference trace keeps its target (`goal` of `countdownTask`):
+   * `checked` (default), the member as the suite poses it; `restated`, the form the suite's
+   * Countdown stages up to `suite-countdown-anneal3` were trained and scored on.
+   */
+  readonly countdownGoal: CountdownGoal;
 }
 
 /** Options accepted by {@link suiteTask}; every field is optional. */
@@ -167,7 +174,11 @@ export type SuiteData = Readonly<Record<string, unknown>> & {
  *   failures in 64 validation examples of the best model were that check — an answer after a
  *   near miss (`21+8=29` for 28), or a search going on past the target.
  */
-function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: number): GenerationTask {
+function memberTask(
+  member: SuiteMember | SuiteWarmupMember,
+  contextChars: number,
+  countdownGoal: CountdownGoal,
+): GenerationTask {
   switch (member) {
     case 'warmup/niah-single':
       return retrievalTask({ variant: 'niah-single', contextChars, valueDigits: 4 });
@@ -222,7 +233,7 @@ function memberTask(member: SuiteMember | SuiteWarmupMember, contextChars: numbe
         ...VERBOSE_COUNTDOWN,
         maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
         maxValue: SUITE_COUNTDOWN_MAX_VALUE,
-        goal: 'checked',
+        goal: countdownGoal,
       });
   }
 }
@@ -237,10 +248,11 @@ function exampleContextChars(options: SuiteOptions, seed: number, index: number)
 function checkShortestFits(
   selected: readonly (SuiteMember | SuiteWarmupMember)[],
   minContextChars: number,
+  countdownGoal: CountdownGoal,
 ): void {
   for (const member of selected) {
     try {
-      memberTask(member, minContextChars);
+      memberTask(member, minContextChars, countdownGoal);
     } catch (error) {
       if (!(error instanceof LetheError) || error.argument !== 'contextChars') throw error;
       throw new LetheError(
@@ -270,7 +282,11 @@ function checkShortestFits(
  * @throws LetheError `E_ARG` naming the field for a bad option.
  */
 export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOptions> {
-  const fields = optionFields(options, ['member', 'contextChars', 'minContextChars'], 'suite');
+  const fields = optionFields(
+    options,
+    ['member', 'contextChars', 'minContextChars', 'countdownGoal'],
+    'suite',
+  );
   const member = choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
     ...SUITE_MEMBERS,
     ...SUITE_WARMUP_MEMBERS,
@@ -286,6 +302,7 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
     member,
     contextChars,
     minContextChars: intOption(fields, 'minContextChars', contextChars, shortest, contextChars),
+    countdownGoal: choiceOption(fields, 'countdownGoal', 'checked', COUNTDOWN_GOALS),
   };
   const selected: readonly (SuiteMember | SuiteWarmupMember)[] =
     resolved.member === 'mixture'
@@ -295,14 +312,16 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
         : resolved.member === 'warmup-mixture'
           ? SUITE_WARMUP_MEMBERS
           : [resolved.member];
-  const tasks = new Map(selected.map((m) => [m, memberTask(m, resolved.contextChars)]));
+  const tasks = new Map(
+    selected.map((m) => [m, memberTask(m, resolved.contextChars, resolved.countdownGoal)]),
+  );
   const ranged = resolved.minContextChars < resolved.contextChars;
-  if (ranged) checkShortestFits(selected, resolved.minContextChars);
+  if (ranged) checkShortestFits(selected, resolved.minContextChars, resolved.countdownGoal);
 
   const example = (seed: number, index: number): TaskExample => {
     const member = selected[index % selected.length]!;
     const task = ranged
-      ? memberTask(member, exampleContextChars(resolved, seed, index))
+      ? memberTask(member, exampleContextChars(resolved, seed, index), resolved.countdownGoal)
       : tasks.get(member)!;
     const inner = task.example(seed, Math.floor(index / selected.length));
     return { ...inner, task: 'suite', index, data: { ...inner.data, member } };

@@ -58,12 +58,24 @@ describe('the long-context suite task', () => {
       const search = countdown.example(3, index);
       expect(search.target).toBe(plainCountdown.example(3, index).target);
       expect(search.target).toContain(`;${(search.data as { target: number }).target}:`);
+      const restated = createTask('suite', {
+        member: 'countdown-verbose',
+        countdownGoal: 'restated',
+      }).example(3, index);
+      expect(restated.target).toBe(
+        countdownTask({ ...plainCountdown.options, goal: 'restated' }).example(3, index).target,
+      );
     }
   });
 
   it('cycles through the members in the mixture, balanced in every prefix', () => {
     const mixture = createTask('suite', { contextChars: 256 });
-    expect(mixture.options).toEqual({ member: 'mixture', contextChars: 256, minContextChars: 256 });
+    expect(mixture.options).toEqual({
+      member: 'mixture',
+      contextChars: 256,
+      minContextChars: 256,
+      countdownGoal: 'checked',
+    });
     const members = Array.from(
       { length: 12 },
       (_, i) => (mixture.example(0, i).data as SuiteData).member,
@@ -199,6 +211,7 @@ describe('the long-context suite task', () => {
       member: 'warmup-mixture',
       contextChars: 104,
       minContextChars: 72,
+      countdownGoal: 'checked',
     });
     const lengths = new Set<number>();
     for (let i = 0; i < 48; i++) {
@@ -270,6 +283,11 @@ describe('the long-context suite task', () => {
     expect(task.verify(example, example.target).correct).toBe(false);
     expectLetheError(() => createTask('suite', { member: 'chess' as never }), 'E_ARG', 'member');
     expectLetheError(() => createTask('suite', { contextChars: 128 }), 'E_ARG', 'contextChars');
+    expectLetheError(
+      () => createTask('suite', { countdownGoal: 'beside' as never }),
+      'E_ARG',
+      'countdownGoal',
+    );
     // A warm-up selection may be shorter, down to two needles; a member that does not fit says so.
     const short = createTask('suite', { member: 'warmup/repeat', contextChars: 64 });
     expect(short.verify(short.example(0, 0), short.example(0, 0).target)).toEqual({
