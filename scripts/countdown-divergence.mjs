@@ -12,18 +12,13 @@
 //   stopped             the completion ends before the reference does
 //
 // An example the verifier accepts counts as solved even where its search differs. `goal` is the
-// form of the reference (`@lethe/eval`'s countdown `goal`; default the suite member's own,
-// `checked`), for models trained on an earlier form. After `npm run build`, from the root:
+// form of the reference (the suite's `countdownGoal`; default `checked`), for models trained on
+// an earlier form. After `npm run build`, from the root:
 //
 //   node scripts/countdown-divergence.mjs <model dir> [examples (64)] [seed (1)] [goal (checked)]
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import {
-  countdownTask,
-  SUITE_COUNTDOWN_MAX_TRACE_CHARS,
-  SUITE_COUNTDOWN_MAX_VALUE,
-  VERBOSE_COUNTDOWN,
-} from '../packages/eval/dist/index.js';
+import { createTask } from '../packages/eval/dist/index.js';
 
 const [dir, examples = '64', seed = '1', goal = 'checked'] = process.argv.slice(2);
 if (dir === undefined) {
@@ -32,13 +27,7 @@ if (dir === undefined) {
   );
   process.exit(2);
 }
-// The suite's verbose Countdown member, in the form asked for.
-const task = countdownTask({
-  ...VERBOSE_COUNTDOWN,
-  maxTraceChars: SUITE_COUNTDOWN_MAX_TRACE_CHARS,
-  maxValue: SUITE_COUNTDOWN_MAX_VALUE,
-  goal,
-});
+const task = createTask('suite', { member: 'countdown-verbose', countdownGoal: goal });
 const cases = Array.from({ length: Number(examples) }, (_, i) => task.example(Number(seed), i));
 const generated = spawnSync(
   process.execPath,

@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/core';
 import type { CountdownOp } from './countdown-expression';
+import { choiceOption } from './options';
 
 /**
  * The order in which {@link solveCountdown} tries a state's operations: `closest-first`, the
@@ -136,22 +137,9 @@ export function solveCountdown(
   if (!Number.isSafeInteger(maxValue) || maxValue < 1) {
     throw new LetheError('E_ARG', `must be a positive integer, got ${maxValue}`, 'maxValue');
   }
-  const order = options.order ?? 'closest-first';
-  if (!COUNTDOWN_SEARCH_ORDERS.includes(order)) {
-    throw new LetheError(
-      'E_ARG',
-      `must be one of ${COUNTDOWN_SEARCH_ORDERS.join(', ')}, got ${JSON.stringify(order)}`,
-      'order',
-    );
-  }
-  const goal = options.goal ?? 'prompt';
-  if (!COUNTDOWN_GOALS.includes(goal)) {
-    throw new LetheError(
-      'E_ARG',
-      `must be one of ${COUNTDOWN_GOALS.join(', ')}, got ${JSON.stringify(goal)}`,
-      'goal',
-    );
-  }
+  const fields = options as unknown as Readonly<Record<string, unknown>>;
+  const order = choiceOption(fields, 'order', 'closest-first', COUNTDOWN_SEARCH_ORDERS);
+  const goal = choiceOption(fields, 'goal', 'prompt', COUNTDOWN_GOALS);
   const checked = goal === 'checked' ? `;${target}` : '';
   const stated = goal === 'prompt' ? ';' : `;${target}:`;
   const lines: string[] = [];
