@@ -83,7 +83,7 @@ export {
   needleSentence,
   niahInstance,
 } from './niah';
-export type { RecitationOrder } from './recitation';
+export { type RecitationForm, type RecitationOrder, recitationChainCount } from './recitation';
 export {
   createTask,
   isTaskName,

@@ -1,10 +1,17 @@
 import { formatAnswer } from './answer';
-import { kvNeedleCount, NEEDLE_KEY_SYLLABLES, needleSentence } from './niah';
+import { kvNeedleCount, NEEDLE_KEY_SYLLABLES, needleLength, needleSentence } from './niah';
 import type { SeededRandom } from './seeded';
-import { distinctPseudoWords, randomDigits } from './words';
+import { linkSentence, viaLine } from './two-hop';
+import { distinctPseudoWords, distinctRandomDigits, randomDigits } from './words';
 
 /** How a recitation drill's second line recites the needles (see {@link RecitationSpec}). */
 export type RecitationOrder = 'shuffled' | 'same' | 'sampled';
+
+/**
+ * What a recitation drill's lines are made of (see {@link RecitationSpec}): value needles, or
+ * `two-hop`'s chains (a link and the needle it points to).
+ */
+export type RecitationForm = 'needles' | 'chains';
 
 /** What a recitation drill is made of. */
 export interface RecitationSpec {
@@ -20,6 +27,13 @@ export interface RecitationSpec {
    * elimination (see {@link recitationInstance}).
    */
   readonly order: RecitationOrder;
+  /**
+   * `needles`: needles `the number for <key> is <value>.`; `chains`: `two-hop`'s chains, a link
+   * `the number for <a> is the number for <b>.` and the needle of its `b`, every sentence of the
+   * line shuffled, the question asking an `a` and answered `via <b>` then the value (see
+   * {@link chainRecitationInstance}).
+   */
+  readonly form: RecitationForm;
 }
 
 /** A generated recitation drill. */
@@ -30,7 +44,9 @@ export interface RecitationInstance {
   readonly key: string;
   /** Its value. */
   readonly value: string;
-  /** Needles in the needle line, the queried one included. */
+  /** `chains` only: the key `b` the queried `a` links to. */
+  readonly via?: string;
+  /** Keys defined in the needle line (needles; for `chains`, both keys of every chain). */
   readonly needles: number;
   /** Length of the needle line (the recitation line and the question follow it). */
   readonly contextLength: number;
@@ -58,6 +74,7 @@ export interface RecitationInstance {
  * (the answer is recalled from the needle line, or from the recitation where it was recited).
  */
 export function recitationInstance(random: SeededRandom, spec: RecitationSpec): RecitationInstance {
+  if (spec.form === 'chains') return chainRecitationInstance(random, spec);
   const count = kvNeedleCount(spec.contextChars, spec.valueDigits);
   const keys = distinctPseudoWords(random, count, NEEDLE_KEY_SYLLABLES);
   const values = keys.map(() => randomDigits(random, spec.valueDigits));
@@ -77,6 +94,52 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
   };
 }
 
+/** Chains that fit a needle line of `contextChars` (each a link and a needle, space-separated). */
+export function recitationChainCount(contextChars: number, valueDigits: number): number {
+  const key = 'x'.repeat(2 * NEEDLE_KEY_SYLLABLES);
+  const chain = linkSentence(key, key).length + 1 + needleLength(valueDigits);
+  return Math.floor((contextChars + 1) / (chain + 1));
+}
+
+/**
+ * The recitation drill over `two-hop`'s chains: as many chains `a → b → value` as fit (distinct
+ * keys, distinct values), their links `the number for <a> is the number for <b>.` and needles
+ * `the number for <b> is <value>.` shuffled into one line; the recitation line as in the needle
+ * form, its units sentences (with `sampled`, as many as the line holds but two, drawn with
+ * replacement; otherwise every sentence but the queried chain's two); then
+ * `what is the number for <a>?`. Target: `via <b>`, newline, `answer: <value>.`, as `two-hop`
+ * writes its route. Under a loss on the prompt every recited link is the lookup `two-hop`'s
+ * first hop makes (a key found, the key after it copied) and every recited needle its second.
+ */
+export function chainRecitationInstance(
+  random: SeededRandom,
+  spec: RecitationSpec,
+): RecitationInstance {
+  const count = recitationChainCount(spec.contextChars, spec.valueDigits);
+  const keys = distinctPseudoWords(random, 2 * count, NEEDLE_KEY_SYLLABLES);
+  const values = distinctRandomDigits(random, count, spec.valueDigits);
+  const chains = values.map((value, c) => ({ key: keys[2 * c]!, via: keys[2 * c + 1]!, value }));
+  const { key, via, value } = chains[random.int(0, count - 1)]!;
+  const own = [linkSentence(key, via), needleSentence(via, value)];
+  const sentences = random.shuffle(
+    chains.flatMap((chain) => [
+      linkSentence(chain.key, chain.via),
+      needleSentence(chain.via, chain.value),
+    ]),
+  );
+  const recited = recitedUnits(random, sentences, own, spec.order);
+  const context = sentences.join(' ');
+  return {
+    prompt: `${context}\n${recited.join(' ')}\nwhat is the number for ${key}?\n`,
+    target: `${viaLine(via)}\n${formatAnswer(value)}`,
+    key,
+    value,
+    via,
+    needles: 2 * count,
+    contextLength: context.length,
+  };
+}
+
 /** The recitation line's needles: all but the queried one, in order or shuffled, or drawn. */
 function recitedNeedles(
   random: SeededRandom,
@@ -84,12 +147,25 @@ function recitedNeedles(
   queried: number,
   order: RecitationOrder,
 ): string[] {
+  return recitedUnits(random, needles, [needles[queried]!], order);
+}
+
+/**
+ * A recitation line's units: as many as `units` holds but `own` (the queried units), drawn with
+ * replacement from all of them (`sampled`), or every unit but `own`, in order or shuffled.
+ */
+function recitedUnits(
+  random: SeededRandom,
+  units: readonly string[],
+  own: readonly string[],
+  order: RecitationOrder,
+): string[] {
   if (order === 'sampled') {
     return Array.from(
-      { length: needles.length - 1 },
-      () => needles[random.int(0, needles.length - 1)]!,
+      { length: units.length - own.length },
+      () => units[random.int(0, units.length - 1)]!,
     );
   }
-  const others = needles.filter((_, i) => i !== queried);
+  const others = units.filter((unit) => !own.includes(unit));
   return order === 'same' ? others : random.shuffle(others);
 }

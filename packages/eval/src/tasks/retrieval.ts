@@ -16,7 +16,12 @@ import {
   niahInstance,
 } from './niah';
 import { choiceOption, intOption, numberOption, optionFields } from './options';
-import { type RecitationOrder, recitationInstance } from './recitation';
+import {
+  type RecitationForm,
+  type RecitationOrder,
+  recitationChainCount,
+  recitationInstance,
+} from './recitation';
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
@@ -155,6 +160,11 @@ export interface RecitationOptions {
    * (needles drawn with replacement: no value told by elimination).
    */
   readonly order: RecitationOrder;
+  /**
+   * `needles` (default): value needles; `chains`: `two-hop`'s chains, each a link and the needle
+   * it points to, answered `via <b>` then the value.
+   */
+  readonly form: RecitationForm;
 }
 
 /** Options of the copy drill (a training drill, see {@link copyDrillInstance}). */
@@ -192,6 +202,7 @@ export interface RetrievalOptionsInput {
   readonly top?: number;
   readonly alpha?: number;
   readonly order?: RecitationOrder;
+  readonly form?: RecitationForm;
   readonly route?: TwoHopRoute;
   readonly recited?: number;
   readonly query?: VariableQuery;
@@ -261,7 +272,9 @@ export type RetrievalData = {
  *   keys, a line reciting all but the queried one in a fresh order (`order: 'shuffled'`) or in
  *   the same order (`'same'`: a verbatim repeat), or as many needles drawn with replacement
  *   (`'sampled'`: no value told by elimination), then the question (an associative-recall or
- *   copy target in every recited needle when the loss falls on the prompt).
+ *   copy target in every recited needle when the loss falls on the prompt); with `form:
+ *   'chains'` its lines hold `two-hop`'s chains (links and the needles they point to) and the
+ *   completion writes `via <b>` before the answer line.
  * - `copy`: a training drill too: a line of distinct 4-letter pseudo-words, the same line again,
  *   then `what word follows <word>?` (every token of the copy an induction target).
  *
@@ -408,6 +421,7 @@ function retrievalInstance(random: SeededRandom, resolved: RetrievalOptions): Re
           values: [instance.value],
           keys: instance.needles,
           contextLength: instance.contextLength,
+          ...(instance.via === undefined ? {} : { via: instance.via }),
         },
       };
     }
@@ -470,7 +484,10 @@ function longestCompletion(resolved: RetrievalOptions): string {
 
 /** The longest route a variant's completion writes before its answer line, if it writes one. */
 function longestRoute(resolved: RetrievalOptions): string | undefined {
-  if (resolved.variant === 'two-hop' && resolved.route === 'written') {
+  if (
+    (resolved.variant === 'two-hop' && resolved.route === 'written') ||
+    (resolved.variant === 'recitation' && resolved.form === 'chains')
+  ) {
     return 'x'.repeat(2 * NEEDLE_KEY_SYLLABLES);
   }
   if (resolved.variant === 'variable-tracking' && resolved.query === 'value') {
@@ -554,7 +571,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   ],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits', 'route'],
-  recitation: ['variant', 'contextChars', 'valueDigits', 'order'],
+  recitation: ['variant', 'contextChars', 'valueDigits', 'order', 'form'],
   copy: ['variant', 'contextChars'],
 };
 
@@ -688,20 +705,33 @@ function twoHopOptions(fields: Fields, contextChars: number): TwoHopOptions {
 
 function recitationOptions(fields: Fields, contextChars: number): RecitationOptions {
   const valueDigits = intOption(fields, 'valueDigits', 4, 1, 9);
-  const needles = kvNeedleCount(contextChars, valueDigits);
-  if (needles < 2 || needles > MAX_RETRIEVAL_KEYS) {
-    throw new LetheError(
-      'E_ARG',
-      `holds ${needles} needles of ${needleLength(valueDigits)} characters; a recitation needs 2 to ${MAX_RETRIEVAL_KEYS}`,
-      'contextChars',
-    );
-  }
   const order = choiceOption<RecitationOrder>(fields, 'order', 'shuffled', [
     'shuffled',
     'same',
     'sampled',
   ]);
-  return { variant: 'recitation', contextChars, valueDigits, order };
+  const form = choiceOption<RecitationForm>(fields, 'form', 'needles', ['needles', 'chains']);
+  if (form === 'chains') {
+    const chains = recitationChainCount(contextChars, valueDigits);
+    if (chains < 2 || 2 * chains > MAX_RETRIEVAL_KEYS) {
+      throw new LetheError(
+        'E_ARG',
+        `holds ${chains} chains; a recitation of chains needs 2 to ${MAX_RETRIEVAL_KEYS / 2}`,
+        'contextChars',
+      );
+    }
+    checkDistinctValues(chains, valueDigits, 'contextChars');
+  } else {
+    const needles = kvNeedleCount(contextChars, valueDigits);
+    if (needles < 2 || needles > MAX_RETRIEVAL_KEYS) {
+      throw new LetheError(
+        'E_ARG',
+        `holds ${needles} needles of ${needleLength(valueDigits)} characters; a recitation needs 2 to ${MAX_RETRIEVAL_KEYS}`,
+        'contextChars',
+      );
+    }
+  }
+  return { variant: 'recitation', contextChars, valueDigits, order, form };
 }
 
 function copyOptions(contextChars: number): CopyOptions {

@@ -52,12 +52,21 @@ export const SUITE_WARMUP_MEMBERS = [
  * Warm-up members posed alone (`member: '<name>'`), outside `warmup-mixture` (whose examples a
  * committed model was trained on, so its members stay the eight above): `warmup/lookup`, the
  * recitation drill with needles recited as drawn with replacement (`order: 'sampled'`), where no
- * recited value or answer can be told by elimination, only by its key; and
+ * recited value or answer can be told by elimination, only by its key;
  * `warmup/variable-lookup`, variable tracking's lookups as a drill: 8 chains of 3 hops with no
  * filler, 6 of them asked and answered before the question (under a loss on the prompt, 24
- * recited variables a sequence, each found from its value or from the variable before it).
+ * recited variables a sequence, each found from its value or from the variable before it); and
+ * `warmup/chain-lookup`, `two-hop`'s lookups as a drill: the lookup drill over `two-hop`'s chains
+ * (links and the needles they point to, recited as drawn with replacement; `form: 'chains'` of
+ * the recitation), answered `via <b>` then the value as `two-hop` is — every recited link a
+ * lookup of a key by a key, the first hop the backbone answers by recency instead (it names the
+ * later link's key).
  */
-export const SUITE_SOLO_WARMUP_MEMBERS = ['warmup/lookup', 'warmup/variable-lookup'] as const;
+export const SUITE_SOLO_WARMUP_MEMBERS = [
+  'warmup/lookup',
+  'warmup/variable-lookup',
+  'warmup/chain-lookup',
+] as const;
 
 /** A warm-up member of the suite. */
 export type SuiteWarmupMember =
@@ -204,6 +213,14 @@ function memberTask(
         hops: 3,
         haystack: 'none',
         recited: 6,
+      });
+    case 'warmup/chain-lookup':
+      return retrievalTask({
+        variant: 'recitation',
+        contextChars,
+        valueDigits: 4,
+        order: 'sampled',
+        form: 'chains',
       });
     case 'warmup/lookup':
       return retrievalTask({

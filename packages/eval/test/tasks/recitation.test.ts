@@ -2,6 +2,7 @@ import { expectLetheError } from '@lethe/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { kvNeedleCount } from '../../src/tasks/niah';
+import { recitationChainCount } from '../../src/tasks/recitation';
 import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
 import { taskTokenizer } from '../../src/tasks/tokenizers';
 import { indexArb, seedArb } from './helpers';
@@ -19,6 +20,7 @@ describe('retrieval: recitation', () => {
       contextChars: 1024,
       valueDigits: 4,
       order: 'shuffled',
+      form: 'needles',
     });
     expect(retrievalTask({ variant: 'recitation' }).maxNewTokens).toBe('answer: 1234.'.length);
   });
@@ -73,6 +75,92 @@ describe('retrieval: recitation', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('over chains: links and their needles shuffled, sentences recited, answered via the link (property)', () => {
+    const linkPattern = /the number for ([a-z]+) is the number for ([a-z]+)\./g;
+    const links = (text: string) => [...text.matchAll(linkPattern)].map((m) => [m[1]!, m[2]!]);
+    const sentences = (text: string) => text.split(/(?<=\.) /);
+    fc.assert(
+      fc.property(
+        seedArb,
+        indexArb,
+        fc.integer({ min: 145, max: 4096 }),
+        fc.integer({ min: 2, max: 9 }),
+        fc.constantFrom('shuffled', 'same', 'sampled'),
+        (seed, index, contextChars, valueDigits, order) => {
+          const chains = recitationChainCount(contextChars, valueDigits);
+          fc.pre(chains >= 2 && 2 * chains <= 10 ** (valueDigits - 1) * 9);
+          const task = retrievalTask({
+            variant: 'recitation',
+            contextChars,
+            valueDigits,
+            order,
+            form: 'chains',
+          });
+          const example = task.example(seed, index);
+          const data = example.data as RetrievalData;
+          const [line, recitationLine, question] = threeLinesOf(example.prompt);
+          // As many chains as fit: a link a → b and b's needle each, keys and values distinct.
+          const linked = links(line);
+          const needles = valueNeedles(line);
+          expect(linked).toHaveLength(chains);
+          expect(needles).toHaveLength(chains);
+          expect(sentences(line)).toHaveLength(2 * chains);
+          expect(line.length).toBe(data.contextLength);
+          expect(line.length).toBeLessThanOrEqual(contextChars);
+          expect(new Set(linked.flat()).size).toBe(2 * chains);
+          expect(new Set(needles.map(([, v]) => v)).size).toBe(chains);
+          expect(linked.map(([, b]) => b).sort()).toEqual(needles.map(([k]) => k).sort());
+          // The question asks an a; the completion names its b, then b's value.
+          const key = /^what is the number for ([a-z]+)\?$/.exec(question)?.[1];
+          const via = linked.find(([a]) => a === key)?.[1];
+          expect(via).toBeDefined();
+          const value = needles.find(([k]) => k === via)![1];
+          expect(example.target).toBe(`via ${via}\nanswer: ${value}.`);
+          expect(data).toMatchObject({ queries: [key], values: [value], keys: 2 * chains, via });
+          expect(task.maxNewTokens).toBeGreaterThanOrEqual(example.target.length);
+          expect(task.verify(example, example.target)).toEqual({ correct: true });
+          // The recitation: sentences of the line, all but the queried chain's two, or drawn.
+          const own = [
+            `the number for ${key} is the number for ${via}.`,
+            `the number for ${via} is ${value}.`,
+          ];
+          const recited = sentences(recitationLine);
+          const others = sentences(line).filter((s) => !own.includes(s));
+          if (order === 'sampled') {
+            expect(recited).toHaveLength(2 * chains - 2);
+            for (const s of recited) expect(sentences(line)).toContain(s);
+          } else if (order === 'same') expect(recited).toEqual(others);
+          else expect([...recited].sort()).toEqual([...others].sort());
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('over chains, draws the queried chain at every place of the line and recites it too', () => {
+    // 3 chains at 256 characters: the queried link is one of 6 sentences, recited among 4 draws
+    // in 1 − (5/6)^4 ≈ 0.518 of the examples.
+    const task = retrievalTask({
+      variant: 'recitation',
+      contextChars: 256,
+      order: 'sampled',
+      form: 'chains',
+    });
+    const n = 300;
+    let recitedLink = 0;
+    const places = new Array<number>(6).fill(0);
+    for (let index = 0; index < n; index++) {
+      const example = task.example(9, index);
+      const [line, recitationLine] = threeLinesOf(example.prompt);
+      const data = example.data as RetrievalData;
+      const link = `the number for ${data.queries[0]} is the number for ${data.via}.`;
+      if (recitationLine.includes(link)) recitedLink++;
+      places[line.split(/(?<=\.) /).indexOf(link)]!++;
+    }
+    expect(Math.abs(recitedLink / n - (1 - (5 / 6) ** 4))).toBeLessThan(0.09);
+    for (const count of places) expect(Math.abs(count - n / 6)).toBeLessThan(25);
   });
 
   it('is deterministic per (seed, index), varies across indices, and reads without <unk>', () => {
@@ -141,6 +229,29 @@ describe('retrieval: recitation', () => {
       () => retrievalTask({ variant: 'recitation', order: 'sorted' as never }),
       'E_ARG',
       'order',
+    );
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', form: 'links' as never }),
+      'E_ARG',
+      'form',
+    );
+    // Two chains need 145 characters.
+    retrievalTask({ variant: 'recitation', contextChars: 145, form: 'chains' });
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', contextChars: 144, form: 'chains' }),
+      'E_ARG',
+      'contextChars',
+    );
+    expectLetheError(
+      () =>
+        retrievalTask({
+          variant: 'recitation',
+          contextChars: 4096,
+          valueDigits: 1,
+          form: 'chains',
+        }),
+      'E_ARG',
+      'contextChars',
     );
   });
 });

@@ -151,7 +151,11 @@ describe('the long-context suite task', () => {
   });
 
   it('poses the lookup drill alone, outside the warm-up mixture, at warm-up lengths', () => {
-    expect(SUITE_SOLO_WARMUP_MEMBERS).toEqual(['warmup/lookup', 'warmup/variable-lookup']);
+    expect(SUITE_SOLO_WARMUP_MEMBERS).toEqual([
+      'warmup/lookup',
+      'warmup/variable-lookup',
+      'warmup/chain-lookup',
+    ]);
     const lookup = createTask('suite', { member: 'warmup/lookup', contextChars: 64 });
     const reference = retrievalTask({
       variant: 'recitation',
@@ -173,6 +177,37 @@ describe('the long-context suite task', () => {
     );
     expect(posed).not.toContain('warmup/lookup');
     expect(posed).not.toContain('warmup/variable-lookup');
+    expect(posed).not.toContain('warmup/chain-lookup');
+  });
+
+  it('poses two-hop’s lookups as a drill alone: the sampled recitation over chains', () => {
+    const drill = createTask('suite', { member: 'warmup/chain-lookup', contextChars: 512 });
+    const reference = retrievalTask({
+      variant: 'recitation',
+      contextChars: 512,
+      valueDigits: 4,
+      order: 'sampled',
+      form: 'chains',
+    });
+    expect(drill.maxNewTokens).toBe(reference.maxNewTokens);
+    for (let i = 0; i < 4; i++) {
+      const example = drill.example(5, i);
+      const own = reference.example(5, i);
+      expect([example.prompt, example.target]).toEqual([own.prompt, own.target]);
+      expect(example.target).toMatch(/^via [a-z]{4}\nanswer: \d{4}\.$/);
+      expect(drill.verify(example, example.target)).toEqual({ correct: true });
+    }
+    // Two chains need 145 characters, also at the shortest of a spread of lengths.
+    expectLetheError(
+      () =>
+        createTask('suite', {
+          member: 'warmup/chain-lookup',
+          contextChars: 512,
+          minContextChars: 144,
+        }),
+      'E_ARG',
+      'minContextChars',
+    );
   });
 
   it('poses variable tracking’s lookups as a drill alone: 8 chains of 3 hops, no filler, 6 answered', () => {
