@@ -136,6 +136,8 @@ export type { GenerationTask, PerplexityTask, Task, TaskExample, Verdict } from 
 export { checkTaskTokenizer } from './task-tokenizer-check';
 export { TASK_ALPHABETS, type TaskFamily, taskTokenizer } from './tokenizers';
 export {
+  LINK_FORMS,
+  type LinkForm,
   linkSentence,
   type TwoHopInstance,
   type TwoHopRoute,

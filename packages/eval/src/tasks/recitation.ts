@@ -1,7 +1,7 @@
 import { formatAnswer } from './answer';
 import { kvNeedleCount, NEEDLE_KEY_SYLLABLES, needleLength, needleSentence } from './niah';
 import type { SeededRandom } from './seeded';
-import { linkSentence, viaLine } from './two-hop';
+import { type LinkForm, linkSentence, viaLine } from './two-hop';
 import { distinctPseudoWords, distinctRandomDigits, randomDigits } from './words';
 
 /** How a recitation drill's second line recites the needles (see {@link RecitationSpec}). */
@@ -34,6 +34,8 @@ export interface RecitationSpec {
    * {@link chainRecitationInstance}).
    */
   readonly form: RecitationForm;
+  /** `chains` only: how a link is worded (`number`, or `possessive`: `… is <b>'s.`). */
+  readonly link: LinkForm;
 }
 
 /** A generated recitation drill. */
@@ -95,9 +97,13 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
 }
 
 /** Chains that fit a needle line of `contextChars` (each a link and a needle, space-separated). */
-export function recitationChainCount(contextChars: number, valueDigits: number): number {
+export function recitationChainCount(
+  contextChars: number,
+  valueDigits: number,
+  link: LinkForm = 'number',
+): number {
   const key = 'x'.repeat(2 * NEEDLE_KEY_SYLLABLES);
-  const chain = linkSentence(key, key).length + 1 + needleLength(valueDigits);
+  const chain = linkSentence(key, key, link).length + 1 + needleLength(valueDigits);
   return Math.floor((contextChars + 1) / (chain + 1));
 }
 
@@ -115,15 +121,15 @@ export function chainRecitationInstance(
   random: SeededRandom,
   spec: RecitationSpec,
 ): RecitationInstance {
-  const count = recitationChainCount(spec.contextChars, spec.valueDigits);
+  const count = recitationChainCount(spec.contextChars, spec.valueDigits, spec.link);
   const keys = distinctPseudoWords(random, 2 * count, NEEDLE_KEY_SYLLABLES);
   const values = distinctRandomDigits(random, count, spec.valueDigits);
   const chains = values.map((value, c) => ({ key: keys[2 * c]!, via: keys[2 * c + 1]!, value }));
   const { key, via, value } = chains[random.int(0, count - 1)]!;
-  const own = [linkSentence(key, via), needleSentence(via, value)];
+  const own = [linkSentence(key, via, spec.link), needleSentence(via, value)];
   const sentences = random.shuffle(
     chains.flatMap((chain) => [
-      linkSentence(chain.key, chain.via),
+      linkSentence(chain.key, chain.via, spec.link),
       needleSentence(chain.via, chain.value),
     ]),
   );

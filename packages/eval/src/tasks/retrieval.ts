@@ -25,7 +25,14 @@ import {
 import { SeededRandom } from './seeded';
 import type { GenerationTask, TaskExample, Verdict } from './task';
 import { taskTokenizer } from './tokenizers';
-import { type TwoHopRoute, twoHopInstance, twoHopMinChars, viaLine } from './two-hop';
+import {
+  LINK_FORMS,
+  type LinkForm,
+  type TwoHopRoute,
+  twoHopInstance,
+  twoHopMinChars,
+  viaLine,
+} from './two-hop';
 import {
   VARIABLE_NAME_SYLLABLES,
   type VariableHaystack,
@@ -165,6 +172,11 @@ export interface RecitationOptions {
    * it points to, answered `via <b>` then the value.
    */
   readonly form: RecitationForm;
+  /**
+   * `chains` only: how a link is worded, `number` (default: `the number for <a> is the number
+   * for <b>.`, as `two-hop` words it) or `possessive` (`the number for <a> is <b>'s.`).
+   */
+  readonly link: LinkForm;
 }
 
 /** Options of the copy drill (a training drill, see {@link copyDrillInstance}). */
@@ -203,6 +215,7 @@ export interface RetrievalOptionsInput {
   readonly alpha?: number;
   readonly order?: RecitationOrder;
   readonly form?: RecitationForm;
+  readonly link?: LinkForm;
   readonly route?: TwoHopRoute;
   readonly recited?: number;
   readonly query?: VariableQuery;
@@ -571,7 +584,7 @@ const FIELDS: Record<RetrievalVariant, readonly string[]> = {
   ],
   'frequent-words': ['variant', 'contextChars', 'top', 'alpha'],
   'two-hop': ['variant', 'contextChars', 'chains', 'valueDigits', 'route'],
-  recitation: ['variant', 'contextChars', 'valueDigits', 'order', 'form'],
+  recitation: ['variant', 'contextChars', 'valueDigits', 'order', 'form', 'link'],
   copy: ['variant', 'contextChars'],
 };
 
@@ -711,8 +724,12 @@ function recitationOptions(fields: Fields, contextChars: number): RecitationOpti
     'sampled',
   ]);
   const form = choiceOption<RecitationForm>(fields, 'form', 'needles', ['needles', 'chains']);
+  const link = choiceOption(fields, 'link', 'number', LINK_FORMS);
+  if (form === 'needles' && link !== 'number') {
+    throw new LetheError('E_ARG', "words a link, which only form 'chains' has", 'link');
+  }
   if (form === 'chains') {
-    const chains = recitationChainCount(contextChars, valueDigits);
+    const chains = recitationChainCount(contextChars, valueDigits, link);
     if (chains < 2 || 2 * chains > MAX_RETRIEVAL_KEYS) {
       throw new LetheError(
         'E_ARG',
@@ -731,7 +748,7 @@ function recitationOptions(fields: Fields, contextChars: number): RecitationOpti
       );
     }
   }
-  return { variant: 'recitation', contextChars, valueDigits, order, form };
+  return { variant: 'recitation', contextChars, valueDigits, order, form, link };
 }
 
 function copyOptions(contextChars: number): CopyOptions {

@@ -59,13 +59,16 @@ export const SUITE_WARMUP_MEMBERS = [
  * `warmup/chain-lookup`, `two-hop`'s lookups as a drill: the lookup drill over `two-hop`'s chains
  * (links and the needles they point to, recited as drawn with replacement; `form: 'chains'` of
  * the recitation), answered `via <b>` then the value as `two-hop` is — every recited link a
- * lookup of a key by a key, the first hop the backbone answers by recency instead (it names the
- * later link's key).
+ * lookup of a key by a key, the first hop the backbone answers by place instead (it names the
+ * later link's key); `warmup/possessive-lookup`, the same with links worded
+ * `the number for <a> is <b>'s.` (`link: 'possessive'`), `b` as close to `a` as a needle's value
+ * is to its key.
  */
 export const SUITE_SOLO_WARMUP_MEMBERS = [
   'warmup/lookup',
   'warmup/variable-lookup',
   'warmup/chain-lookup',
+  'warmup/possessive-lookup',
 ] as const;
 
 /** A warm-up member of the suite. */
@@ -221,6 +224,15 @@ function memberTask(
         valueDigits: 4,
         order: 'sampled',
         form: 'chains',
+      });
+    case 'warmup/possessive-lookup':
+      return retrievalTask({
+        variant: 'recitation',
+        contextChars,
+        valueDigits: 4,
+        order: 'sampled',
+        form: 'chains',
+        link: 'possessive',
       });
     case 'warmup/lookup':
       return retrievalTask({

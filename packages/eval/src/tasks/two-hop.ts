@@ -42,9 +42,21 @@ export interface TwoHopInstance {
   readonly contextLength: number;
 }
 
-/** A link needle: `the number for <key> is the number for <via>.` */
-export function linkSentence(key: string, via: string): string {
-  return `the number for ${key} is the number for ${via}.`;
+/**
+ * How a link is worded: `number`, `the number for <a> is the number for <b>.` (`b` six tokens of
+ * the suite's BPE after `a`); `possessive`, `the number for <a> is <b>'s.` (`b` two tokens after
+ * `a`, where a needle's value stands after its key).
+ */
+export type LinkForm = 'number' | 'possessive';
+
+/** The link forms, default first. */
+export const LINK_FORMS: readonly LinkForm[] = ['number', 'possessive'];
+
+/** A link needle: `the number for <key> is the number for <via>.`, or `… is <via>'s.` */
+export function linkSentence(key: string, via: string, form: LinkForm = 'number'): string {
+  return form === 'possessive'
+    ? `the number for ${key} is ${via}'s.`
+    : `the number for ${key} is the number for ${via}.`;
 }
 
 /** Shortest context that holds every needle of `spec` (and the spaces between them). */

@@ -5,6 +5,7 @@ import { kvNeedleCount } from '../../src/tasks/niah';
 import { recitationChainCount } from '../../src/tasks/recitation';
 import { type RetrievalData, retrievalTask } from '../../src/tasks/retrieval';
 import { taskTokenizer } from '../../src/tasks/tokenizers';
+import { LINK_FORMS, type LinkForm } from '../../src/tasks/two-hop';
 import { indexArb, seedArb } from './helpers';
 import {
   expectNearMissesRejected,
@@ -21,6 +22,7 @@ describe('retrieval: recitation', () => {
       valueDigits: 4,
       order: 'shuffled',
       form: 'needles',
+      link: 'number',
     });
     expect(retrievalTask({ variant: 'recitation' }).maxNewTokens).toBe('answer: 1234.'.length);
   });
@@ -78,8 +80,12 @@ describe('retrieval: recitation', () => {
   });
 
   it('over chains: links and their needles shuffled, sentences recited, answered via the link (property)', () => {
-    const linkPattern = /the number for ([a-z]+) is the number for ([a-z]+)\./g;
-    const links = (text: string) => [...text.matchAll(linkPattern)].map((m) => [m[1]!, m[2]!]);
+    const linkPatterns = {
+      number: /the number for ([a-z]+) is the number for ([a-z]+)\./g,
+      possessive: /the number for ([a-z]+) is ([a-z]+)'s\./g,
+    };
+    const links = (text: string, link: LinkForm) =>
+      [...text.matchAll(linkPatterns[link])].map((m) => [m[1]!, m[2]!]);
     const sentences = (text: string) => text.split(/(?<=\.) /);
     fc.assert(
       fc.property(
@@ -88,8 +94,9 @@ describe('retrieval: recitation', () => {
         fc.integer({ min: 145, max: 4096 }),
         fc.integer({ min: 2, max: 9 }),
         fc.constantFrom('shuffled', 'same', 'sampled'),
-        (seed, index, contextChars, valueDigits, order) => {
-          const chains = recitationChainCount(contextChars, valueDigits);
+        fc.constantFrom(...LINK_FORMS),
+        (seed, index, contextChars, valueDigits, order, link) => {
+          const chains = recitationChainCount(contextChars, valueDigits, link);
           fc.pre(chains >= 2 && 2 * chains <= 10 ** (valueDigits - 1) * 9);
           const task = retrievalTask({
             variant: 'recitation',
@@ -97,12 +104,13 @@ describe('retrieval: recitation', () => {
             valueDigits,
             order,
             form: 'chains',
+            link,
           });
           const example = task.example(seed, index);
           const data = example.data as RetrievalData;
           const [line, recitationLine, question] = threeLinesOf(example.prompt);
           // As many chains as fit: a link a → b and b's needle each, keys and values distinct.
-          const linked = links(line);
+          const linked = links(line, link);
           const needles = valueNeedles(line);
           expect(linked).toHaveLength(chains);
           expect(needles).toHaveLength(chains);
@@ -123,7 +131,9 @@ describe('retrieval: recitation', () => {
           expect(task.verify(example, example.target)).toEqual({ correct: true });
           // The recitation: sentences of the line, all but the queried chain's two, or drawn.
           const own = [
-            `the number for ${key} is the number for ${via}.`,
+            link === 'number'
+              ? `the number for ${key} is the number for ${via}.`
+              : `the number for ${key} is ${via}'s.`,
             `the number for ${via} is ${value}.`,
           ];
           const recited = sentences(recitationLine);
@@ -235,7 +245,29 @@ describe('retrieval: recitation', () => {
       'E_ARG',
       'form',
     );
-    // Two chains need 145 characters.
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', link: 'possessive' }),
+      'E_ARG',
+      'link',
+    );
+    expectLetheError(
+      () => retrievalTask({ variant: 'recitation', form: 'chains', link: 'via' as never }),
+      'E_ARG',
+      'link',
+    );
+    // Two chains need 145 characters (119 with possessive links).
+    retrievalTask({ variant: 'recitation', contextChars: 119, form: 'chains', link: 'possessive' });
+    expectLetheError(
+      () =>
+        retrievalTask({
+          variant: 'recitation',
+          contextChars: 118,
+          form: 'chains',
+          link: 'possessive',
+        }),
+      'E_ARG',
+      'contextChars',
+    );
     retrievalTask({ variant: 'recitation', contextChars: 145, form: 'chains' });
     expectLetheError(
       () => retrievalTask({ variant: 'recitation', contextChars: 144, form: 'chains' }),

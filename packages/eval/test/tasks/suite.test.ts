@@ -155,6 +155,7 @@ describe('the long-context suite task', () => {
       'warmup/lookup',
       'warmup/variable-lookup',
       'warmup/chain-lookup',
+      'warmup/possessive-lookup',
     ]);
     const lookup = createTask('suite', { member: 'warmup/lookup', contextChars: 64 });
     const reference = retrievalTask({
@@ -178,24 +179,31 @@ describe('the long-context suite task', () => {
     expect(posed).not.toContain('warmup/lookup');
     expect(posed).not.toContain('warmup/variable-lookup');
     expect(posed).not.toContain('warmup/chain-lookup');
+    expect(posed).not.toContain('warmup/possessive-lookup');
   });
 
-  it('poses two-hop’s lookups as a drill alone: the sampled recitation over chains', () => {
-    const drill = createTask('suite', { member: 'warmup/chain-lookup', contextChars: 512 });
-    const reference = retrievalTask({
-      variant: 'recitation',
-      contextChars: 512,
-      valueDigits: 4,
-      order: 'sampled',
-      form: 'chains',
-    });
-    expect(drill.maxNewTokens).toBe(reference.maxNewTokens);
-    for (let i = 0; i < 4; i++) {
-      const example = drill.example(5, i);
-      const own = reference.example(5, i);
-      expect([example.prompt, example.target]).toEqual([own.prompt, own.target]);
-      expect(example.target).toMatch(/^via [a-z]{4}\nanswer: \d{4}\.$/);
-      expect(drill.verify(example, example.target)).toEqual({ correct: true });
+  it('poses two-hop’s lookups as drills alone: the sampled recitation over chains, links of either wording', () => {
+    for (const [member, link] of [
+      ['warmup/chain-lookup', 'number'],
+      ['warmup/possessive-lookup', 'possessive'],
+    ] as const) {
+      const drill = createTask('suite', { member, contextChars: 512 });
+      const reference = retrievalTask({
+        variant: 'recitation',
+        contextChars: 512,
+        valueDigits: 4,
+        order: 'sampled',
+        form: 'chains',
+        link,
+      });
+      expect(drill.maxNewTokens).toBe(reference.maxNewTokens);
+      for (let i = 0; i < 4; i++) {
+        const example = drill.example(5, i);
+        const own = reference.example(5, i);
+        expect([example.prompt, example.target]).toEqual([own.prompt, own.target]);
+        expect(example.target).toMatch(/^via [a-z]{4}\nanswer: \d{4}\.$/);
+        expect(drill.verify(example, example.target)).toEqual({ correct: true });
+      }
     }
     // Two chains need 145 characters, also at the shortest of a spread of lengths.
     expectLetheError(
