@@ -109,11 +109,11 @@ export function recitationChainCount(
 
 /**
  * The recitation drill over `two-hop`'s chains: as many chains `a → b → value` as fit (distinct
- * keys, distinct values), their links `the number for <a> is the number for <b>.` and needles
- * `the number for <b> is <value>.` shuffled into one line; the recitation line as in the needle
- * form, its units sentences (with `sampled`, as many as the line holds but two, drawn with
- * replacement; otherwise every sentence but the queried chain's two); then
- * `what is the number for <a>?`. Target: `via <b>`, newline, `answer: <value>.`, as `two-hop`
+ * keys, distinct values), their links `the number for <a> is the number for <b>.` (with `link:
+ * 'possessive'`, `the number for <a> is <b>'s.`) and needles `the number for <b> is <value>.`
+ * shuffled into one line; the recitation line as in the needle form, its units sentences (with
+ * `sampled`, as many as the line holds but two, drawn with replacement; otherwise every sentence
+ * but the queried chain's two); then `what is the number for <a>?`. Target: `via <b>`, newline, `answer: <value>.`, as `two-hop`
  * writes its route. Under a loss on the prompt every recited link is the lookup `two-hop`'s
  * first hop makes (a key found, the key after it copied) and every recited needle its second.
  */
