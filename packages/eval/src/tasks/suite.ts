@@ -61,8 +61,8 @@ export const SUITE_WARMUP_MEMBERS = [
  * the recitation), answered `via <b>` then the value as `two-hop` is — every recited link a
  * lookup of a key by a key, the first hop the backbone answers by place instead (it names the
  * later link's key); `warmup/possessive-lookup`, the same with links worded
- * `the number for <a> is <b>'s.` (`link: 'possessive'`), `b` as close to `a` as a needle's value
- * is to its key.
+ * `the number for <a> is <b>'s.` (`link: 'possessive'`), `b` two tokens after `a` (five in
+ * `two-hop`'s wording; a needle's value three after its key).
  */
 export const SUITE_SOLO_WARMUP_MEMBERS = [
   'warmup/lookup',

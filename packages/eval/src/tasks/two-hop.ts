@@ -43,9 +43,9 @@ export interface TwoHopInstance {
 }
 
 /**
- * How a link is worded: `number`, `the number for <a> is the number for <b>.` (`b` six tokens of
+ * How a link is worded: `number`, `the number for <a> is the number for <b>.` (`b` five tokens of
  * the suite's BPE after `a`); `possessive`, `the number for <a> is <b>'s.` (`b` two tokens after
- * `a`, where a needle's value stands after its key).
+ * `a`, about where a needle's value stands after its key: three).
  */
 export type LinkForm = 'number' | 'possessive';
 
