@@ -82,7 +82,7 @@ export function recitationInstance(random: SeededRandom, spec: RecitationSpec): 
   const values = keys.map(() => randomDigits(random, spec.valueDigits));
   const needles = keys.map((key, i) => needleSentence(key, values[i]!));
   const queried = random.int(0, count - 1);
-  const recited = recitedNeedles(random, needles, queried, spec.order);
+  const recited = recitedUnits(random, needles, [needles[queried]!], spec.order);
   const context = needles.join(' ');
   const key = keys[queried]!;
   const value = values[queried]!;
@@ -144,16 +144,6 @@ export function chainRecitationInstance(
     needles: 2 * count,
     contextLength: context.length,
   };
-}
-
-/** The recitation line's needles: all but the queried one, in order or shuffled, or drawn. */
-function recitedNeedles(
-  random: SeededRandom,
-  needles: readonly string[],
-  queried: number,
-  order: RecitationOrder,
-): string[] {
-  return recitedUnits(random, needles, [needles[queried]!], order);
 }
 
 /**
