@@ -16,9 +16,8 @@
 // an earlier form. After `npm run build`, from the root:
 //
 //   node scripts/countdown-divergence.mjs <model dir> [examples (64)] [seed (1)] [goal (checked)]
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { createTask } from '../packages/eval/dist/index.js';
+import { greedyCompletions } from './greedy-completions.mjs';
 
 const [dir, examples = '64', seed = '1', goal = 'checked'] = process.argv.slice(2);
 if (dir === undefined) {
@@ -29,41 +28,17 @@ if (dir === undefined) {
 }
 const task = createTask('suite', { member: 'countdown-verbose', countdownGoal: goal });
 const cases = Array.from({ length: Number(examples) }, (_, i) => task.example(Number(seed), i));
-const generated = spawnSync(
-  process.execPath,
-  [
-    join(import.meta.dirname, '..', 'packages', 'cli', 'dist', 'cli.js'),
-    'generate',
-    '--model',
-    dir,
-    '--json',
-    '--tokens',
-    String(task.maxNewTokens),
-  ],
-  {
-    input: `${cases.map((c) => c.prompt.replaceAll('\n', '\\n')).join('\n')}\n`,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  },
-);
-if (generated.status !== 0) {
-  process.stderr.write(generated.stderr);
-  process.exit(generated.status ?? 1);
-}
-const outputs = generated.stdout
-  .trim()
-  .split('\n')
-  .map((line) => JSON.parse(line));
+const outputs = greedyCompletions(dir, cases, task.maxNewTokens);
 
 const OPERATION = /^ *(\d+)([-+*/])(\d+)=(\d+)/;
 const counts = new Map();
 outputs.forEach((output, i) => {
   const example = cases[i];
-  const got = output.text.split('\n');
+  const got = output.split('\n');
   const want = example.target.split('\n');
   let line = 0;
   while (line < want.length && got[line] === want[line]) line++;
-  const solved = task.verify(example, output.text).correct;
+  const solved = task.verify(example, output).correct;
   const kind = solved ? 'solved' : failure(got[line], want[line], example.data.target);
   counts.set(kind, (counts.get(kind) ?? 0) + 1);
   const shown = (text) => JSON.stringify(text ?? '<end>');

@@ -12,9 +12,8 @@
 // by place names the same place's whatever is asked. After `npm run build`, from the root:
 //
 //   node scripts/two-hop-routes.mjs <model dir> [examples (64)] [contextChars (4096)] [seed (1)]
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { createTask } from '../packages/eval/dist/index.js';
+import { greedyCompletions } from './greedy-completions.mjs';
 
 const [dir, examples = '64', contextChars = '4096', seed = '1'] = process.argv.slice(2);
 if (dir === undefined) {
@@ -25,31 +24,7 @@ if (dir === undefined) {
 }
 const task = createTask('suite', { member: 'two-hop', contextChars: Number(contextChars) });
 const cases = Array.from({ length: Number(examples) }, (_, i) => task.example(Number(seed), i));
-const generated = spawnSync(
-  process.execPath,
-  [
-    join(import.meta.dirname, '..', 'packages', 'cli', 'dist', 'cli.js'),
-    'generate',
-    '--model',
-    dir,
-    '--json',
-    '--tokens',
-    String(task.maxNewTokens),
-  ],
-  {
-    input: `${cases.map((c) => c.prompt.replaceAll('\n', '\\n')).join('\n')}\n`,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  },
-);
-if (generated.status !== 0) {
-  process.stderr.write(generated.stderr);
-  process.exit(generated.status ?? 1);
-}
-const outputs = generated.stdout
-  .trim()
-  .split('\n')
-  .map((line) => JSON.parse(line));
+const outputs = greedyCompletions(dir, cases, task.maxNewTokens);
 
 const LINK = /the number for ([a-z]+) is the number for ([a-z]+)\./g;
 const counts = new Map();
@@ -59,7 +34,7 @@ outputs.forEach((output, i) => {
   const asked = example.data.queries[0];
   const links = [...example.prompt.matchAll(LINK)].map((m) => ({ a: m[1], b: m[2] }));
   const place = links.findIndex((link) => link.a === asked);
-  const named = /^via ([a-z]+)$/.exec(output.text.split('\n')[0] ?? '')?.[1];
+  const named = /^via ([a-z]+)$/.exec(output.split('\n')[0] ?? '')?.[1];
   const followed =
     named === links[place].b
       ? 'asked link'
@@ -68,7 +43,7 @@ outputs.forEach((output, i) => {
         : 'other';
   const row = `${followed}, asked link ${place === 0 ? 'first' : 'second'}`;
   counts.set(row, (counts.get(row) ?? 0) + 1);
-  if (task.verify(example, output.text).correct) solved++;
+  if (task.verify(example, output).correct) solved++;
 });
 for (const [row, n] of [...counts].sort()) console.log(`${row.padEnd(32)} ${n}`);
 console.log(

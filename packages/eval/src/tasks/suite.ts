@@ -218,13 +218,6 @@ function memberTask(
         recited: 6,
       });
     case 'warmup/chain-lookup':
-      return retrievalTask({
-        variant: 'recitation',
-        contextChars,
-        valueDigits: 4,
-        order: 'sampled',
-        form: 'chains',
-      });
     case 'warmup/possessive-lookup':
       return retrievalTask({
         variant: 'recitation',
@@ -232,7 +225,7 @@ function memberTask(
         valueDigits: 4,
         order: 'sampled',
         form: 'chains',
-        link: 'possessive',
+        link: member === 'warmup/possessive-lookup' ? 'possessive' : 'number',
       });
     case 'warmup/lookup':
       return retrievalTask({
