@@ -34,12 +34,12 @@ describe('lethe pretrain --init', () => {
   it('names --init on the command line when the start does not fit the run', async () => {
     requireBuiltCli();
     const run = await lethe(
-      ['pretrain', '--task', 'arithmetic', '--init', base, '--out', 'x'],
+      ['pretrain', '--task', 'arithmetic', '--hidden', '8', '--init', base, '--out', 'x'],
       dir,
     );
     expect(run.status).not.toBe(0);
     expect(run.stderr).toMatch(
-      /lethe: \[E_ARG\] --init \(init\): .*config\.json has hidden_size 16, the run 64 \(modelSize\.hidden\)/,
+      /lethe: \[E_ARG\] --init \(init\): .*config\.json has hidden_size 16, the run 8 \(modelSize\.hidden\)/,
     );
   });
 });

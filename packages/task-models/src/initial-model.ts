@@ -7,7 +7,9 @@ import {
   CONFIG_FILE,
   DecoderModel,
   type ModelConfig,
+  type ModelWidths,
   TOKENIZER_FILE,
+  widenModel,
 } from '@lethe/model';
 import { loadTaskModel } from './load-task-model';
 import type { TaskModelInit } from './manifest';
@@ -29,6 +31,7 @@ const SETTING_OF: Readonly<Record<string, string>> = {
   num_attention_heads: 'modelSize.heads',
   num_key_value_heads: 'modelSize.kvHeads',
   intermediate_size: 'modelSize.intermediate',
+  head_dim: 'modelSize.hidden / modelSize.heads',
   vocab_size: "the task tokenizer's vocabulary size",
 };
 
@@ -37,9 +40,12 @@ const SETTING_OF: Readonly<Record<string, string>> = {
  * the weights of that task-model directory (`loadTaskModel`), which must have the run's
  * tokenizer and config (architecture, vocabulary and every other field of `config`). The
  * task and its options may differ: that is fine-tuning, e.g. on longer prompts. A task model
- * with fewer layers than the run's and otherwise the same config is deepened: `addLayers` puts
- * the missing layers on top as the identity (their random matrices from `settings.seed`), and
- * `init.addedLayers` records how many.
+ * narrower than the run's (hidden width, query or KV heads, MLP width, none wider and its head
+ * width the run's) is widened first: `widenModel` adds the channels, heads and units, the
+ * model's function kept (their random values from `settings.seed`), and `init.widenedFrom`
+ * records its widths. A task model with fewer layers than the run's and otherwise the same
+ * config is deepened: `addLayers` puts the missing layers on top as the identity (their random
+ * matrices from `settings.seed`), and `init.addedLayers` records how many.
  *
  * @param config - the run's model config (`taskModelConfig`).
  * @param tokenizer - the run's task tokenizer.
@@ -68,22 +74,30 @@ export async function initialModel(
       'init',
     );
   }
-  // Fewer layers than the run's are added on top; everything else must match.
+  // Narrower widths are widened and fewer layers added on top; everything else must match.
   const added = Math.max(0, config.num_hidden_layers - loaded.model.config.num_hidden_layers);
-  let model: DecoderModel;
+  const theirs = widthsOf(loaded.model.config);
+  const ours = widthsOf(config);
+  const widened = narrowerWidths(theirs, ours) ? theirs : undefined;
+  const models: DecoderModel[] = [loaded.model];
   try {
     checkFits(
       loaded,
-      { ...config, num_hidden_layers: config.num_hidden_layers - added },
+      {
+        ...config,
+        ...configWidths(widened ?? ours),
+        num_hidden_layers: config.num_hidden_layers - added,
+      },
       tokenizer,
     );
-    model =
-      added > 0 ? addLayers(loaded.model, config.num_hidden_layers, settings.seed) : loaded.model;
+    if (widened !== undefined) models.push(widenedStart(models.at(-1)!, ours, settings.seed, dir));
+    if (added > 0) models.push(addLayers(models.at(-1)!, config.num_hidden_layers, settings.seed));
   } catch (error) {
-    loaded.model.dispose();
+    for (const model of models) model.dispose();
     throw error;
   }
-  if (model !== loaded.model) loaded.model.dispose();
+  const model = models.pop()!;
+  for (const earlier of models) earlier.dispose();
   const recorded = loaded.manifest.training.init;
   return {
     model,
@@ -91,9 +105,55 @@ export async function initialModel(
       dir,
       command: loaded.manifest.command,
       ...(added === 0 ? {} : { addedLayers: added }),
+      ...(widened === undefined ? {} : { widenedFrom: widened }),
       ...(recorded === undefined ? {} : { init: recorded }),
     },
   };
+}
+
+/** `widenModel`, its refusal (a group size it cannot keep) named as the start's. */
+function widenedStart(
+  model: DecoderModel,
+  widths: ModelWidths,
+  seed: number,
+  dir: string,
+): DecoderModel {
+  try {
+    return widenModel(model, widths, seed);
+  } catch (error) {
+    if (!(error instanceof LetheError)) throw error;
+    throw new LetheError(
+      error.code,
+      `${join(dir, CONFIG_FILE)} cannot be widened to the run's widths: ${error.argument}: ${bareMessage(error)}`,
+      'init',
+    );
+  }
+}
+
+function widthsOf(config: ModelConfig): ModelWidths {
+  return {
+    hidden: config.hidden_size,
+    heads: config.num_attention_heads,
+    kvHeads: config.num_key_value_heads,
+    intermediate: config.intermediate_size,
+  };
+}
+
+function configWidths(widths: ModelWidths): Partial<ModelConfig> {
+  return {
+    hidden_size: widths.hidden,
+    num_attention_heads: widths.heads,
+    num_key_value_heads: widths.kvHeads,
+    intermediate_size: widths.intermediate,
+  };
+}
+
+/** Whether `theirs` is narrower than `ours` somewhere and wider nowhere. */
+function narrowerWidths(theirs: ModelWidths, ours: ModelWidths): boolean {
+  const keys = Object.keys(ours) as (keyof ModelWidths)[];
+  return (
+    keys.every((key) => theirs[key] <= ours[key]) && keys.some((key) => theirs[key] < ours[key])
+  );
 }
 
 /** Refuses a loaded task model whose tokenizer or config is not `config` (the run's, at the depth it loads at). */
@@ -114,7 +174,7 @@ function checkFits(loaded: TaskModel, config: ModelConfig, tokenizer: TaskTokeni
     if (want !== have) {
       throw new LetheError(
         'E_ARG',
-        `${join(loaded.dir, CONFIG_FILE)} has ${field} ${have}, the run ${want}${SETTING_OF[field] === undefined ? '' : ` (${SETTING_OF[field]})`}: fine-tuning needs the same architecture (or fewer layers, which the run adds on top)`,
+        `${join(loaded.dir, CONFIG_FILE)} has ${field} ${have}, the run ${want}${SETTING_OF[field] === undefined ? '' : ` (${SETTING_OF[field]})`}: fine-tuning needs the same architecture (or fewer layers, which the run adds on top, or narrower widths, which it widens)`,
         'init',
       );
     }

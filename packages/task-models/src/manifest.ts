@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/core';
 import { isPlainObject, type JsonValue } from '@lethe/eval';
+import type { ModelWidths } from '@lethe/model';
 import type { ModelSize } from './model-size';
 
 /** The file describing a task model, beside its weights, config and tokenizer. */
@@ -80,6 +81,11 @@ export interface TaskModelInit {
    * when the run kept its depth.
    */
   readonly addedLayers?: number;
+  /**
+   * Its widths when the run widened it (`widenModel`: more residual channels, heads or MLP
+   * units, the model's function kept); absent when the run kept its widths.
+   */
+  readonly widenedFrom?: ModelWidths;
   /** Where that model started from, when it was fine-tuned itself. */
   readonly init?: TaskModelInit;
 }
@@ -216,6 +222,12 @@ export function parseTaskModelManifest(json: unknown, source: string): TaskModel
     text(start.dir, `${field}.dir`);
     text(start.command, `${field}.command`);
     if (start.addedLayers !== undefined) count(start.addedLayers, `${field}.addedLayers`);
+    if (start.widenedFrom !== undefined) {
+      const widths = object(start.widenedFrom, `${field}.widenedFrom`);
+      for (const key of ['hidden', 'heads', 'kvHeads', 'intermediate']) {
+        count(widths[key], `${field}.widenedFrom.${key}`);
+      }
+    }
     init = start.init;
     field = `${field}.init`;
   }

@@ -53,7 +53,7 @@ export const PRETRAIN_FLAGS: readonly PretrainFlag[] = Object.freeze([
   flag(
     '--init',
     'init',
-    'start from the weights of this task-model directory (same tokenizer and architecture, or fewer layers: the missing ones go on top as the identity) instead of a random init',
+    'start from the weights of this task-model directory (same tokenizer and architecture, or fewer layers: the missing ones go on top as the identity; or narrower: widened with its function kept) instead of a random init',
   ),
   flag('--steps', 'steps', `optimizer updates (default ${D.steps})`),
   flag('--batch-size', 'batchSize', `sequences per update (default ${D.batchSize})`),

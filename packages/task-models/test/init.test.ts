@@ -130,6 +130,58 @@ describe('pretrain --init', () => {
     expect(error.message).toMatch(/field "training\.init\.addedLayers" must be an integer ≥ 1/);
   });
 
+  it('widens and deepens a narrower task model, its function kept, recorded', async () => {
+    const loaded = await loadTaskModel(base);
+    const stopped = new AbortController();
+    stopped.abort();
+    const wider = {
+      ...FINE_TUNE,
+      modelSize: { hidden: 24, layers: 3, heads: 3, kvHeads: 1, intermediate: 48 },
+    };
+    const start = await pretrainTaskModel({
+      ...wider,
+      init: base,
+      out: join(dir, 'wider-0'),
+      signal: stopped.signal,
+    });
+    expect(start.model.config).toMatchObject({
+      hidden_size: 24,
+      num_hidden_layers: 3,
+      num_attention_heads: 3,
+      head_dim: 8,
+    });
+    const ids = tf.tensor2d([[1, 4, 2, 7, 3]], [1, 5], 'int32');
+    const [before, after] = [loaded.model, start.model].map(
+      (m) => tf.tidy(() => m.forward(ids).logits.dataSync()) as Float32Array,
+    );
+    const top = Math.max(...before!.map(Math.abs));
+    before!.forEach((value, i) => expect(Math.abs(value - after![i]!)).toBeLessThan(1e-5 * top));
+    ids.dispose();
+    for (const model of [loaded.model, start.model]) model.dispose();
+
+    const run = await pretrainTaskModel({ ...wider, init: base, out: join(dir, 'wider') });
+    run.model.dispose();
+    const manifest = run.manifest!;
+    expect(manifest.training.init).toEqual({
+      dir: base,
+      command: loaded.manifest.command,
+      addedLayers: 1,
+      widenedFrom: { hidden: 16, heads: 2, kvHeads: 1, intermediate: 32 },
+    });
+    expect((await loadTaskModel(join(dir, 'wider'))).manifest).toEqual(manifest);
+    const broken = {
+      ...manifest,
+      training: {
+        ...manifest.training,
+        init: { ...manifest.training.init!, widenedFrom: { hidden: 16, heads: 2 } },
+      },
+    };
+    const error = expectLetheError(() => parseTaskModelManifest(broken, 'm.json'));
+    expect(error.message).toMatch(
+      /field "training\.init\.widenedFrom\.kvHeads" must be an integer/,
+    );
+  });
+
   it('resumes bit-identically, and refuses the state of a run with another start', async () => {
     const straight = await pretrainTaskModel({
       ...FINE_TUNE,
@@ -200,21 +252,29 @@ describe('pretrain --init refuses a start that does not fit the run', () => {
 
   it('another architecture', async () => {
     for (const [modelSize, message] of [
+      [{ ...MICRO, hidden: 8 }, /config\.json has hidden_size 16, the run 8 \(modelSize\.hidden\)/],
       [
         { ...MICRO, hidden: 32 },
-        /config\.json has hidden_size 16, the run 32 \(modelSize\.hidden\)/,
+        /config\.json has head_dim 8, the run 16 \(modelSize\.hidden \/ modelSize\.heads\)/,
       ],
       [{ ...MICRO, layers: 1 }, /has num_hidden_layers 2, the run 1 \(modelSize\.layers\)/],
-      [{ ...MICRO, kvHeads: 2 }, /has num_key_value_heads 1, the run 2 \(modelSize\.kvHeads\)/],
-      [{ ...MICRO, intermediate: 64 }, /has intermediate_size 32, the run 64/],
+      [{ ...MICRO, intermediate: 16 }, /has intermediate_size 32, the run 16/],
     ] as const) {
       const error = await refusal({ modelSize });
       expect([error.code, error.argument]).toEqual(['E_ARG', 'init']);
       expect(error.message).toMatch(message);
       expect(error.message).toMatch(
-        /fine-tuning needs the same architecture \(or fewer layers, which the run adds on top\)/,
+        /fine-tuning needs the same architecture \(or fewer layers, which the run adds on top, or narrower widths, which it widens\)/,
       );
     }
+  });
+
+  it('a widening that would regroup its heads', async () => {
+    const error = await refusal({ modelSize: { ...MICRO, kvHeads: 2 } });
+    expect([error.code, error.argument]).toEqual(['E_ARG', 'init']);
+    expect(error.message).toMatch(
+      /config\.json cannot be widened to the run's widths: heads: heads \/ kvHeads must be at least the model's group size 2, got 2 \/ 2/,
+    );
   });
 
   it("another task's tokenizer", async () => {

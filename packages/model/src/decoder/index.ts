@@ -34,3 +34,4 @@ export {
   type LayerWeights,
   layerTensorName,
 } from './weights';
+export { type ModelWidths, widenModel } from './widen-model';
