@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  checkpointOf,
   knownPolicies,
   SUITE_MEMBERS,
   suiteBpeTokenizer,
@@ -25,21 +26,38 @@ const sweep = validateSweepConfig(raw, { ...knownPolicies(registry), tasks: TASK
 
 /**
  * Registered policies the leaderboard does not run yet, and why: the learned ones need a policy
- * directory trained on the suite's backbone (models/suite), which is still in training; SOL's
- * other baselines are the SOL study's (examples/sol-lm).
+ * directory trained on the suite's backbone (its two lines' models, named in sweep.json), which
+ * none has yet; SOL's other baselines are the SOL study's (examples/sol-lm).
  */
 const AWAITING_BACKBONE = ['gsa', 'namm', 'ngc', 'sol'];
 const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac'];
 
 describe('the leaderboard sweep', () => {
-  it('runs every member of the suite, labelled by its name, on one model', () => {
+  it('runs every member of the suite, labelled by its name, on the model trained for it', () => {
     expect(sweep.tasks.map((task) => task.label)).toEqual([...SUITE_MEMBERS]);
+    const trainedOn = new Map<string, string>();
     for (const task of sweep.tasks) {
       expect(task.name).toBe('suite');
       expect(task.options.member).toBe(task.label);
+      const dir = join(root, checkpointOf(sweep, task.label!)!);
+      const manifest = JSON.parse(readFileSync(join(dir, 'lethe-model.json'), 'utf8'));
+      expect(manifest.task.name).toBe('suite');
+      trainedOn.set(task.label!, manifest.task.resolved.member);
     }
-    expect(Object.keys(sweep.checkpoints)).toEqual(['suite']);
+    // Verbose Countdown on the Countdown line, the retrieval members on the retrieval line.
+    for (const [member, mixture] of trainedOn) {
+      expect(mixture, member).toBe(member === 'countdown-verbose' ? member : 'retrieval-mixture');
+    }
     expect(averagedTasks(raw, 'sweep.json')).toEqual([...SUITE_MEMBERS]);
+  });
+
+  it("runs its models of one family: the suite's tokenizer and one architecture", () => {
+    const dirs = [...new Set(sweep.tasks.map((task) => checkpointOf(sweep, task.label!)!))];
+    expect(dirs).toHaveLength(2);
+    const file = (dir: string, name: string) => readFileSync(join(root, dir, name), 'utf8');
+    for (const name of ['config.json', 'tokenizer.json']) {
+      expect(new Set(dirs.map((dir) => file(dir, name))).size, name).toBe(1);
+    }
   });
 
   it("keeps kvpress's fractions and 1/16, 1/32 on at least 256 examples per cell", () => {
@@ -84,6 +102,10 @@ describe('npm start', () => {
     const model = DecoderModel.random(taskModelConfig(size, tokenizer.vocabSize), 7);
     await writeModelDirectory(join(dir, 'model'), { model, tokenizer });
     model.dispose();
+    // A second model for one member, as the sweep names one per line of training.
+    const other = DecoderModel.random(taskModelConfig(size, tokenizer.vocabSize), 8);
+    await writeModelDirectory(join(dir, 'model-two-hop'), { model: other, tokenizer });
+    other.dispose();
     config = join(dir, 'sweep.json');
     const members = ['niah-multi', 'two-hop'];
     writeFileSync(
@@ -105,7 +127,7 @@ describe('npm start', () => {
         budgets: [0.5, 0.125],
         examplesPerCell: 4,
         batchSize: 4,
-        checkpoints: { suite: join(dir, 'model') },
+        checkpoints: { suite: join(dir, 'model'), 'two-hop': join(dir, 'model-two-hop') },
       }),
     );
   });
