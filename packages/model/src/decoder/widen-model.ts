@@ -74,7 +74,6 @@ export function widenModel(model: DecoderModel, widths: ModelWidths, seed: numbe
   const theirs = model.toTensors();
   const tensors = initialTensors(config, seed);
   const headRow = (head: number) => Math.floor(head / oldGroup) * group + (head % oldGroup);
-  const sameKvHead = (head: number) => head;
   const hd = old.head_dim;
 
   const embedding = 'model.embed_tokens.weight';
@@ -91,7 +90,7 @@ export function widenModel(model: DecoderModel, widths: ModelWidths, seed: numbe
     for (const norm of ['input_layernorm.weight', 'post_attention_layernorm.weight']) {
       setGains(tensors[name(norm)]!, theirs[name(norm)]!, scale);
     }
-    const heads = { q: headRow, k: sameKvHead, v: sameKvHead };
+    const heads = { q: headRow, k: identity, v: identity };
     for (const [proj, headOf] of Object.entries(heads)) {
       const rows = blockRows(hd, headOf);
       place(
