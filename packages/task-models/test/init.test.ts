@@ -46,24 +46,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A run of `options` in `dir/<out>` stopped before its first update: the weights it starts from. */
+function startOf(options: Omit<PretrainOptions, 'out' | 'signal'>, out: string) {
+  const stopped = new AbortController();
+  stopped.abort();
+  return pretrainTaskModel({ ...options, out: join(dir, out), signal: stopped.signal });
+}
+
 describe('pretrain --init', () => {
   it('starts from exactly the weights of the given task model', async () => {
     const loaded = await loadTaskModel(base);
-    const stopped = new AbortController();
-    stopped.abort();
-    const run = await pretrainTaskModel({
-      ...FINE_TUNE,
-      init: base,
-      out: join(dir, 'step-0'),
-      signal: stopped.signal,
-    });
+    const run = await startOf({ ...FINE_TUNE, init: base }, 'step-0');
     expect([run.stopped, run.step]).toEqual([true, 0]);
     expect(run.model.toTensors()).toEqual(loaded.model.toTensors());
-    const random = await pretrainTaskModel({
-      ...FINE_TUNE,
-      out: join(dir, 'step-0'),
-      signal: stopped.signal,
-    });
+    const random = await startOf(FINE_TUNE, 'step-0');
     expect(random.model.toTensors()).not.toEqual(loaded.model.toTensors());
     for (const model of [loaded.model, run.model, random.model]) model.dispose();
   });
@@ -97,15 +93,8 @@ describe('pretrain --init', () => {
 
   it('deepens a shallower task model: its layers below, identity layers on top, recorded', async () => {
     const loaded = await loadTaskModel(base);
-    const stopped = new AbortController();
-    stopped.abort();
     const deeper = { ...FINE_TUNE, modelSize: { ...MICRO, layers: 4 } };
-    const start = await pretrainTaskModel({
-      ...deeper,
-      init: base,
-      out: join(dir, 'deeper-0'),
-      signal: stopped.signal,
-    });
+    const start = await startOf({ ...deeper, init: base }, 'deeper-0');
     expect(start.model.config.num_hidden_layers).toBe(4);
     const ids = tf.tensor2d([[1, 4, 2, 7, 3]], [1, 5], 'int32');
     const logits = [loaded.model, start.model].map((m) => m.forward(ids).logits);
@@ -132,18 +121,11 @@ describe('pretrain --init', () => {
 
   it('widens and deepens a narrower task model, its function kept, recorded', async () => {
     const loaded = await loadTaskModel(base);
-    const stopped = new AbortController();
-    stopped.abort();
     const wider = {
       ...FINE_TUNE,
       modelSize: { hidden: 24, layers: 3, heads: 3, kvHeads: 1, intermediate: 48 },
     };
-    const start = await pretrainTaskModel({
-      ...wider,
-      init: base,
-      out: join(dir, 'wider-0'),
-      signal: stopped.signal,
-    });
+    const start = await startOf({ ...wider, init: base }, 'wider-0');
     expect(start.model.config).toMatchObject({
       hidden_size: 24,
       num_hidden_layers: 3,

@@ -77,8 +77,7 @@ export function widenModel(model: DecoderModel, widths: ModelWidths, seed: numbe
   const hd = old.head_dim;
 
   const embedding = 'model.embed_tokens.weight';
-  zero(tensors[embedding]!);
-  place(tensors[embedding]!, theirs[embedding]!, identity, identity, scale);
+  placeOnZeros(tensors[embedding]!, theirs[embedding]!, identity, identity, scale);
   if (!config.tie_word_embeddings) place(tensors['lm_head.weight']!, theirs['lm_head.weight']!);
   setGains(
     tensors['model.norm.weight']!,
@@ -101,8 +100,7 @@ export function widenModel(model: DecoderModel, widths: ModelWidths, seed: numbe
       const bias = theirs[name(`self_attn.${proj}_proj.bias`)];
       if (bias !== undefined) place(tensors[name(`self_attn.${proj}_proj.bias`)]!, bias, rows);
     }
-    zero(tensors[name('self_attn.o_proj.weight')]!);
-    place(
+    placeOnZeros(
       tensors[name('self_attn.o_proj.weight')]!,
       theirs[name('self_attn.o_proj.weight')]!,
       identity,
@@ -112,8 +110,7 @@ export function widenModel(model: DecoderModel, widths: ModelWidths, seed: numbe
     for (const proj of ['gate_proj', 'up_proj']) {
       place(tensors[name(`mlp.${proj}.weight`)]!, theirs[name(`mlp.${proj}.weight`)]!);
     }
-    zero(tensors[name('mlp.down_proj.weight')]!);
-    place(
+    placeOnZeros(
       tensors[name('mlp.down_proj.weight')]!,
       theirs[name('mlp.down_proj.weight')]!,
       identity,
@@ -158,6 +155,14 @@ function setGains(into: Float32Tensor, from: Float32Tensor, divisor: number): vo
   for (let i = 0; i < into.data.length; i++) into.data[i] = into.data[i]! / divisor;
 }
 
-function zero(tensor: Float32Tensor): void {
-  tensor.data.fill(0);
+/** {@link place} into a tensor zeroed first: nothing but `from`'s entries is left. */
+function placeOnZeros(
+  into: Float32Tensor,
+  from: Float32Tensor,
+  rowOf: IndexMap,
+  colOf: IndexMap,
+  factor: number,
+): void {
+  into.data.fill(0);
+  place(into, from, rowOf, colOf, factor);
 }
