@@ -29,6 +29,12 @@ const program = new Command()
     'no-evict',
   ])
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.1, 0.2, 0.3, 0.4, 0.5])
+  .option(
+    '--cadence <n>',
+    'tokens between eviction rounds δ (every --run trained with it)',
+    positiveInteger,
+    D.cadence,
+  )
   .option('--examples <n>', 'held-out problems', positiveInteger, 256)
   .option('--eval-seed <n>', 'task seed of the held-out problems', integer, 0)
   .option('--batch-size <n>', 'sequences per generate call', positiveInteger, 64)
@@ -40,6 +46,7 @@ const o = program.opts<{
   base: string;
   heuristicsOn: string[];
   rates: number[];
+  cadence: number;
   examples: number;
   evalSeed: number;
   batchSize: number;
@@ -92,7 +99,7 @@ async function checkInputs(): Promise<GenerationTask> {
   }
   // Only runs with their weights get here: a run predating `policy.json` is given its own.
   for (const [label, dir] of o.run) {
-    if (await prepareRunForEvaluation(label, dir, D.cadence)) {
+    if (await prepareRunForEvaluation(label, dir, o.cadence)) {
       console.error(`wrote ${join(dir, 'policy.json')} from the settings of ${dir}`);
     }
   }
@@ -109,7 +116,7 @@ async function main(): Promise<void> {
     runs: o.run,
     heuristicsOn: o.heuristicsOn as ('no-evict' | 'sft')[],
     rates: o.rates,
-    cadence: D.cadence,
+    cadence: o.cadence,
     examples: o.examples,
     evalSeed: o.evalSeed,
     batchSize: o.batchSize,

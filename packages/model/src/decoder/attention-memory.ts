@@ -17,25 +17,40 @@ const RETAINED_SCORES_PER_LAYER = 2;
 
 /**
  * The same while gradients are recorded and the probabilities captured (`capture.attention`):
- * the tape keeps every layer's intermediates for the backward pass (measured ≈ 18 per layer on
- * wasm, forward and backward, rounded up).
+ * the tape keeps every layer's intermediates for the backward pass, a mask's logit bias among
+ * them. Measured on wasm (the engine's peak over a forward and backward with per-layer masks, as
+ * NGC's replay runs them, 800 tokens of the suite models' shape, vocabulary 64): 31.4, 84.4 and
+ * 163.9 scores at 1, 3 and 6 layers, of which the per-token term below is 2.2, 6.0 and 11.7;
+ * counted as `8 + 28 · layers`. (An earlier count, `6 + 20 · layers` without the per-token term,
+ * let a replay of 16 rollouts of 480 tokens through, and the heap overflowed.)
  */
-const TAPED_SCORES_PER_LAYER = 20;
+const TAPED_WORKING_SCORES = 8;
+const TAPED_SCORES_PER_LAYER = 28;
 
 /**
  * Score-sized tensors alive at the worst moment of a recorded forward and backward whose
  * attention recomputes its probabilities in the backward pass (`attentionOutput`): one layer's
- * backward working set (probabilities, their gradient, the logits' gradient) or a forward's, the
- * causal bias, and what each layer leaves on the tape (the copy of its bias tfjs saves, and
- * activations linear in T that count as about one score each at a thousand tokens). Measured on
- * wasm at 1,400 tokens of the suite models' shape: the engine's peak 8.1, 12.1 and 18.1 scores at
- * 1, 3 and 6 layers, the heap's growth 7.9, 14.1 and 20.5, with the attention whole (as masks
- * and key biases keep it); counted as `9 + 2 · layers`. Under the causal mask alone it runs in
- * blocks (`causalAttentionOutput`) and needs less — 2.4, 5.6 and 10.9 at 2,048 tokens — which the
- * same count covers.
+ * backward working set (probabilities, their gradient, the logits' gradient) or a forward's, and
+ * what each layer leaves on the tape (the copy of its mask bias or key bias tfjs saves). Measured
+ * on wasm with per-layer masks at 800 tokens (vocabulary 64): 9.5, 17.8 and 30.3 scores at 1, 3
+ * and 6 layers, of which the per-token term below is 2.2, 6.0 and 11.7 (with key biases at 1,400
+ * tokens the heap grew by 7.9, 14.1 and 20.5 in all); counted as `6 + 3 · layers`. Under the causal mask alone it runs in blocks
+ * (`causalAttentionOutput`) and needs less — 2.4, 5.6 and 10.9 at 2,048 tokens — which the same
+ * count covers.
  */
-const RECOMPUTED_WORKING_SCORES = 9;
-const RECOMPUTED_SCORES_PER_LAYER = 2;
+const RECOMPUTED_WORKING_SCORES = 6;
+const RECOMPUTED_SCORES_PER_LAYER = 3;
+
+/**
+ * Floats per token a recorded forward and backward holds besides its attention: the logits and
+ * their log-softmax, gradients and temporaries (about 10 vocabulary-wide rows), and each layer's
+ * activations on the tape with their gradients (about 24 rows of `hidden + intermediate`):
+ * measured on wasm as 22–26 k floats a token at 3 layers, vocabulary 771, hidden 64 and MLP
+ * 128 (16 sequences of 200 tokens against one of 800); counted as `12 · vocab + 32 · layers ·
+ * (hidden + intermediate)`. At 200 tokens it is a quarter of the need.
+ */
+const RECORDED_VOCAB_ROWS = 12;
+const RECORDED_WIDTH_ROWS_PER_LAYER = 32;
 
 /**
  * How a forward's attention holds memory: `inference` (no gradients recorded), `recomputed`
@@ -57,24 +72,37 @@ export interface AttentionExtent {
   readonly keys: number;
   /** Decoder layers. */
   readonly layers: number;
+  /** Vocabulary size (the logits' width). */
+  readonly vocab: number;
+  /** Residual width (`hidden_size`). */
+  readonly hidden: number;
+  /** MLP width (`intermediate_size`). */
+  readonly intermediate: number;
 }
 
 /**
- * Estimated peak bytes of tensor memory the attention of a forward pass (or cached step) takes:
+ * Estimated peak bytes of tensor memory a forward pass (or cached step) takes for its attention:
  * `4 · B · Hq · T · S` bytes of float32 scores per layer (`[B, Hq, T, S]`), times the
  * score-sized tensors alive at the worst moment — `6 + 2 · layers` for inference,
- * `9 + 2 · layers` while gradients are recorded through recomputed attention, `6 + 20 · layers`
- * while they are recorded with the probabilities captured (from measurements on the wasm backend,
- * rounded up; they over-estimate by 10–25 %).
+ * `6 + 3 · layers` while gradients are recorded through recomputed attention, `8 + 28 · layers`
+ * while they are recorded with the probabilities captured — and, while recording, `4 · B · T ·
+ * (12 · vocab + 32 · layers · (hidden + intermediate))` bytes of per-token tensors the tape holds
+ * (from measurements on the wasm backend, rounded up; they over-estimate the engine's peak by
+ * 8–25 %).
  */
 export function attentionBytes(extent: AttentionExtent, mode: AttentionMemoryMode): number {
   const { batch, queryHeads, queries, keys, layers } = extent;
   const scores = 4 * batch * queryHeads * queries * keys;
-  if (mode === 'recomputed') {
-    return scores * (RECOMPUTED_WORKING_SCORES + RECOMPUTED_SCORES_PER_LAYER * layers);
+  if (mode === 'inference') {
+    return scores * (WORKING_SCORES + RETAINED_SCORES_PER_LAYER * layers);
   }
-  const perLayer = mode === 'taped' ? TAPED_SCORES_PER_LAYER : RETAINED_SCORES_PER_LAYER;
-  return scores * (WORKING_SCORES + perLayer * layers);
+  const perToken =
+    RECORDED_VOCAB_ROWS * extent.vocab +
+    RECORDED_WIDTH_ROWS_PER_LAYER * layers * (extent.hidden + extent.intermediate);
+  const tokens = 4 * batch * queries * perToken;
+  return mode === 'taped'
+    ? scores * (TAPED_WORKING_SCORES + TAPED_SCORES_PER_LAYER * layers) + tokens
+    : scores * (RECOMPUTED_WORKING_SCORES + RECOMPUTED_SCORES_PER_LAYER * layers) + tokens;
 }
 
 /**

@@ -80,7 +80,16 @@ export function checkForwardInputs(
   }
   const layers = config.num_hidden_layers;
   checkAttentionMemory(
-    { batch, queryHeads: config.num_attention_heads, queries: length, keys: length, layers },
+    {
+      batch,
+      queryHeads: config.num_attention_heads,
+      queries: length,
+      keys: length,
+      layers,
+      vocab: config.vocab_size,
+      hidden: config.hidden_size,
+      intermediate: config.intermediate_size,
+    },
     'inputIds',
     options.capture?.attention === true,
   );

@@ -20,12 +20,14 @@ const ids = (batch: number, length: number) =>
   );
 
 describe('attention and steps past the wasm heap are refused before anything is allocated (regression)', () => {
-  it('estimates 4·B·Hq·T·S bytes of scores times the tensors alive at once', () => {
-    const extent = { batch: 2, queryHeads: 4, queries: 100, keys: 300, layers: 3 };
+  it('estimates 4·B·Hq·T·S bytes of scores times the tensors alive at once, and per-token tensors while recording', () => {
+    const widths = { vocab: 50, hidden: 16, intermediate: 24 };
+    const extent = { batch: 2, queryHeads: 4, queries: 100, keys: 300, layers: 3, ...widths };
     const scores = 4 * 2 * 4 * 100 * 300;
+    const perToken = 4 * 2 * 100 * (12 * 50 + 32 * 3 * (16 + 24));
     expect(attentionBytes(extent, 'inference')).toBe(scores * (6 + 2 * 3));
-    expect(attentionBytes(extent, 'recomputed')).toBe(scores * (9 + 2 * 3));
-    expect(attentionBytes(extent, 'taped')).toBe(scores * (6 + 20 * 3));
+    expect(attentionBytes(extent, 'recomputed')).toBe(scores * (6 + 3 * 3) + perToken);
+    expect(attentionBytes(extent, 'taped')).toBe(scores * (8 + 28 * 3) + perToken);
     // The sizes tested below: one 6,000-token sequence needs more than the whole heap …
     expect(
       attentionBytes({ ...extent, batch: 1, queries: 6000, keys: 6000, layers: 2 }, 'inference'),
@@ -39,7 +41,16 @@ describe('attention and steps past the wasm heap are refused before anything is 
   it("the recorded estimate bounds the engine's peak over a forward and backward, blocked or whole", async () => {
     const model = lively(config, 35);
     const input = ids(1, 1024);
-    const extent = { batch: 1, queryHeads: 4, queries: 1024, keys: 1024, layers: 2 };
+    const extent = {
+      batch: 1,
+      queryHeads: 4,
+      queries: 1024,
+      keys: 1024,
+      layers: 2,
+      vocab: config.vocab_size,
+      hidden: config.hidden_size,
+      intermediate: config.intermediate_size,
+    };
     const peakOf = async (options: ForwardOptions) => {
       const before = tf.memory().numBytes;
       const profile = await tf.profile(() => {
@@ -60,6 +71,80 @@ describe('attention and steps past the wasm heap are refused before anything is 
     expect(blocked).toBeLessThan(whole / 2);
     tf.dispose(keyBias);
     input.dispose();
+    model.dispose();
+  });
+
+  it("the taped estimate bounds the engine's peak of a replay with per-layer masks and captured probabilities, at 1 and 3 layers", async () => {
+    // NGC's replay: a mask per layer, the probabilities captured and read by the loss
+    for (const layers of [1, 3]) {
+      const shaped = tinyConfig({ num_hidden_layers: layers, vocab_size: 200 });
+      const model = lively(shaped, 36);
+      const [batch, length] = [4, 256];
+      const input = ids(batch, length);
+      const mask = tf.zeros([batch, 1, length, length]);
+      const before = tf.memory().numBytes;
+      const profile = await tf.profile(() => {
+        const { value, grads } = tf.variableGrads(() => {
+          const out = model.forward(input, {
+            masks: Array.from({ length: layers }, () => mask as tf.Tensor4D),
+            capture: { attention: true },
+          });
+          return tf.add(tf.mean(out.logits), tf.mean(out.attention![0]!)) as tf.Scalar;
+        });
+        tf.dispose([value, ...Object.values(grads)]);
+      });
+      const peak = profile.peakBytes - before;
+      const estimate = attentionBytes(
+        {
+          batch,
+          queryHeads: 4,
+          queries: length,
+          keys: length,
+          layers,
+          vocab: 200,
+          hidden: shaped.hidden_size,
+          intermediate: shaped.intermediate_size,
+        },
+        'taped',
+      );
+      expect(peak).toBeLessThan(estimate);
+      expect(peak).toBeGreaterThan(estimate * 0.6);
+      tf.dispose([input, mask]);
+      model.dispose();
+    }
+  });
+
+  it("a replay of 16 rollouts of 480 tokens on a suite model's shape is refused, not let through to overflow the heap (regression)", () => {
+    // the shape that aborted the wasm module under the earlier count (6 + 20 · layers)
+    const suite = tinyConfig({
+      num_hidden_layers: 3,
+      hidden_size: 64,
+      intermediate_size: 128,
+      vocab_size: 771,
+      max_position_embeddings: 4096,
+    });
+    const model = lively(suite, 37);
+    const [batch, length] = [16, 480];
+    const input = ids(batch, length);
+    const mask = tf.zeros([batch, 1, length, length]);
+    const tensors = tf.memory().numTensors;
+    const error = expectLetheError(
+      () =>
+        tf.variableGrads(
+          () =>
+            tf.mean(
+              model.forward(input, {
+                masks: [mask, mask, mask] as tf.Tensor4D[],
+                capture: { attention: true },
+              }).logits,
+            ) as tf.Scalar,
+        ),
+      'E_SHAPE',
+      'inputIds',
+    );
+    expect(error.message).toContain('480 queries over 480 keys (batch 16');
+    expect(tf.memory().numTensors).toBe(tensors);
+    tf.dispose([input, mask]);
     model.dispose();
   });
 

@@ -1,8 +1,8 @@
-import { LetheError } from '@lethe/core';
+import { bareMessage, LetheError } from '@lethe/core';
 import type { DecoderModel } from '@lethe/model';
 import { type AdamW, clipByGlobalNorm, tf } from '@lethe/tensor';
 import { ngcLoss } from './ngc-loss';
-import { replayBatch } from './replay-batch';
+import { type ReplayBatch, replayBatch } from './replay-batch';
 import { type ReplayScoring, replayLogProbs } from './replay-forward';
 import type { NgcRollout } from './rollout';
 
@@ -39,7 +39,9 @@ export interface LearnerUpdateOptions extends ReplayScoring {
  *
  * @param parameters the model's trainable variables by name (`model.parameters`).
  * @param advantages one per rollout.
- * @throws LetheError `E_STATE` naming `loss` or `gradNorm` when either is not finite, with the step.
+ * @throws LetheError `E_STATE` naming `loss` or `gradNorm` when either is not finite, with the step;
+ *   `E_SHAPE` naming `microBatch` when a micro-batch's replay would not fit the backend's tensor
+ *   memory (checked before it is allocated: on wasm, an overflow would abort the module).
  */
 export async function learnerUpdate(
   model: DecoderModel,
@@ -65,7 +67,7 @@ export async function learnerUpdate(
       });
       const parts: tf.Scalar[] = [];
       const { value, grads } = tf.variableGrads(() => {
-        const replay = replayLogProbs(model, batch, options);
+        const replay = replayOf(model, batch, options);
         const loss = ngcLoss(
           replay,
           batch,
@@ -108,5 +110,21 @@ export async function learnerUpdate(
     }
   } finally {
     tf.dispose([...sums.values()]);
+  }
+}
+
+/** {@link replayLogProbs}, a replay too large for the backend's memory refused naming `microBatch`. */
+function replayOf(model: DecoderModel, batch: ReplayBatch, options: LearnerUpdateOptions) {
+  try {
+    return replayLogProbs(model, batch, options);
+  } catch (error) {
+    if (error instanceof LetheError && error.code === 'E_SHAPE' && error.argument === 'inputIds') {
+      throw new LetheError(
+        'E_SHAPE',
+        `a replay of ${batch.size} rollouts of ${batch.length} tokens at step ${options.step} does not fit: ${bareMessage(error)}; replay fewer rollouts at once`,
+        'microBatch',
+      );
+    }
+    throw error;
   }
 }
