@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LetheError } from '@lethe/core';
-import { createTask, type GenerationTask } from '@lethe/eval';
+import { LetheError, withArgument } from '@lethe/core';
+import { createTask, type GenerationTask, type Task, type TaskExample } from '@lethe/eval';
 import { modelIdentity } from '@lethe/model';
 import { writePolicyDirectory } from '@lethe/model/node';
 import {
@@ -16,6 +16,8 @@ import {
   NammEvolution,
   type NammGenerationRecord,
   type NammProgress,
+  type NammTask,
+  type PopulationEvaluator,
 } from '@lethe/policies-namm/train';
 import {
   readNammCheckpoint,
@@ -25,7 +27,7 @@ import {
 import { loadTaskModel } from '@lethe/task-models/node';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
 
-/** A variant of the model's task that a run evolves on too: its options over the model's. */
+/** A variant of the run's task that a run evolves on too: its options over the run's task's. */
 export interface ExtraTask {
   /** The task's name in the run (history, report); unique, not the model's task name. */
   readonly label: string;
@@ -55,7 +57,12 @@ export interface EvolveSettings {
   readonly features: FeatureSet;
   /** Worker threads (1: this thread). */
   readonly threads: number;
-  /** Variants of the model's task to evolve on besides it (none: the model's task alone). */
+  /**
+   * Options over the model's task's for the task the run evolves on (e.g. one member of the
+   * suite at one length); none: the model's task as it was trained.
+   */
+  readonly taskOptions?: Readonly<Record<string, unknown>>;
+  /** Variants of the run's task to evolve on besides it (none: the run's task alone). */
   readonly extraTasks?: readonly ExtraTask[];
   /**
    * The paper's incremental evolution: one stage per task, in order (the model's task, then each
@@ -82,51 +89,35 @@ export async function evolveRun(
   settings: EvolveSettings,
   onProgress?: (progress: NammProgress) => void,
 ): Promise<NammGenerationRecord[]> {
-  const { model, task } = await loadTaskModel(settings.model);
-  const baseModel = await modelIdentity(model);
-  if (task.kind !== 'generation') {
-    throw new LetheError(
-      'E_ARG',
-      `holds a ${task.kind} task; NAMM evolves on generation tasks`,
-      'model',
-    );
-  }
-  const extras = settings.extraTasks ?? [];
-  const tasks = [
-    generationNammTask(task as GenerationTask),
-    ...extras.map((extra, i) => {
-      if (extra.label === task.name || extras.findIndex((e) => e.label === extra.label) !== i) {
-        throw new LetheError(
-          'E_ARG',
-          `"${extra.label}" repeats a task name of the run`,
-          `extraTasks[${i}].label`,
-        );
-      }
-      const variant = createTask(task.name, { ...(task.options as object), ...extra.options });
-      return generationNammTask(
-        variant as GenerationTask,
-        extra.label,
-        EVOLUTION_SEED + (i + 1) * TASK_SEED_STRIDE,
-      );
-    }),
-  ];
-  const stages = evolutionStages(
-    tasks.map((t) => t.name),
-    settings.generations,
-    settings.incremental ?? false,
-  );
-  const checkpointPath = join(settings.out, CHECKPOINT_FILE);
-  const resumeFrom = existsSync(checkpointPath)
-    ? await readNammCheckpoint(checkpointPath)
-    : undefined;
-  const evaluate =
-    settings.threads > 1 ? workerPoolEvaluator(model, { threads: settings.threads }) : undefined;
-  const features = settings.features;
-  const scorer: ScorerSpec =
-    settings.scorer === 'bam'
-      ? { kind: 'bam', features: featureWidth(features), hidden: DEFAULT_BAM_HIDDEN }
-      : { kind: 'mlp', features: featureWidth(features), depth: DEFAULT_MLP_DEPTH };
+  const { model, task: modelTask } = await loadTaskModel(settings.model);
+  let evaluate: (PopulationEvaluator & { close(): Promise<void> }) | undefined;
   try {
+    const baseModel = await modelIdentity(model);
+    const task = withOptions(modelTask, settings.taskOptions, 'taskOptions');
+    if (task.kind !== 'generation') {
+      throw new LetheError(
+        'E_ARG',
+        `holds a ${task.kind} task; NAMM evolves on generation tasks`,
+        'model',
+      );
+    }
+    const tasks = runTasks(task as GenerationTask, settings.extraTasks ?? []);
+    const stages = evolutionStages(
+      tasks.map((t) => t.name),
+      settings.generations,
+      settings.incremental ?? false,
+    );
+    const checkpointPath = join(settings.out, CHECKPOINT_FILE);
+    const resumeFrom = existsSync(checkpointPath)
+      ? await readNammCheckpoint(checkpointPath)
+      : undefined;
+    evaluate =
+      settings.threads > 1 ? workerPoolEvaluator(model, { threads: settings.threads }) : undefined;
+    const features = settings.features;
+    const scorer: ScorerSpec =
+      settings.scorer === 'bam'
+        ? { kind: 'bam', features: featureWidth(features), hidden: DEFAULT_BAM_HIDDEN }
+        : { kind: 'mlp', features: featureWidth(features), depth: DEFAULT_MLP_DEPTH };
     const evolution = new NammEvolution({
       model,
       tasks,
@@ -187,4 +178,46 @@ export function evolutionStages(
     tasks: [task],
     generations: i === tasks.length - 1 ? generations - share * (tasks.length - 1) : share,
   }));
+}
+
+/**
+ * The run's tasks: `task` (evolution seeds from {@link EVOLUTION_SEED}), then each extra task,
+ * its options over `task`'s, with a seed block of its own.
+ *
+ * @throws LetheError `E_ARG` naming `extraTasks[i].label` when a label repeats a task name of the
+ *   run, `extraTasks[i].options` for options the task refuses.
+ */
+function runTasks(task: GenerationTask, extras: readonly ExtraTask[]): NammTask<TaskExample>[] {
+  return [
+    generationNammTask(task),
+    ...extras.map((extra, i) => {
+      if (extra.label === task.name || extras.findIndex((e) => e.label === extra.label) !== i) {
+        throw new LetheError(
+          'E_ARG',
+          `"${extra.label}" repeats a task name of the run`,
+          `extraTasks[${i}].label`,
+        );
+      }
+      const variant = withOptions(task, extra.options, `extraTasks[${i}].options`);
+      return generationNammTask(
+        variant as GenerationTask,
+        extra.label,
+        EVOLUTION_SEED + (i + 1) * TASK_SEED_STRIDE,
+      );
+    }),
+  ];
+}
+
+/** `task` with `options` over its own (itself when none), a bad option refused naming `argument`. */
+function withOptions(
+  task: Task,
+  options: Readonly<Record<string, unknown>> | undefined,
+  argument: string,
+): Task {
+  if (options === undefined) return task;
+  try {
+    return createTask(task.name, { ...(task.options as object), ...options });
+  } catch (error) {
+    throw error instanceof LetheError ? withArgument(error, argument) : error;
+  }
 }

@@ -11,20 +11,26 @@ import { integer, number } from './cli-values';
 import { type ExtraTask, evolveRun } from './evolve-run';
 import { evolutionBar } from './progress-bar';
 
-/** `label=json`: a variant of the model's task (its options over the model's). */
+/** A JSON object of task options, or commander's refusal saying what `what` must be. */
+function jsonOptions(text: string, what: string): Record<string, unknown> {
+  let options: unknown;
+  try {
+    options = JSON.parse(text);
+  } catch {
+    throw new InvalidArgumentError(`${what} must be a JSON object`);
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(`${what} must be a JSON object`);
+  return options as Record<string, unknown>;
+}
+
+/** `label=json`: a variant of the run's task (its options over the run's task's). */
 function extraTask(value: string, previous: ExtraTask[]): ExtraTask[] {
   const at = value.indexOf('=');
   if (at < 1)
     throw new InvalidArgumentError('must be label=JSON options, e.g. short={"contextChars":512}');
-  let options: unknown;
-  try {
-    options = JSON.parse(value.slice(at + 1));
-  } catch {
-    throw new InvalidArgumentError('the options after = must be a JSON object');
-  }
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new InvalidArgumentError('the options after = must be a JSON object');
-  return [...previous, { label: value.slice(0, at), options: options as Record<string, unknown> }];
+  const options = jsonOptions(value.slice(at + 1), 'the options after =');
+  return [...previous, { label: value.slice(0, at), options }];
 }
 
 const program = new Command()
@@ -60,6 +66,11 @@ const program = new Command()
       .choices(['spectrogram', 'age'])
       .default('spectrogram'),
   )
+  .option(
+    '--task-options <json>',
+    "options over the model's task's, e.g. one suite member at one length",
+    (value: string) => jsonOptions(value, 'the options'),
+  )
   .option('--threads <n>', 'worker threads (1: in this thread)', integer, 1)
   .option(
     '--extra-task <label=json>',
@@ -94,6 +105,7 @@ await runMain(async () => {
         scorer: o.scorer,
         features: o.features,
         threads: o.threads,
+        taskOptions: o.taskOptions,
         extraTasks: o.extraTask,
         incremental: o.incremental ?? false,
       },

@@ -13,7 +13,8 @@ export const EVOLUTION_SEED = 2_000_000;
  * example `(seedBase + g, i)` (`seedBase` {@link EVOLUTION_SEED} by default; give each task of a
  * run its own block), its prompt encoded as the harness encodes it (BOS first when
  * the tokenizer has one), scored 1 when the task's exact verifier accepts the completion, else 0;
- * generation stops as in the harness (EOS, the task's stop text).
+ * generation stops as in the harness (EOS, the task's stop text). Its `definition` is the task's
+ * name and options, so a run's checkpoint refuses a resume on other examples.
  */
 export function generationNammTask(
   task: GenerationTask,
@@ -32,5 +33,6 @@ export function generationNammTask(
         : 0,
     stop,
     maxNewTokens: task.maxNewTokens,
+    definition: JSON.stringify({ task: task.name, options: task.options }),
   };
 }

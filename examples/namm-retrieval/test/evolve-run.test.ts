@@ -84,6 +84,37 @@ describe('evolveRun', () => {
   });
 });
 
+describe('the task a run evolves on', () => {
+  it("takes options over the model's task's, records them in the checkpoint and refuses a resume on others", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'namm-task-options-'));
+    const base: EvolveSettings = { ...settings(1), out: dir, features: 'age' };
+    try {
+      const history = await evolveRun({ ...base, taskOptions: { contextChars: 200 } });
+      expect(Object.keys(history[0]!.meanScores)).toEqual(['retrieval']);
+      const checkpoint = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8'));
+      expect(JSON.parse(checkpoint.settings.taskDefinitions.retrieval)).toEqual({
+        task: 'retrieval',
+        options: { variant: 'niah-single', contextChars: 200, depth: 'random', valueDigits: 2 },
+      });
+      // the same options resume; other options, or none, would score other examples
+      expect(
+        await evolveRun({ ...base, generations: 2, taskOptions: { contextChars: 200 } }),
+      ).toHaveLength(2);
+      for (const taskOptions of [{ contextChars: 220 }, undefined]) {
+        await expect(evolveRun({ ...base, generations: 3, taskOptions })).rejects.toMatchObject({
+          code: 'E_CHECKPOINT',
+          argument: 'tasks',
+        });
+      }
+      await expect(
+        evolveRun({ ...base, out: join(dir, 'bad'), taskOptions: { variant: 'no-such' } }),
+      ).rejects.toMatchObject({ argument: expect.stringMatching(/^taskOptions/) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('tasks and stages', () => {
   it('splits an incremental run evenly, the remainder to the last stage', () => {
     expect(evolutionStages(['a', 'b'], 7, false)).toEqual([{ tasks: ['a', 'b'], generations: 7 }]);

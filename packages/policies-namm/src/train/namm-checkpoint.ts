@@ -31,6 +31,11 @@ export interface NammEvolutionSettings {
   readonly equalHeads: boolean;
   /** The capacity budget, or null for none. */
   readonly capacity: number | null;
+  /**
+   * Each task's `definition` by task name, for the tasks that gave one (absent when none did, as
+   * in checkpoints written before tasks had definitions).
+   */
+  readonly taskDefinitions?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -75,6 +80,7 @@ const SETTINGS = v.strictObject({
   threshold: v.number(),
   equalHeads: v.boolean(),
   capacity: v.nullable(INTEGER),
+  taskDefinitions: v.optional(v.record(v.string(), v.string())),
 });
 
 const RECORD = v.strictObject({

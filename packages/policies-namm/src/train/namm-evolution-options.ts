@@ -119,6 +119,9 @@ export function resolveOptions(options: NammEvolutionOptions): ResolvedSettings 
     }
     names.add(task.name);
     assertInteger(task.maxNewTokens, `tasks[${i}].maxNewTokens`, 1);
+    if (task.definition !== undefined && typeof task.definition !== 'string') {
+      throw new LetheError('E_ARG', 'must be a string when given', `tasks[${i}].definition`);
+    }
   });
   checkStages(options.stages, names);
   assertInteger(options.promptsPerTask, 'promptsPerTask', 1);
@@ -169,6 +172,18 @@ export function resolveOptions(options: NammEvolutionOptions): ResolvedSettings 
     seed,
     promptsPerTask: options.promptsPerTask,
     stages: options.stages.map((s) => ({ tasks: [...s.tasks], generations: s.generations })),
+    ...taskDefinitionsOf(options.tasks),
+  };
+}
+
+/** `{ taskDefinitions }` of the tasks that define themselves, or nothing when none does. */
+function taskDefinitionsOf(tasks: readonly NammTask[]): {
+  taskDefinitions?: Record<string, string>;
+} {
+  const defined = tasks.filter((task) => task.definition !== undefined);
+  if (defined.length === 0) return {};
+  return {
+    taskDefinitions: Object.fromEntries(defined.map((task) => [task.name, task.definition!])),
   };
 }
 
@@ -180,7 +195,8 @@ export function resolveOptions(options: NammEvolutionOptions): ResolvedSettings 
  *
  * @throws LetheError `E_CHECKPOINT` naming the setting that differs (`features`, `scorer`,
  *   `population`, `covariance`, `sigma0`, `seed`, `promptsPerTask`, `updateInterval`, `threshold`,
- *   `equalHeads`, `capacity`, `stages` / `stages[i]`, `normalization`).
+ *   `equalHeads`, `capacity`, `stages` / `stages[i]`, `normalization`), or `tasks` when a task
+ *   that has run is defined otherwise than the checkpoint records (its `definition`).
  */
 export function checkResume(
   checkpoint: NammCheckpoint,
@@ -231,6 +247,18 @@ export function checkResume(
       );
     }
   });
+  const ran = new Set(saved.stages.slice(0, current + 1).flatMap((stage) => stage.tasks));
+  for (const name of ran) {
+    const recorded = saved.taskDefinitions?.[name];
+    const now = settings.taskDefinitions?.[name];
+    if (recorded !== undefined && recorded !== now) {
+      throw new LetheError(
+        'E_CHECKPOINT',
+        `task "${name}" is defined as ${now ?? 'nothing'} but the checkpoint's run defined it as ${recorded} (its full-cache scores belong to those examples)`,
+        'tasks',
+      );
+    }
+  }
   if (
     normalization !== undefined &&
     !same(

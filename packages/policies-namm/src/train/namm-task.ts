@@ -24,4 +24,11 @@ export interface NammTask<E = unknown> {
   readonly stop: StopConditions;
   /** Most tokens generated per prompt. */
   readonly maxNewTokens: number;
+  /**
+   * What makes the task's examples and scores what they are (e.g. its registry name and options
+   * as JSON). A checkpoint records it by task name, and resuming with another definition of a
+   * task that has run is refused: the full-cache scores it keeps would belong to other examples.
+   * Omitted: no check.
+   */
+  readonly definition?: string;
 }

@@ -224,6 +224,60 @@ describe('NammEvolution options', () => {
     );
   });
 
+  it("records each task's definition and refuses a resume that defines a task that ran otherwise", async () => {
+    const defined = (definition: string | undefined) => ({ ...task, definition });
+    const first = new NammEvolution(fakeOptions([defined('a at 200')]));
+    await first.step();
+    const checkpoint = decodeNammCheckpoint(encodeNammCheckpoint(first.checkpoint()), 'ck.json');
+    expect(checkpoint.settings.taskDefinitions).toEqual({ a: 'a at 200' });
+    const resume = (definition: string | undefined) =>
+      fakeOptions([defined(definition)], { resumeFrom: checkpoint });
+    expect(new NammEvolution(resume('a at 200')).generation).toBe(1);
+    const error = expectLetheError(
+      () => new NammEvolution(resume('a at 300')),
+      'E_CHECKPOINT',
+      'tasks',
+    );
+    expect(error.message).toContain(
+      'task "a" is defined as a at 300 but the checkpoint\'s run defined it as a at 200',
+    );
+    expectLetheError(() => new NammEvolution(resume(undefined)), 'E_CHECKPOINT', 'tasks');
+    // A checkpoint written before tasks had definitions cannot be checked, and resumes.
+    const older = await checkpointAfterOne();
+    expect(older.settings.taskDefinitions).toBeUndefined();
+    expect(
+      new NammEvolution(fakeOptions([defined('a at 300')], { resumeFrom: older })).generation,
+    ).toBe(1);
+    // A task that has not run yet may be defined anew.
+    const withB = (definition: string) =>
+      fakeOptions(
+        [
+          defined('a at 200'),
+          {
+            ...fakeTask(
+              'b',
+              () => 1,
+              () => 1,
+            ),
+            definition,
+          },
+        ],
+        {
+          resumeFrom: checkpoint,
+          stages: [
+            { tasks: ['a'], generations: 2 },
+            { tasks: ['b'], generations: 1 },
+          ],
+        },
+      );
+    expect(new NammEvolution(withB('b anew')).generation).toBe(1);
+    expectLetheError(
+      () => new NammEvolution(fakeOptions([{ ...task, definition: 3 as unknown as string }])),
+      'E_ARG',
+      'tasks[0].definition',
+    );
+  });
+
   it('refuses checkpoint text of another format or version, or with a malformed field (E_FORMAT)', async () => {
     const text = encodeNammCheckpoint(await checkpointAfterOne());
     const json = JSON.parse(text);
