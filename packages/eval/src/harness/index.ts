@@ -24,6 +24,7 @@ export {
   prepareCellPolicy,
 } from './cell-policy';
 export { runCell } from './cell-runner';
+export { cellSettings } from './cell-settings';
 export { cellId, sweepCells, validateCellKey } from './cells';
 export { type Clock, systemClock } from './clock';
 export { FullCacheReferences } from './full-reference';

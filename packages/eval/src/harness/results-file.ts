@@ -1,8 +1,9 @@
 import { LetheError } from '@lethe/core';
 import { checkCell } from './cell-check';
+import { cellSettings } from './cell-settings';
 import { cellId, sweepCells } from './cells';
 import { canonicalJson, isPlainObject, type JsonValue } from './json';
-import { RESULTS_FORMAT, RESULTS_VERSION, type SweepResults } from './results';
+import { type CellKey, RESULTS_FORMAT, RESULTS_VERSION, type SweepResults } from './results';
 import { type SweepConfig, validateSweepConfig } from './sweep-config';
 
 /**
@@ -50,16 +51,20 @@ export function serializeResults(results: SweepResults): string {
 
 /**
  * Checks a parsed results document against the sweep `config`: it must be of this format and
- * version and embed a config equal to `config` (after normalisation), and its cells must be
- * well-formed cells of that sweep — key, every metric's shape, sequence outcomes, command (see
- * `checkCell`) — so a resumed sweep never runs on top of a file it cannot report on
- * (`readResultsFile` of `@lethe/eval/node` checks a file with it).
+ * version, its cells well-formed cells of the config it embeds — key, every metric's shape,
+ * sequence outcomes, command (see `checkCell`) — and each of them a cell of `config` with the
+ * same settings (`cellSettings`: task, options, budget rule, policy, checkpoint, examples,
+ * sampling, batching). So a config that adds tasks, policies, budgets or seeds to the one that
+ * wrote the file keeps its cells (a leaderboard that a learned policy joins is not recomputed),
+ * and one that changes or drops a finished cell is refused: a resumed sweep never runs on top of
+ * a file it cannot report on (`readResultsFile` of `@lethe/eval/node` checks a file with it).
  *
  * @param source - the file (or other origin) named in errors.
  * @throws LetheError `E_FORMAT` naming `source` when the document is of another format or
  *   version, or holds a malformed config or cell (the message names the cell and the field);
- *   `E_ARG` naming `source` when its config differs from `config` (the message names the first
- *   differing field); the errors of `validateSweepConfig` for an invalid `config`.
+ *   `E_ARG` naming `source` when `config` leaves out one of its cells or gives one other settings
+ *   (the message names the cell and the first differing field); the errors of
+ *   `validateSweepConfig` for an invalid `config`.
  */
 export function checkResults(json: unknown, config: SweepConfig, source: string): SweepResults {
   const expected = validateSweepConfig(config);
@@ -85,25 +90,36 @@ export function checkResults(json: unknown, config: SweepConfig, source: string)
     const detail = error instanceof Error ? error.message : String(error);
     throw new LetheError('E_FORMAT', `holds an invalid sweep config: ${detail}`, source);
   }
-  const differing = firstDifference(stored, expected);
-  if (differing !== undefined) {
-    throw new LetheError(
-      'E_ARG',
-      `was written by a different sweep configuration (field "${differing}" differs); use another results path or the same configuration`,
-      source,
-    );
-  }
   if (!Array.isArray(json.cells)) throw new LetheError('E_FORMAT', 'has no cells array', source);
+  const written = new Set(sweepCells(stored).map(cellId));
   const grid = new Set(sweepCells(expected).map(cellId));
   const seen = new Set<string>();
   const cells = json.cells.map((cell, i) => {
-    const result = checkCell(cell, i, expected, source);
+    const result = checkCell(cell, i, stored, source);
     const id = cellId(result.key);
-    if (!grid.has(id)) {
+    if (!written.has(id)) {
       throw new LetheError('E_FORMAT', `cells[${i}] is not a cell of the sweep`, source);
     }
     if (seen.has(id)) throw new LetheError('E_FORMAT', `cells[${i}] repeats a cell`, source);
     seen.add(id);
+    if (!grid.has(id)) {
+      throw new LetheError(
+        'E_ARG',
+        `holds the cell ${describeCell(result.key)}, which this configuration's tasks, policies, budgets and seeds leave out; use another results path or a configuration that keeps its cells`,
+        source,
+      );
+    }
+    const differing = firstDifference(
+      cellSettings(stored, result.key)!,
+      cellSettings(expected, result.key)!,
+    );
+    if (differing !== undefined) {
+      throw new LetheError(
+        'E_ARG',
+        `was written by a sweep configuration that gives the cell ${describeCell(result.key)} other settings (field "${differing}" differs); use another results path or the same settings`,
+        source,
+      );
+    }
     return result;
   });
   return {
@@ -114,10 +130,26 @@ export function checkResults(json: unknown, config: SweepConfig, source: string)
   };
 }
 
-/** The first top-level field (in `SweepConfig` order) where two configs differ. */
-function firstDifference(a: SweepConfig, b: SweepConfig): string | undefined {
-  for (const field of Object.keys(a) as (keyof SweepConfig)[]) {
-    if (canonicalJson(a[field] as JsonValue) !== canonicalJson(b[field] as JsonValue)) return field;
+/** A cell key as the messages name it. */
+function describeCell(key: CellKey): string {
+  return `(task "${key.task}", policy "${key.policy}", budget ${key.budget}, seed ${key.seed})`;
+}
+
+/**
+ * The dotted path (`policy.options.windowSize`) of the first place where two JSON values differ,
+ * object keys in order, or `undefined` when they are equal.
+ */
+function firstDifference(a: JsonValue, b: JsonValue, path = ''): string | undefined {
+  if (canonicalJson(a) === canonicalJson(b)) return undefined;
+  if (isPlainObject(a) && isPlainObject(b)) {
+    for (const field of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      const inner = firstDifference(
+        (a[field] ?? null) as JsonValue,
+        (b[field] ?? null) as JsonValue,
+        path === '' ? field : `${path}.${field}`,
+      );
+      if (inner !== undefined) return inner;
+    }
   }
-  return undefined;
+  return path === '' ? '(the whole value)' : path;
 }

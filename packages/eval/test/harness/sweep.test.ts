@@ -303,6 +303,63 @@ describe('runSweep', () => {
     expect(await readFile(notJson, 'utf8')).toBe('{"format": ');
   });
 
+  it('keeps the finished cells of a config that grows (policies, budgets, seeds), and refuses one that changes or drops a finished cell', async () => {
+    const path = join(dir, 'grow', 'results.json');
+    const small = {
+      ...config,
+      tasks: ['toy-lm'],
+      policies: ['full', 'streaming-llm'],
+      budgets: [0.5],
+      seeds: [0],
+    };
+    expect((await runSweep(small, { ...options(), resultsPath: path })).cells).toHaveLength(2);
+    const grown = { ...small, policies: ['full', 'streaming-llm', 'tova'], budgets: [0.5, 0.25] };
+    const progress: SweepProgress[] = [];
+    const kept = await runSweep(grown, {
+      ...options(),
+      resultsPath: path,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(progress.filter((p) => p.skipped).map((p) => [p.key.policy, p.key.budget])).toEqual([
+      ['full', 1],
+      ['streaming-llm', 0.5],
+    ]);
+    expect(progress.filter((p) => !p.skipped)).toHaveLength(3);
+    // What the grown sweep holds is what a straight run of it computes.
+    const straight = await runSweep(grown, {
+      ...options(),
+      resultsPath: join(dir, 'grow', 'straight.json'),
+    });
+    const comparable = (results: typeof kept) =>
+      results.cells.map((cell) => ({
+        key: cell.key,
+        metrics: { ...cell.metrics, tokensPerSecond: undefined },
+        sequences: cell.sequences,
+        command: cell.command,
+      }));
+    expect(comparable(kept)).toEqual(comparable(straight));
+    expect(JSON.parse(await readFile(path, 'utf8')).config).toEqual(
+      JSON.parse(await readFile(join(dir, 'grow', 'straight.json'), 'utf8')).config,
+    );
+
+    const text = await readFile(path, 'utf8');
+    const changed = await rejection(
+      runSweep({ ...grown, examplesPerCell: 3 }, { ...options(), resultsPath: path }),
+    );
+    expect([changed.code, changed.argument]).toEqual(['E_ARG', path]);
+    expect(changed.message).toContain(
+      'gives the cell (task "toy-lm", policy "full", budget 1, seed 0) other settings (field "examplesPerCell" differs)',
+    );
+    const dropped = await rejection(
+      runSweep({ ...grown, policies: ['full', 'tova'] }, { ...options(), resultsPath: path }),
+    );
+    expect([dropped.code, dropped.argument]).toEqual(['E_ARG', path]);
+    expect(dropped.message).toContain(
+      'holds the cell (task "toy-lm", policy "streaming-llm", budget 0.5, seed 0), which this configuration',
+    );
+    expect(await readFile(path, 'utf8')).toBe(text);
+  });
+
   it('refuses a results path it cannot read or write with a coded error naming it', async () => {
     const small = { ...config, tasks: ['toy-lm'], seeds: [0] };
     const folder = join(dir, 'unusable');
