@@ -82,8 +82,9 @@ export const CHECKPOINT_FILE = 'checkpoint.json';
  * policy directory of the CMA-ES mean (`policy.json` + `namm.safetensors`, the registry's `namm`
  * provider reads it). Returns the history.
  *
- * @throws LetheError `E_ARG` naming `model` when its task is not a generation task; the
- *   trainer's errors (bad settings, a checkpoint from other settings).
+ * @throws LetheError `E_ARG` naming `model` when its task is not a generation task; the task's
+ *   errors for options it refuses, naming `taskOptions` (and what they named); the trainer's
+ *   errors (bad settings, a checkpoint from other settings or other task definitions).
  */
 export async function evolveRun(
   settings: EvolveSettings,

@@ -34,9 +34,9 @@ const TAPED_SCORES_PER_LAYER = 28;
  * what each layer leaves on the tape (the copy of its mask bias or key bias tfjs saves). Measured
  * on wasm with per-layer masks at 800 tokens (vocabulary 64): 9.5, 17.8 and 30.3 scores at 1, 3
  * and 6 layers, of which the per-token term below is 2.2, 6.0 and 11.7 (with key biases at 1,400
- * tokens the heap grew by 7.9, 14.1 and 20.5 in all); counted as `6 + 3 · layers`. Under the causal mask alone it runs in blocks
- * (`causalAttentionOutput`) and needs less — 2.4, 5.6 and 10.9 at 2,048 tokens — which the same
- * count covers.
+ * tokens the heap grew by 7.9, 14.1 and 20.5 in all); counted as `6 + 3 · layers`. Under the
+ * causal mask alone it runs in blocks (`causalAttentionOutput`) and needs less — 2.4, 5.6 and
+ * 10.9 at 2,048 tokens — which the same count covers with room.
  */
 const RECOMPUTED_WORKING_SCORES = 6;
 const RECOMPUTED_SCORES_PER_LAYER = 3;
@@ -88,7 +88,7 @@ export interface AttentionExtent {
  * while they are recorded with the probabilities captured — and, while recording, `4 · B · T ·
  * (12 · vocab + 32 · layers · (hidden + intermediate))` bytes of per-token tensors the tape holds
  * (from measurements on the wasm backend, rounded up; they over-estimate the engine's peak by
- * 8–25 %).
+ * 8–25 % with masks, key biases or captured probabilities, by more under the causal mask alone).
  */
 export function attentionBytes(extent: AttentionExtent, mode: AttentionMemoryMode): number {
   const { batch, queryHeads, queries, keys, layers } = extent;
