@@ -6,7 +6,7 @@ import { isNgcDecision, type NgcLogits, NgcPolicy } from '@lethe/policies-ngc';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
-import { positiveInteger, rate } from './cli-args';
+import { integer, positiveInteger, rate } from './cli-args';
 import { countdownTaskOf } from './countdown-task';
 import { evaluateMethod } from './evaluate-method';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
@@ -19,11 +19,24 @@ const o = new Command()
     '../../models/countdown',
   )
   .option('--examples <n>', 'held-out problems', positiveInteger, 128)
+  .option(
+    '--eval-seed <n>',
+    'task seed of the problems (1: a validation set, kept out of training and of the test set 0)',
+    integer,
+    0,
+  )
   .option('--rate <x>', 'eviction rate ε', rate, 0.5)
   .option('--block <n>', 'block size b', positiveInteger, D.blockSize)
   .option('--window <n>', 'scoring window w', positiveInteger, D.window)
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
-  .opts<{ model: string; examples: number; rate: number; block: number; window: number }>();
+  .opts<{
+    model: string;
+    examples: number;
+    evalSeed: number;
+    rate: number;
+    block: number;
+    window: number;
+  }>();
 
 const CHOICES: { label: string; logits: NgcLogits; mode: 'greedy' | 'sample' }[] = [
   { label: 'greedy (any map)', logits: { kind: 'log', temperature: 1 }, mode: 'greedy' },
@@ -38,7 +51,7 @@ await runMain(async () => {
   await initBackend('wasm');
   const base = await loadTaskModel(o.model);
   const task = countdownTaskOf(base);
-  const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
+  const examples = Array.from({ length: o.examples }, (_, i) => task.example(o.evalSeed, i));
   console.log(
     `| choice | accuracy | first-draw entropy / log N | kept blocks in greedy top-K | mean log p(σ) |`,
   );

@@ -8,7 +8,7 @@ import { isNgcDecision, NgcPolicy } from '@lethe/policies-ngc';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
-import { blockWindowPairs, positiveInteger, rates } from './cli-args';
+import { blockWindowPairs, integer, positiveInteger, rates } from './cli-args';
 import { countdownTaskOf } from './countdown-task';
 import { evaluateMethod } from './evaluate-method';
 import { summarize } from './summarize';
@@ -22,6 +22,12 @@ const o = new Command()
     '../../models/countdown',
   )
   .option('--examples <n>', 'held-out problems', positiveInteger, 128)
+  .option(
+    '--eval-seed <n>',
+    'task seed of the problems (1: a validation set, kept out of training and of the test set 0)',
+    integer,
+    0,
+  )
   .option('--rates <list>', 'eviction rates ε', rates, [0.2, 0.5])
   .option('--cadence <n>', 'eviction cadence δ', positiveInteger, D.cadence)
   .option(
@@ -34,6 +40,7 @@ const o = new Command()
   .opts<{
     model: string;
     examples: number;
+    evalSeed: number;
     rates: number[];
     cadence: number;
     pairs: { blockSize: number; window: number }[];
@@ -43,7 +50,7 @@ await runMain(async () => {
   await initBackend('wasm');
   const base = await loadTaskModel(o.model);
   const task = countdownTaskOf(base);
-  const examples = Array.from({ length: o.examples }, (_, i) => task.example(0, i));
+  const examples = Array.from({ length: o.examples }, (_, i) => task.example(o.evalSeed, i));
   const run = (policy: () => NgcPolicy | undefined, onRound?: (newestEvicted: boolean) => void) =>
     evaluateMethod({
       model: base.model,
