@@ -21,11 +21,13 @@ const RETAINED_SCORES_PER_LAYER = 2;
  * them. Measured on wasm (the engine's peak over a forward and backward with per-layer masks, as
  * NGC's replay runs them, 800 tokens of the suite models' shape, vocabulary 64): 31.4, 84.4 and
  * 163.9 scores at 1, 3 and 6 layers, of which the per-token term below is 2.2, 6.0 and 11.7;
- * counted as `8 + 28 · layers`. (An earlier count, `6 + 20 · layers` without the per-token term,
- * let a replay of 16 rollouts of 480 tokens through, and the heap overflowed.)
+ * counted as `7 + 26 · layers` (7–13 % over the rest). An earlier count, `6 + 20 · layers`
+ * without the per-token term, let a replay of 16 rollouts of 480 tokens through, and the heap
+ * overflowed; `8 + 28 · layers` refused 4 rollouts of 820 tokens, which an NGC run had replayed
+ * 120 updates long.
  */
-const TAPED_WORKING_SCORES = 8;
-const TAPED_SCORES_PER_LAYER = 28;
+const TAPED_WORKING_SCORES = 7;
+const TAPED_SCORES_PER_LAYER = 26;
 
 /**
  * Score-sized tensors alive at the worst moment of a recorded forward and backward whose
@@ -84,11 +86,11 @@ export interface AttentionExtent {
  * Estimated peak bytes of tensor memory a forward pass (or cached step) takes for its attention:
  * `4 · B · Hq · T · S` bytes of float32 scores per layer (`[B, Hq, T, S]`), times the
  * score-sized tensors alive at the worst moment — `6 + 2 · layers` for inference,
- * `6 + 3 · layers` while gradients are recorded through recomputed attention, `8 + 28 · layers`
+ * `6 + 3 · layers` while gradients are recorded through recomputed attention, `7 + 26 · layers`
  * while they are recorded with the probabilities captured — and, while recording, `4 · B · T ·
  * (12 · vocab + 32 · layers · (hidden + intermediate))` bytes of per-token tensors the tape holds
  * (from measurements on the wasm backend, rounded up; they over-estimate the engine's peak by
- * 8–25 % with masks, key biases or captured probabilities, by more under the causal mask alone).
+ * 5–25 % with masks, key biases or captured probabilities, by more under the causal mask alone).
  */
 export function attentionBytes(extent: AttentionExtent, mode: AttentionMemoryMode): number {
   const { batch, queryHeads, queries, keys, layers } = extent;
