@@ -7,6 +7,11 @@ export interface GateRunSettings {
   readonly model: string;
   /** A directory whose weights replace the task model's (same shape), or null. */
   readonly weights: string | null;
+  /**
+   * Options over the task model's task (`taskVariant`), e.g. one suite member at one length on a
+   * model trained on the suite's mixture; absent: the model's task as trained.
+   */
+  readonly taskOptions?: Readonly<Record<string, unknown>>;
   readonly granularity: GateGranularity;
   /** Updates of stage 1 (attention distillation); 0 skips it (the "no stage 1" ablation). */
   readonly stage1Steps: number;

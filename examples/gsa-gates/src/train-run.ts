@@ -15,7 +15,12 @@ import {
   type GsaStage,
   GsaTrainer,
 } from '@lethe/policies-gsa/train';
-import { generationBatches, textWindowBatches, trainingSeed } from '@lethe/task-models';
+import {
+  generationBatches,
+  taskVariant,
+  textWindowBatches,
+  trainingSeed,
+} from '@lethe/task-models';
 import { heldOutPrompts, loadTaskBackbone, type TaskModel } from '@lethe/task-models/node';
 import type { GateRunSettings } from './run-settings';
 
@@ -44,12 +49,17 @@ export interface TrainGatesOptions {
   readonly checkpointEvery?: number;
 }
 
-/** The training batches of a task model: its task's training examples, held-out prompts excluded. */
+/**
+ * The training batches of a gate run: the training examples of the task model's task (or of its
+ * variant under `settings.taskOptions`), held-out prompts excluded.
+ *
+ * @throws LetheError the task's error for an option it refuses, naming `taskOptions`.
+ */
 export function taskBatches(
   taskModel: TaskModel,
   settings: GateRunSettings,
 ): BatchProvider<NextTokenBatch> {
-  const { task } = taskModel;
+  const task = taskVariant(taskModel.task, settings.taskOptions, 'taskOptions');
   const seed = trainingSeed(settings.seed);
   if (task.kind === 'perplexity') {
     return textWindowBatches(task, { seed, batchSize: settings.batchSize, window: LM_WINDOW });

@@ -10,6 +10,7 @@ import {
   DEFAULT_GATE_WEIGHT,
   DEFAULT_RETENTION_BUDGETS,
 } from '@lethe/policies-gsa/train';
+import { parseTaskOptionsFlag } from '@lethe/task-models';
 import { initBackend } from '@lethe/tensor';
 import { Command, Option } from 'commander';
 import { integer, number, numbers } from './cli-values';
@@ -21,6 +22,10 @@ const program = new Command()
   .description('Train GSA gates (two stages) on a frozen task model; resumable.')
   .requiredOption('--model <dir>', 'task model (a lethe pretrain directory)')
   .option('--weights <dir>', 'train on these weights (same shape) instead of the task model’s')
+  .option(
+    '--task-options <json>',
+    'options over the model’s task’s, e.g. one suite member at one length (default: the task as trained)',
+  )
   .requiredOption('--out <dir>', 'run directory: checkpoints, policy/ and training.json')
   .addOption(
     new Option('--granularity <g>', 'gate granularity')
@@ -78,6 +83,7 @@ await runMain(async () => {
   const settings: GateRunSettings = {
     model: o.model,
     weights: o.weights ?? null,
+    ...(o.taskOptions === undefined ? {} : { taskOptions: parseTaskOptionsFlag(o.taskOptions) }),
     granularity: o.granularity,
     stage1Steps: o.stage1Steps,
     stage2Steps: o.stage2Steps,

@@ -82,6 +82,23 @@ describe('trainGates', () => {
     await expectLetheRejection(trainGates(withEviction, plain), 'E_ARG', withEviction);
   });
 
+  it('trains on a variant of the model’s task when given task options, and refuses a bad one', async () => {
+    const plain = { ...settings, stage1Steps: 0, stage2Steps: 2, retentionWeight: 0 };
+    const shorter = { ...plain, taskOptions: { contextChars: 128 } };
+    const gates = (dir: string) => readFileSync(join(dir, 'policy', 'gates.safetensors'));
+    const own = join(root, 'own-task');
+    const variant = join(root, 'task-variant');
+    await trainGates(own, plain);
+    await trainGates(variant, shorter);
+    expect(gates(variant).equals(gates(own))).toBe(false);
+    await expectLetheRejection(trainGates(variant, plain), 'E_ARG', variant);
+    await expectLetheRejection(
+      trainGates(join(root, 'bad-variant'), { ...plain, taskOptions: { variant: 'no-such' } }),
+      'E_ARG',
+      'taskOptions',
+    );
+  });
+
   it('refuses a run directory recorded for other settings, naming it', async () => {
     const dir = join(root, 'guarded');
     await trainGates(dir, { ...settings, stage1Steps: 0, stage2Steps: 1 });

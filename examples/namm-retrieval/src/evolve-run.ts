@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LetheError, withArgument } from '@lethe/core';
-import { createTask, type GenerationTask, type Task, type TaskExample } from '@lethe/eval';
+import { LetheError } from '@lethe/core';
+import type { GenerationTask, TaskExample } from '@lethe/eval';
 import { modelIdentity } from '@lethe/model';
 import { writePolicyDirectory } from '@lethe/model/node';
 import {
@@ -24,6 +24,7 @@ import {
   workerPoolEvaluator,
   writeNammCheckpoint,
 } from '@lethe/policies-namm/train/node';
+import { taskVariant } from '@lethe/task-models';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
 
@@ -94,7 +95,7 @@ export async function evolveRun(
   let evaluate: (PopulationEvaluator & { close(): Promise<void> }) | undefined;
   try {
     const baseModel = await modelIdentity(model);
-    const task = withOptions(modelTask, settings.taskOptions, 'taskOptions');
+    const task = taskVariant(modelTask, settings.taskOptions, 'taskOptions');
     if (task.kind !== 'generation') {
       throw new LetheError(
         'E_ARG',
@@ -199,7 +200,7 @@ function runTasks(task: GenerationTask, extras: readonly ExtraTask[]): NammTask<
           `extraTasks[${i}].label`,
         );
       }
-      const variant = withOptions(task, extra.options, `extraTasks[${i}].options`);
+      const variant = taskVariant(task, extra.options, `extraTasks[${i}].options`);
       return generationNammTask(
         variant as GenerationTask,
         extra.label,
@@ -207,18 +208,4 @@ function runTasks(task: GenerationTask, extras: readonly ExtraTask[]): NammTask<
       );
     }),
   ];
-}
-
-/** `task` with `options` over its own (itself when none), a bad option refused naming `argument`. */
-function withOptions(
-  task: Task,
-  options: Readonly<Record<string, unknown>> | undefined,
-  argument: string,
-): Task {
-  if (options === undefined) return task;
-  try {
-    return createTask(task.name, { ...(task.options as object), ...options });
-  } catch (error) {
-    throw error instanceof LetheError ? withArgument(error, argument) : error;
-  }
 }

@@ -35,7 +35,12 @@ export {
 } from './model-size';
 export { readTaskModelFiles, type TaskModel, type TaskTokenizer } from './read-task-model-files';
 export { shellQuote } from './shell-quote';
-export { formatTaskOptionFlag, parseTaskOptionFlag } from './task-option-flag';
+export {
+  formatTaskOptionFlag,
+  parseTaskOptionFlag,
+  parseTaskOptionsFlag,
+} from './task-option-flag';
 export { type LossOn, taskSequence } from './task-sequence';
+export { taskVariant } from './task-variant';
 export { type TextWindowBatchesOptions, textWindowBatches } from './text-window-batches';
 export { isTrainingSeed, TRAINING_SEED_OFFSET, trainingSeed } from './training-seed';

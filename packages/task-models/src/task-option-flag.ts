@@ -43,3 +43,26 @@ export function formatTaskOptionFlag(key: string, value: JsonValue): string {
   }
   return `${key}=${JSON.stringify(value)}`;
 }
+
+/**
+ * Reads a `--task-options <json>` flag: a JSON object of task options (e.g.
+ * `{"member":"niah-multi","contextChars":1024}`), the options `taskVariant` puts over a task's.
+ *
+ * @throws LetheError `E_ARG` naming `--task-options` when the text is not a JSON object.
+ */
+export function parseTaskOptionsFlag(text: string): Record<string, JsonValue> {
+  let options: unknown;
+  try {
+    options = JSON.parse(text);
+  } catch {
+    options = undefined;
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new LetheError(
+      'E_ARG',
+      `must be a JSON object of task options, got ${JSON.stringify(text)}`,
+      '--task-options',
+    );
+  }
+  return assertJson(options, '--task-options') as Record<string, JsonValue>;
+}
