@@ -6,7 +6,12 @@ import {
   standaloneSvg,
 } from '@lethe/eval';
 import type { LayerProfile } from './layer-profile';
-import type { MatchedCell, MatchedStudy } from './matched-budgets';
+import {
+  MATCHED_BASELINES,
+  type MatchedBaseline,
+  type MatchedCell,
+  type MatchedStudy,
+} from './matched-budgets';
 
 /** Markdown and its figures by file name. */
 export interface StudyReport {
@@ -14,7 +19,23 @@ export interface StudyReport {
   readonly figures: Readonly<Record<string, string>>;
 }
 
-const COLORS = { namm: '#d62728', h2o: '#1f77b4', l2norm: '#2ca02c', full: '#7f7f7f' };
+const COLORS = {
+  namm: '#d62728',
+  h2o: '#1f77b4',
+  l2norm: '#2ca02c',
+  snapkv: '#9467bd',
+  full: '#7f7f7f',
+};
+/** Each baseline's name in the table and the figure. */
+const BASELINE_LABELS: Record<MatchedBaseline, string> = {
+  h2o: 'H2O',
+  l2norm: 'L2',
+  snapkv: 'SnapKV',
+};
+/** The baselines' names as a list in prose: "H2O, L2 and SnapKV". */
+const BASELINE_PROSE = `${MATCHED_BASELINES.slice(0, -1)
+  .map((b) => BASELINE_LABELS[b])
+  .join(', ')} and ${BASELINE_LABELS[MATCHED_BASELINES.at(-1)!]}`;
 const LAYER_COLORS = ['#d62728', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 
 function percent(a: Aggregate): string {
@@ -49,13 +70,12 @@ function scoreSeries(
 }
 
 function matchedFigure(study: MatchedStudy): ChartSpec {
-  const baseline = (key: 'h2o' | 'l2norm') =>
+  const baseline = (key: MatchedBaseline) =>
     study.rows.map((r) => ({ x: r.baselines[key].realised, y: r.baselines[key].normalised }));
   return {
     id: 'matched-budgets',
-    title: 'NAMM, H2O and L2 at the same cache size',
-    caption:
-      'Normalised score (accuracy over the full cache’s on the same prompts) against the realised cache size (peak over the full cache’s peak, mean over examples); H2O and L2 run at the budget NAMM realised (the paper’s Fig. 5).',
+    title: `NAMM, ${BASELINE_PROSE} at the same cache size`,
+    caption: `Normalised score (accuracy over the full cache’s on the same prompts) against the realised cache size (peak over the full cache’s peak, mean over examples); ${BASELINE_PROSE} run at the budget NAMM realised (the paper’s Fig. 5, SnapKV added).`,
     xLabel: 'realised cache size (fraction of the full peak)',
     yLabel: 'normalised score',
     yUnit: '',
@@ -66,8 +86,7 @@ function matchedFigure(study: MatchedStudy): ChartSpec {
         'NAMM',
         study.rows.map((r) => ({ x: r.namm.realised, y: r.namm.normalised })),
       ),
-      scoreSeries('h2o', 'H2O', baseline('h2o')),
-      scoreSeries('l2norm', 'L2', baseline('l2norm')),
+      ...MATCHED_BASELINES.map((b) => scoreSeries(b, BASELINE_LABELS[b], baseline(b))),
       scoreSeries('full', 'full cache', [{ x: 1, y: 1 }]),
     ],
   };
@@ -115,7 +134,7 @@ export function studyReport(
 ): StudyReport {
   const rows = study.rows.map(
     (r) =>
-      `| ${r.budget} | ${(100 * r.namm.realised).toFixed(1)} % | ${(100 * r.namm.meanSize).toFixed(1)} % | ${cellText(r.namm)} | ${r.namm.tokensPerSecond.toFixed(0)} | ${r.matchedBudget} | ${baselineText(r.baselines.h2o)} | ${baselineText(r.baselines.l2norm)} |`,
+      `| ${r.budget} | ${(100 * r.namm.realised).toFixed(1)} % | ${(100 * r.namm.meanSize).toFixed(1)} % | ${cellText(r.namm)} | ${r.namm.tokensPerSecond.toFixed(0)} | ${r.matchedBudget} | ${MATCHED_BASELINES.map((b) => baselineText(r.baselines[b])).join(' | ')} |`,
   );
   const layerRows = profiles.flatMap((p) =>
     p.layers.map(
@@ -128,10 +147,10 @@ export function studyReport(
     '',
     `Regenerate with \`${command}\`.`,
     '',
-    `Full cache: ${percent(study.full)}, ${study.fullTokensPerSecond.toFixed(0)} tokens/s (prefill included, one wasm thread). Each cell: accuracy ± standard error (normalised score: over the full cache's). NAMM's realised size is its peak over the full cache's peak (mean over examples), its mean size the mean live entries over the full cache's; H2O and L2 run at NAMM's realised size rounded up to 0.001 (the matched budget) and may realise more (shown after “at”): never less memory than NAMM.`,
+    `Full cache: ${percent(study.full)}, ${study.fullTokensPerSecond.toFixed(0)} tokens/s (prefill included, one wasm thread). Each cell: accuracy ± standard error (normalised score: over the full cache's). NAMM's realised size is its peak over the full cache's peak (mean over examples), its mean size the mean live entries over the full cache's; ${BASELINE_PROSE} run at NAMM's realised size rounded up to 0.001 (the matched budget) and may realise more (shown after “at”): never less memory than NAMM.`,
     '',
-    '| NAMM budget | NAMM realised | NAMM mean size | NAMM | NAMM tokens/s | matched budget | H2O | L2 |',
-    '| --: | --: | --: | --: | --: | --: | --: | --: |',
+    `| NAMM budget | NAMM realised | NAMM mean size | NAMM | NAMM tokens/s | matched budget | ${MATCHED_BASELINES.map((b) => BASELINE_LABELS[b]).join(' | ')} |`,
+    `| --: | --: | --: | --: | --: | --: |${' --: |'.repeat(MATCHED_BASELINES.length)}`,
     ...rows,
     '',
     '![Matched budgets](matched-budgets.svg)',

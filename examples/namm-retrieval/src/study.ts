@@ -1,15 +1,16 @@
-// NAMM next to H2O and L2 at the cache size NAMM realises (the paper's Fig. 5), and what NAMM
+// NAMM next to H2O, L2 and SnapKV at the cache size NAMM realises (the paper's Fig. 5), and what NAMM
 // retains per layer (Fig. 6), e.g.
 //   npm run study -- --model ../../models/retrieval-long --policy ../../models/namm-retrieval-long --out study
 // Rerunning resumes from the results files in <out>.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
-import type { GenerationTask, SweepProgress } from '@lethe/eval';
+import type { GenerationTask, SweepProgress, Task } from '@lethe/eval';
 import { runMain, runSweep } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
+import { parseTaskOptionsFlag, shellQuote, taskVariant } from '@lethe/task-models';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command, InvalidArgumentError } from 'commander';
@@ -27,13 +28,17 @@ function fractions(value: string): number[] {
 
 const o = new Command()
   .name('namm-retrieval-study')
-  .description('NAMM against H2O and L2 at matched cache sizes, and per-layer retention.')
+  .description('NAMM against H2O, L2 and SnapKV at matched cache sizes, and per-layer retention.')
   .requiredOption('--model <dir>', 'task model (a lethe pretrain directory)')
   .requiredOption('--policy <dir>', 'NAMM policy directory')
   .option('--budgets <list>', 'NAMM budget fractions', fractions, [1, 0.5, 0.25])
   .option('--examples <n>', 'held-out examples per cell', integer, 64)
   .option('--seed <n>', 'evaluation seed', integer, 0)
   .option('--prefill-chunk <n>', 'prompt tokens per prefill chunk, evicting between', integer, 16)
+  .option(
+    '--task-options <json>',
+    "options over the model's task's, e.g. one suite member at one length (default: the task as trained)",
+  )
   .option('--out <dir>', 'results and report directory', 'study')
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')))
   .opts<{
@@ -43,12 +48,24 @@ const o = new Command()
     examples: number;
     seed: number;
     prefillChunk: number;
+    taskOptions?: string;
     out: string;
   }>();
 
 await runMain(async () => {
   await initBackend('wasm');
-  const { model, task } = await loadTaskModel(o.model);
+  const { model, task: modelTask } = await loadTaskModel(o.model);
+  let task: Task;
+  try {
+    task = taskVariant(
+      modelTask,
+      o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions),
+      '--task-options',
+    );
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
   if (task.kind !== 'generation') {
     model.dispose();
     throw new LetheError(
@@ -73,7 +90,7 @@ await runMain(async () => {
     const matched = await runSweep(matchedSweep(o, spec, budgets), {
       resultsPath: join(o.out, 'matched.json'),
       models,
-      onProgress: progress('H2O and L2 at NAMM’s size'),
+      onProgress: progress('H2O, L2 and SnapKV at NAMM’s size'),
     });
     const study = matchedStudy(o, namm, matched);
     const store = nodePolicyStore();
@@ -90,7 +107,9 @@ await runMain(async () => {
       seed: o.seed,
       prefillChunk: o.prefillChunk,
     });
-    const command = `npm run study -- --model ${o.model} --policy ${o.policy} --budgets ${o.budgets.join(',')} --examples ${o.examples} --seed ${o.seed} --prefill-chunk ${o.prefillChunk} --out ${o.out}`;
+    const taskFlag =
+      o.taskOptions === undefined ? '' : ` --task-options ${shellQuote(o.taskOptions)}`;
+    const command = `npm run study -- --model ${o.model} --policy ${o.policy}${taskFlag} --budgets ${o.budgets.join(',')} --examples ${o.examples} --seed ${o.seed} --prefill-chunk ${o.prefillChunk} --out ${o.out}`;
     const report = studyReport(study, profiles, command);
     await writeFileAtomic(join(o.out, 'study.md'), report.markdown);
     for (const [name, svg] of Object.entries(report.figures))

@@ -69,7 +69,7 @@ describe('matched budgets', () => {
     expect(matchedBudget(namm, 0.25)).toBe(0.26);
     expect(matchedBudgets(settings, namm)).toEqual([0.6, 0.521, 0.26]);
     expect(matchedSweep(settings, { name: 'retrieval', options: {} }, [0.6])).toMatchObject({
-      policies: ['h2o', 'l2norm'],
+      policies: ['h2o', 'l2norm', 'snapkv'],
       budgets: [0.6],
     });
     expect(() => matchedBudget(namm, 0.1)).toThrowError(
@@ -79,7 +79,11 @@ describe('matched budgets', () => {
 
   it('joins the sweeps into rows of normalised scores and renders them', () => {
     const matched = results(
-      [0.6, 0.521, 0.26].flatMap((b) => [cell('h2o', b, 0.2, b + 0.01), cell('l2norm', b, 0.1, b)]),
+      [0.6, 0.521, 0.26].flatMap((b) => [
+        cell('h2o', b, 0.2, b + 0.01),
+        cell('l2norm', b, 0.1, b),
+        cell('snapkv', b, 0.6, b + 0.002),
+      ]),
     );
     const study = matchedStudy(settings, namm, matched);
     expect(study.full.mean).toBe(0.8);
@@ -90,8 +94,10 @@ describe('matched budgets', () => {
     expect(study.rows[0]!.namm.meanSize).toBeCloseTo(590 / 990, 12);
     const report = studyReport(study, [], 'npm run study');
     expect(report.markdown).toContain(
-      '| 0.25 | 26.0 % | 25.3 % | 40.0 % ± 1.0 (0.500) | 1 | 0.26 | 20.0 % ± 1.0 (0.250) at 27.0 % | 10.0 % ± 1.0 (0.125) at 26.0 % |',
+      '| 0.25 | 26.0 % | 25.3 % | 40.0 % ± 1.0 (0.500) | 1 | 0.26 | 20.0 % ± 1.0 (0.250) at 27.0 % | 10.0 % ± 1.0 (0.125) at 26.0 % | 60.0 % ± 1.0 (0.750) at 26.2 % |',
     );
+    expect(report.markdown).toContain('| matched budget | H2O | L2 | SnapKV |');
+    expect(study.rows[0]!.baselines.snapkv.normalised).toBeCloseTo(0.75, 12);
     expect(Object.keys(report.figures)).toEqual([
       'matched-budgets.svg',
       'layer-retained.svg',
