@@ -29,8 +29,8 @@ const o = program.opts<{ config: string; results: string; out: string; threads: 
 
 await runMain(async () => {
   const average = averagedTasks(JSON.parse(readFileSync(o.config, 'utf8')), o.config);
-  runLethe(['eval', '--config', o.config, '--results', o.results, '--threads', o.threads]);
-  runLethe([
+  await runLethe(['eval', '--config', o.config, '--results', o.results, '--threads', o.threads]);
+  await runLethe([
     'report',
     '--results',
     o.results,

@@ -1,6 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { LetheError } from '@lethe/core';
 
@@ -32,11 +33,38 @@ function letheBin(): string {
 
 /**
  * Runs `lethe <args>` in this process's directory, its output on this terminal (progress bars
- * included); a failure ends this process with the CLI's exit code, after the CLI's own one-line
- * error.
+ * included), and resolves when it ends; a failure ends this process with the CLI's exit code,
+ * after the CLI's own one-line error. SIGINT and SIGTERM sent to this process are passed on to
+ * the CLI, which stops as it does on Ctrl-C (`lethe eval` after saving its finished cells): a
+ * `kill` of this process alone never leaves the CLI running on, writing the results file.
  */
-export function runLethe(args: readonly string[]): void {
-  const run = spawnSync(process.execPath, [letheBin(), ...args], { stdio: 'inherit' });
-  if (run.error !== undefined) throw run.error;
-  if (run.status !== 0) process.exit(run.status ?? 1);
+export async function runLethe(args: readonly string[]): Promise<void> {
+  // Its own process group (POSIX): a Ctrl-C on the terminal reaches this process alone, which
+  // passes it on once; a second SIGINT would make the CLI exit at once, mid-cell.
+  const child = spawn(process.execPath, [letheBin(), ...args], {
+    stdio: 'inherit',
+    detached: process.platform !== 'win32',
+  });
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  const onInt = forward('SIGINT');
+  const onTerm = forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  try {
+    const status = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code, signal) =>
+        resolve(signal === null ? code : 128 + signalNumber(signal)),
+      );
+    });
+    if (status !== 0) process.exit(status ?? 1);
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  }
+}
+
+/** The number of a signal (SIGINT 2, SIGTERM 15, …), for the shell's 128 + n exit status. */
+function signalNumber(signal: NodeJS.Signals): number {
+  return constants.signals[signal] ?? 0;
 }

@@ -1,7 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   checkpointOf,
@@ -11,10 +13,11 @@ import {
   TASK_NAMES,
   validateSweepConfig,
 } from '@lethe/eval';
-import { DecoderModel } from '@lethe/model';
+import { DecoderModel, modelIdentity } from '@lethe/model';
 import { writeModelDirectory } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { taskModelConfig } from '@lethe/task-models';
+import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { averagedTasks } from '../src/lethe-commands';
@@ -27,10 +30,26 @@ const sweep = validateSweepConfig(raw, { ...knownPolicies(registry), tasks: TASK
 /**
  * Registered policies the leaderboard does not run yet, and why: the learned ones need a policy
  * directory trained on the suite's backbone (its two lines' models, named in sweep.json), which
- * none has yet; SOL's other baselines are the SOL study's (examples/sol-lm).
+ * only GSA has yet; SOL's other baselines are the SOL study's (examples/sol-lm).
  */
-const AWAITING_BACKBONE = ['gsa', 'namm', 'ngc', 'sol'];
+const AWAITING_BACKBONE = ['namm', 'ngc', 'sol'];
 const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac'];
+
+/** The pids of the running processes whose command line contains `text` (Linux's /proc). */
+function processesNaming(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let commandLine: string;
+    try {
+      commandLine = readFileSync(join('/proc', entry, 'cmdline'), 'utf8');
+    } catch {
+      continue; // ended while listed
+    }
+    if (commandLine.includes(text)) pids.push(Number(entry));
+  }
+  return pids;
+}
 
 describe('the leaderboard sweep', () => {
   it('runs every member of the suite, labelled by its name, on the model trained for it', () => {
@@ -70,6 +89,27 @@ describe('the leaderboard sweep', () => {
     const left = registry.names().filter((name) => !names.has(name));
     expect(left.sort()).toEqual([...AWAITING_BACKBONE, ...STUDY_ONLY].sort());
     for (const name of AWAITING_BACKBONE) expect(registry.provider(name).learned).toBeDefined();
+  });
+
+  it('runs the learned policies from directories trained on the model of each task they run on', async () => {
+    await initBackend('wasm');
+    type LearnedEntry = { name: string; dir: string; tasks: readonly string[] };
+    const learned = (raw.policies as unknown[]).filter(
+      (policy): policy is LearnedEntry => typeof (policy as { dir?: unknown }).dir === 'string',
+    );
+    expect(learned.map((policy) => policy.name)).toEqual(['gsa']);
+    for (const policy of learned) {
+      const manifest = JSON.parse(readFileSync(join(root, policy.dir, 'policy.json'), 'utf8'));
+      expect(policy.tasks).toBeDefined();
+      for (const dir of new Set(policy.tasks.map((task) => checkpointOf(sweep, task)!))) {
+        const { model } = await loadTaskModel(join(root, dir));
+        try {
+          expect(manifest.baseModel, dir).toBe(await modelIdentity(model));
+        } finally {
+          model.dispose();
+        }
+      }
+    }
   });
 });
 
@@ -162,6 +202,42 @@ describe('npm start', () => {
     const again = run(config);
     expect(again.status).toBe(0);
     expect(JSON.parse(readFileSync(results(), 'utf8'))).toEqual(written);
+  });
+
+  it('passes a kill on to the evaluation it runs: nothing writes the results file after it', async () => {
+    const longer = join(dir, 'longer.json');
+    const longerResults = join(dir, 'longer-results.json');
+    const sweepJson = JSON.parse(readFileSync(config, 'utf8'));
+    writeFileSync(
+      longer,
+      JSON.stringify({ ...sweepJson, budgets: [0.5, 0.25, 0.125], examplesPerCell: 32 }),
+    );
+    const total = 2 * (1 + 3 * 3);
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+        'src/leaderboard.ts',
+        '--config',
+        longer,
+        '--results',
+        longerResults,
+        '--out',
+        join(dir, 'longer-report'),
+      ],
+      { cwd: root, stdio: 'ignore' },
+    );
+    const exited = once(child, 'exit');
+    const cellsWritten = () =>
+      existsSync(longerResults) ? JSON.parse(readFileSync(longerResults, 'utf8')).cells.length : 0;
+    while (cellsWritten() === 0) await sleep(50);
+    child.kill('SIGINT');
+    await exited;
+    // The leaderboard has exited: so has the `lethe eval` it started.
+    expect(processesNaming(longerResults)).toEqual([]);
+    const cells = cellsWritten();
+    expect(cells).toBeGreaterThanOrEqual(1);
+    expect(cells).toBeLessThan(total);
   });
 
   it('stops with one coded line when the model is missing', () => {
