@@ -7,6 +7,7 @@
  */
 export { checkpointModels } from './checkpoint-models';
 export { readResultsFile, writeResultsFile } from './node-results-file';
+export { lockResultsFile, RESULTS_LOCK_STALE_MS, type ResultsLock } from './results-lock';
 export {
   guardRunSettings,
   RUN_SETTINGS_FILE,

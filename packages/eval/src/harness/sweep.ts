@@ -19,6 +19,7 @@ import { readResultsFile, writeResultsFile } from './node-results-file';
 import type { ProgressCallback } from './progress';
 import type { CellKey, SweepResults } from './results';
 import { emptyResults } from './results-file';
+import { lockResultsFile } from './results-lock';
 import { type SweepConfig, validateSweepConfig } from './sweep-config';
 import { labelledCheckpoints, sweepTasks, type TaskFactory } from './sweep-context';
 import { type PendingCell, runCellsOnPool } from './sweep-pool';
@@ -78,15 +79,19 @@ const IN_THREAD_OPTIONS = ['registry', 'policies', 'models', 'createTask', 'now'
  * rewritten atomically, so a sweep stopped at any point and run again ends with a file
  * byte-identical to an uninterrupted run's (given the same clock readings). A file of another
  * format or version, or written for a different config, is refused rather than mixed with. A
- * run that created the file and fails or stops before its first cell finishes removes it.
+ * run that created the file and fails or stops before its first cell finishes removes it. The
+ * file is locked while the sweep runs (`<file>.lock`, see `lockResultsFile`): a second run on it
+ * is refused, never interleaved with the first.
  *
  * @returns every finished cell of the sweep.
  * @throws LetheError `E_ARG` naming `options` when it is not an object, `threads` when it is not
  *   an integer ≥ 1 or comes with an option a pool cannot take; the errors of
  *   `validateSweepConfig` (naming the field; unknown policy names list the registry's);
  *   `E_FORMAT` / `E_ARG` naming the results file (malformed, written by another config,
- *   unreadable or unwritable); `E_ARG` naming `tasks[i].name` when the task factory builds a
- *   task of another name; the errors of the cells. Rejects with `signal.reason` when aborted.
+ *   unreadable or unwritable); `E_STATE` naming it when another run holds its lock, or took the
+ *   lock over during this one (which then stops at its next batch); `E_ARG` naming
+ *   `tasks[i].name` when the task factory builds a task of another name; the errors of the
+ *   cells. Rejects with `signal.reason` when aborted.
  */
 export async function runSweep(
   config: SweepConfig | Readonly<Record<string, unknown>>,
@@ -105,10 +110,47 @@ export async function runSweep(
   const registry = options.registry ?? createDefaultRegistry();
   const taskNames = options.createTask === undefined ? TASK_NAMES : options.taskNames;
   const sweep = validateSweepConfig(config, { ...knownPolicies(registry), tasks: taskNames });
-  const clock = options.now ?? systemClock;
-  const { resultsPath, signal, onProgress } = options;
-  const tasks = sweepTasks(sweep, options.createTask);
-  const grid = sweepCells(sweep);
+  const run = {
+    sweep,
+    grid: sweepCells(sweep),
+    tasks: sweepTasks(sweep, options.createTask),
+    registry,
+    threads,
+    clock: options.now ?? systemClock,
+  };
+  const { resultsPath } = options;
+  if (resultsPath === undefined) return runGrid({ ...run, signal: options.signal }, options);
+  const held = await lockResultsFile(resultsPath);
+  try {
+    const signal =
+      options.signal === undefined ? held.lost : AbortSignal.any([options.signal, held.lost]);
+    return await runGrid({ ...run, resultsPath, signal }, options);
+  } finally {
+    await held.release();
+  }
+}
+
+/** A sweep's grid and how to run it: what {@link runGrid} needs besides the caller's options. */
+interface GridRun {
+  readonly sweep: SweepConfig;
+  readonly grid: readonly CellKey[];
+  readonly tasks: ReadonlyMap<string, Task>;
+  readonly registry: PolicyRegistry;
+  readonly threads: number;
+  readonly clock: Clock;
+  /** The results file, locked by the caller; undefined: results in memory only. */
+  readonly resultsPath?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs the cells of `run.grid` not yet in the results file (every cell without one), in this
+ * thread or on a pool, writing the file after each; a run that created the file and finished no
+ * cell removes it.
+ */
+async function runGrid(run: GridRun, options: RunSweepOptions): Promise<SweepResults> {
+  const { sweep, grid, tasks, registry, threads, clock, resultsPath, signal } = run;
+  const { onProgress } = options;
   // Written before the first cell, so a path that cannot be written fails at once.
   let created = false;
   const existing =

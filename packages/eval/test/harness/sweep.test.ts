@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
@@ -14,7 +14,13 @@ import {
   sweepCells,
   validateSweepConfig,
 } from '../../src/harness/index';
-import { type RunSweepOptions, runSweep, writeResultsFile } from '../../src/harness/node';
+import {
+  lockResultsFile,
+  RESULTS_LOCK_STALE_MS,
+  type RunSweepOptions,
+  runSweep,
+  writeResultsFile,
+} from '../../src/harness/node';
 import { renderMarkdown } from '../../src/report/index';
 import { createTask as createRegisteredTask } from '../../src/tasks/index';
 import type { Task } from '../../src/tasks/task';
@@ -402,6 +408,47 @@ describe('runSweep', () => {
     const results = await runSweep(other, { ...options(), resultsPath: path });
     expect(JSON.parse(await readFile(path, 'utf8')).cells).toHaveLength(results.cells.length);
   });
+
+  it('locks its results file while it runs: a second run is refused, a killed run’s lock expires', async () => {
+    const small = { ...config, tasks: ['toy-lm'], seeds: [0], policies: ['full', 'streaming-llm'] };
+    const path = join(dir, 'locked', 'results.json');
+    const held = await lockResultsFile(path);
+    const refused = await rejection(runSweep(small, { ...options(), resultsPath: path }));
+    expect([refused.code, refused.argument]).toEqual(['E_STATE', path]);
+    expect(refused.message).toContain('another run');
+    expect(existsSync(path)).toBe(false);
+    await held.release();
+
+    const locked: boolean[] = [];
+    await runSweep(small, {
+      ...options(),
+      resultsPath: path,
+      onProgress: () => locked.push(existsSync(`${path}.lock`)),
+    });
+    expect(locked).toEqual(
+      sweepCells(validateSweepConfig(small, { tasks: ['toy-lm'] })).map(() => true),
+    );
+    expect(existsSync(`${path}.lock`)).toBe(false);
+
+    // A lock its holder stopped refreshing (a killed run) longer ago than the stale time.
+    const stale = join(dir, 'locked', 'stale.json');
+    await mkdir(`${stale}.lock`);
+    const past = new Date(Date.now() - RESULTS_LOCK_STALE_MS - 5_000);
+    await utimes(`${stale}.lock`, past, past);
+    const results = await runSweep(small, { ...options(), resultsPath: stale });
+    expect(JSON.parse(await readFile(stale, 'utf8')).cells).toHaveLength(results.cells.length);
+    expect(existsSync(`${stale}.lock`)).toBe(false);
+  });
+
+  it('tells a run whose lock was taken from it, naming the file', async () => {
+    const path = join(dir, 'lost', 'results.json');
+    const held = await lockResultsFile(path);
+    await rm(`${path}.lock`, { recursive: true });
+    await new Promise((resolve) => held.lost.addEventListener('abort', resolve, { once: true }));
+    const reason = held.lost.reason as LetheError;
+    expect([reason.code, reason.argument]).toEqual(['E_STATE', path]);
+    await held.release();
+  }, 30_000);
 
   it('validates the config and names before running anything', async () => {
     const models = provider();
