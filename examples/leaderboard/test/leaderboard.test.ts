@@ -35,6 +35,13 @@ const sweep = validateSweepConfig(raw, { ...knownPolicies(registry), tasks: TASK
 const AWAITING_BACKBONE = ['namm', 'ngc', 'sol'];
 const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac'];
 
+/**
+ * `npm start` without npm: the leaderboard in this process, tsx as a loader. (The `tsx` CLI would
+ * run it in a child and SIGKILL that child when it is slow to report a relayed signal, as under
+ * load, leaving the evaluation it started running on.)
+ */
+const START = ['--import', 'tsx', 'src/leaderboard.ts'];
+
 /** The pids of the running processes whose command line contains `text` (Linux's /proc). */
 function processesNaming(text: string): number[] {
   const pids: number[] = [];
@@ -114,22 +121,18 @@ describe('the leaderboard sweep', () => {
 });
 
 describe('npm start', () => {
+  it('is the command these tests run: the leaderboard in one process', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(manifest.scripts.start).toBe(['exec node', ...START].join(' '));
+  });
+
   let dir: string;
   let config: string;
   const results = () => join(dir, 'results.json');
   const run = (sweepFile: string) =>
     spawnSync(
       process.execPath,
-      [
-        join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-        'src/leaderboard.ts',
-        '--config',
-        sweepFile,
-        '--results',
-        results(),
-        '--out',
-        join(dir, 'report'),
-      ],
+      [...START, '--config', sweepFile, '--results', results(), '--out', join(dir, 'report')],
       { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
     );
 
@@ -216,8 +219,7 @@ describe('npm start', () => {
     const child = spawn(
       process.execPath,
       [
-        join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-        'src/leaderboard.ts',
+        ...START,
         '--config',
         longer,
         '--results',

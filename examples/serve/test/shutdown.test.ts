@@ -24,7 +24,11 @@ async function closedWithin(url: string, ms: number): Promise<boolean> {
 
 describe.each(['node', 'npm'] as Launcher[])('started with %s', (launcher) => {
   it('drains on SIGTERM: the running stream finishes, new requests are refused, the process exits 0', async () => {
-    const server = await spawnServer(['--model', `lm=${repoPath('models/lm')}`], launcher);
+    // An idle keep-alive connection would hold the process for a minute: the drain must close it.
+    const server = await spawnServer(
+      ['--model', `lm=${repoPath('models/lm')}`, '--keep-alive-timeout', '60000'],
+      launcher,
+    );
     const { url, process: child } = server;
     const logs = () => server.logs();
     // every log line is one JSON object (pino)
@@ -62,8 +66,9 @@ describe.each(['node', 'npm'] as Launcher[])('started with %s', (launcher) => {
     // the client's pool still holds its connections; the process exits all the same
     const start = Date.now();
     const [code] = await exited;
-    // (not after the 5-s keep-alive timeout: the drain closes the connections it answers on)
-    expect(Date.now() - start).toBeLessThan(3_000);
+    // (not after the 60-s keep-alive timeout: the drain closes the connections it answers on;
+    // the margin leaves room for a loaded machine, where npm alone takes seconds to exit)
+    expect(Date.now() - start).toBeLessThan(30_000);
     expect(code).toBe(0);
     expect(await closedWithin(url, 5_000)).toBe(true);
     expect(logs()).toContain('draining');
