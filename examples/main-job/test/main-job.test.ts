@@ -2,14 +2,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  checkpointOf,
   knownPolicies,
   policyParts,
   prefillChunkOf,
   rateEveryOf,
+  SUITE_RETRIEVAL_MEMBERS,
+  type SuiteOptionsInput,
+  suiteTask,
   TASK_NAMES,
   taskLabel,
   validateSweepConfig,
 } from '@lethe/eval';
+import { modelIdentity } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
 import { evaluateFullCache, loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
@@ -56,6 +61,26 @@ describe('the main job sweep', () => {
     }
   });
 
+  it("runs each learned policy on the model it was trained on (each pretrained task model's)", async () => {
+    for (const entry of sweep.policies) {
+      for (const part of policyParts(entry).filter((p) => registry.provider(p.name).learned)) {
+        const { baseModel } = JSON.parse(
+          readFileSync(resolve(root, part.dir!, 'policy.json'), 'utf8'),
+        ) as { baseModel: string };
+        for (const label of entry.tasks ?? sweep.tasks.map(taskLabel)) {
+          const dir = resolve(root, checkpointOf(sweep, label)!);
+          if (!existsSync(join(dir, 'lethe-model.json'))) continue; // Countdown's RL run, not a task model
+          const { model } = await loadTaskModel(dir);
+          try {
+            expect(baseModel, `${part.name} on ${label}`).toBe(await modelIdentity(model));
+          } finally {
+            model.dispose();
+          }
+        }
+      }
+    }
+  });
+
   it('runs NGC on the rate schedule it was trained with as well as at the common ceilings, beside SnapKV there', () => {
     const run = JSON.parse(
       readFileSync(join(root, '../../models/countdown-ngc/lethe-ngc.json'), 'utf8'),
@@ -78,13 +103,13 @@ describe('the main job sweep', () => {
 
   it('has tight budgets and a shipped model for every task', () => {
     expect(Math.min(...sweep.budgets)).toBeLessThanOrEqual(0.25);
-    for (const task of sweep.tasks) expect(sweep.checkpoints[task.name]).toBeDefined();
+    for (const task of sweep.tasks) expect(checkpointOf(sweep, taskLabel(task))).toBeDefined();
   });
 });
 
 /** Tasks whose model is a task model of `lethe pretrain` (the others are RL runs, see below). */
 const pretrained = sweep.tasks.filter((task) =>
-  existsSync(resolve(root, sweep.checkpoints[task.name]!, 'lethe-model.json')),
+  existsSync(resolve(root, checkpointOf(sweep, taskLabel(task))!, 'lethe-model.json')),
 );
 
 describe('the RL-trained models', () => {
@@ -94,7 +119,10 @@ describe('the RL-trained models', () => {
     '%s was trained on the options the sweep evaluates',
     (name, task) => {
       const run = JSON.parse(
-        readFileSync(resolve(root, sweep.checkpoints[name]!, 'lethe-ngc.json'), 'utf8'),
+        readFileSync(
+          resolve(root, checkpointOf(sweep, taskLabel(task))!, 'lethe-ngc.json'),
+          'utf8',
+        ),
       ) as { task: { name: string }; baseModel: { task: { options: unknown } } };
       expect(run.task.name).toBe(name);
       expect(run.baseModel.task.options).toEqual(task.options);
@@ -102,14 +130,25 @@ describe('the RL-trained models', () => {
   );
 });
 
-describe.each(pretrained.map((task) => [task.name, task] as const))(
+describe.each(pretrained.map((task) => [taskLabel(task), task] as const))(
   'the shipped %s model',
-  (name, task) => {
+  (label, task) => {
     it('was trained on the options the sweep evaluates', async () => {
-      const loaded = await loadTaskModel(resolve(root, sweep.checkpoints[name]!));
+      const loaded = await loadTaskModel(resolve(root, checkpointOf(sweep, label)!));
       loaded.model.dispose();
-      expect(loaded.manifest.task.name).toBe(name);
-      expect(loaded.manifest.task.options).toEqual(task.options);
+      expect(loaded.manifest.task.name).toBe(task.name);
+      if (task.name !== 'suite') {
+        expect(loaded.manifest.task.options).toEqual(task.options);
+        return;
+      }
+      // The suite's retrieval line: every retrieval member in turn, at every context length
+      // from its shortest to its longest, the member and length evaluated among them.
+      const trained = suiteTask(loaded.manifest.task.resolved as SuiteOptionsInput).options;
+      const { member, contextChars } = task.options as { member: string; contextChars: number };
+      expect(trained.member).toBe('retrieval-mixture');
+      expect(SUITE_RETRIEVAL_MEMBERS).toContain(member);
+      expect(trained.minContextChars).toBeLessThanOrEqual(contextChars);
+      expect(trained.contextChars).toBeGreaterThanOrEqual(contextChars);
     });
   },
 );
