@@ -78,8 +78,8 @@ interface PreparedPart {
  *   the cell's task or a composition has two parts that name models, `policies` when a learned
  *   policy's cell has no policy store, the registry's errors (naming `policy`, `policyDir`,
  *   `options.<key>`), and the store's errors; `E_CHECKPOINT` naming the directory's
- *   `policy.json` when its policy was trained on another model than the task's; the errors of
- *   `composePolicies`.
+ *   `policy.json` when its policy was trained on another model than the task's (and the spec
+ *   does not transfer it); the errors of `composePolicies`.
  */
 export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Promise<CellPolicy> {
   const spec = policyOfCell(env.config.policies, key);
@@ -98,7 +98,9 @@ export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Pro
     }
   };
   try {
-    for (const part of policyParts(spec)) parts.push(await preparePart(part, spec.label, env));
+    for (const part of policyParts(spec)) {
+      parts.push(await preparePart(part, spec.label, spec.transfer === true, env));
+    }
     const owners = parts.filter((p) => p.loaded !== undefined);
     if (owners.length > 1) {
       throw new LetheError(
@@ -122,10 +124,14 @@ export async function prepareCellPolicy(key: CellKey, env: CellEnvironment): Pro
   }
 }
 
-/** Prepares one part: its directory opened, options validated, its model loaded and checked. */
+/**
+ * Prepares one part: its directory opened, options validated, its model loaded and checked; with
+ * `transfer`, a directory trained on another model than the task's runs on the task's.
+ */
 async function preparePart(
   part: PolicyPartSpec,
   label: string,
+  transfer: boolean,
   env: CellEnvironment,
 ): Promise<PreparedPart> {
   const store = env.policies;
@@ -140,8 +146,8 @@ async function preparePart(
   const prepared = await env.registry.prepare(part.name, { options: part.options, directory });
   try {
     if (prepared.model === undefined || part.dir === null) {
-      // A learned policy runs on the model its directory was trained on.
-      if (directory !== undefined) {
+      // A learned policy runs on the model its directory was trained on, unless transferred.
+      if (directory !== undefined && !transfer) {
         await checkPolicyBaseModel(
           directory,
           env.model,
@@ -150,7 +156,8 @@ async function preparePart(
       }
       return { prepared };
     }
-    // A policy that is a model (NGC) is that model: its directory's weights, for this task.
+    // A policy that is a model (NGC) is that model: its directory's weights, for this task
+    // (transferred or not: it runs on no other model).
     const loaded = await store!.loadModel(part.dir, prepared.model);
     try {
       await checkPolicyBaseModel(directory!, loaded.model, `${part.dir}/${prepared.model}`);

@@ -15,21 +15,26 @@ export interface PolicyFlags {
   readonly partBudgets?: string;
   /** `--policy-label`. */
   readonly label?: string;
+  /** `--policy-transfer`: `true` or `false`. */
+  readonly transfer?: string;
 }
 
 /**
  * The sweep `policies` entry the policy flags denote (read by `policySpec`): a single policy, or
  * — for a name joined by `+` — a composition whose parts take their options, directories and
  * budgets from the JSON objects of `--policy-options`, `--policy-dir` and `--part-budgets` by
- * part name.
+ * part name; `--policy-transfer` sets the entry's `transfer`.
  *
  * @throws LetheError `E_ARG` naming the flag for malformed JSON, a value that is not an object
  *   (composition), or a part name that is not one of the composition's; `--part-budgets` for a
- *   single policy.
+ *   single policy; `--policy-transfer` for a value other than `true` or `false`.
  */
 export function policyFlagEntry(flags: PolicyFlags): Record<string, unknown> {
   const { policy: name } = flags;
-  const label = flags.label === undefined ? {} : { label: flags.label };
+  const label = {
+    ...(flags.label === undefined ? {} : { label: flags.label }),
+    ...(flags.transfer === undefined ? {} : { transfer: transferFlag(flags.transfer) }),
+  };
   const options = parseJsonFlag(flags.options, '--policy-options');
   if (!name.includes(COMPOSITION_SEPARATOR)) {
     if (flags.partBudgets !== undefined) {
@@ -73,10 +78,21 @@ export function policyFlagEntry(flags: PolicyFlags): Record<string, unknown> {
   };
 }
 
+/** The value of `--policy-transfer`. */
+function transferFlag(value: string): boolean {
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new LetheError(
+    'E_ARG',
+    `must be true or false, got ${JSON.stringify(value)}`,
+    '--policy-transfer',
+  );
+}
+
 /**
- * The words of `--policy` and those of `--policy-options`, `--policy-dir` and `--part-budgets`
- * with something to say that give `spec` back through {@link policyFlagEntry} (its label aside):
- * a single policy's own values; for a composition, JSON objects by part name.
+ * The words of `--policy` and those of `--policy-options`, `--policy-dir`, `--part-budgets` and
+ * `--policy-transfer` with something to say that give `spec` back through
+ * {@link policyFlagEntry} (its label aside): a single policy's own values; for a composition,
+ * JSON objects by part name.
  */
 export function policyFlagWords(spec: PolicySpec): string[] {
   const words = ['--policy', spec.name];
@@ -85,6 +101,7 @@ export function policyFlagWords(spec: PolicySpec): string[] {
       words.push('--policy-options', JSON.stringify(spec.options));
     }
     if (spec.dir !== null) words.push('--policy-dir', spec.dir);
+    if (spec.transfer) words.push('--policy-transfer', 'true');
     return words;
   }
   const byPart = <T>(value: (part: PolicyPartSpec) => T | undefined) =>
@@ -100,5 +117,6 @@ export function policyFlagWords(spec: PolicySpec): string[] {
   if (Object.keys(options).length > 0) words.push('--policy-options', JSON.stringify(options));
   if (Object.keys(dirs).length > 0) words.push('--policy-dir', JSON.stringify(dirs));
   if (Object.keys(budgets).length > 0) words.push('--part-budgets', JSON.stringify(budgets));
+  if (spec.transfer) words.push('--policy-transfer', 'true');
   return words;
 }

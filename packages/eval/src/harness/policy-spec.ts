@@ -56,9 +56,16 @@ export interface PolicySpec {
    * the cell's fraction or the part's own. Absent for a single policy.
    */
   readonly compose?: readonly PolicyPartSpec[];
+  /**
+   * Present (`true`) when the policy's directories run on the task's model though they were
+   * trained on another — zero-shot transfer, as NAMM's Table 5 moves a memory evolved on one LM
+   * to others. Without it a directory whose manifest names another base model is refused. A
+   * policy that is a model (NGC) runs its own model either way.
+   */
+  readonly transfer?: true;
 }
 
-const FIELDS = ['label', 'name', 'options', 'dir', 'tasks', 'compose'];
+const FIELDS = ['label', 'name', 'options', 'dir', 'tasks', 'compose', 'transfer'];
 const PART_FIELDS = ['name', 'options', 'dir', 'budget'];
 
 /** The parts a spec runs: its composition's, or the single policy as one part at the cell's budget. */
@@ -68,13 +75,14 @@ export function policyParts(spec: PolicySpec): readonly PolicyPartSpec[] {
 
 /**
  * Reads one entry of a sweep's `policies`: a provider name (`"h2o"`), `{ name, label?, options?,
- * dir?, tasks? }`, or a composition `{ compose: [part, part, …], label?, tasks? }` whose parts are
- * names or `{ name, options?, dir?, budget? }` (`budget`: the part's own kept fraction). Task names
- * are checked against the sweep by `validateSweepConfig`.
+ * dir?, tasks?, transfer? }`, or a composition `{ compose: [part, part, …], label?, tasks?,
+ * transfer? }` whose parts are names or `{ name, options?, dir?, budget? }` (`budget`: the part's
+ * own kept fraction). Task names are checked against the sweep by `validateSweepConfig`.
  *
  * @throws LetheError `E_ARG` naming `argument` or its field: an unknown field, a name not in
  *   `known` (listing them), a label not matching {@link POLICY_LABEL_PATTERN}, non-JSON options,
- *   an empty directory, the full cache under another label or with options; for a composition,
+ *   an empty directory, the full cache under another label or with options, a `transfer` that is
+ *   not a boolean or is true without a directory to transfer; for a composition,
  *   fewer than two parts, `name` / `options` / `dir` beside `compose`, a part that is the full
  *   cache or repeats another (naming `compose[j].…`); `E_BUDGET` naming `compose[j].budget`
  *   outside (0, 1].
@@ -93,7 +101,7 @@ export function policySpec(
   } else {
     throw new LetheError(
       'E_ARG',
-      'must be a policy name, { name, label, options, dir, tasks } or { compose, label, tasks }',
+      'must be a policy name, { name, label, options, dir, tasks, transfer } or { compose, label, tasks, transfer }',
       argument,
     );
   }
@@ -125,6 +133,17 @@ export function policySpec(
   ) {
     throw new LetheError('E_ARG', 'must be a non-empty array of task names', `${argument}.tasks`);
   }
+  const transfer = raw.transfer ?? false;
+  if (typeof transfer !== 'boolean') {
+    throw new LetheError('E_ARG', 'must be true or false', `${argument}.transfer`);
+  }
+  if (transfer && (compose ?? [single!]).every((part) => part.dir === null)) {
+    throw new LetheError(
+      'E_ARG',
+      'is for a learned policy: this one has no policy directory to run on another model',
+      `${argument}.transfer`,
+    );
+  }
   return {
     label,
     name,
@@ -132,6 +151,7 @@ export function policySpec(
     dir: single?.dir ?? null,
     tasks,
     ...(compose === undefined ? {} : { compose }),
+    ...(transfer ? { transfer } : {}),
   };
 }
 
@@ -197,7 +217,7 @@ function composition(
     if (raw[key] !== undefined && !fits(raw[key])) {
       throw new LetheError(
         'E_ARG',
-        'belongs to a part: a composition takes { compose, label, tasks }',
+        'belongs to a part: a composition takes { compose, label, tasks, transfer }',
         `${argument}.${key}`,
       );
     }

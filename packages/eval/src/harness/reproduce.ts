@@ -73,6 +73,13 @@ export const EVAL_FLAGS: readonly EvalFlag[] = Object.freeze([
       'for a composition, a JSON object of the kept fractions some parts always run at, by part name (default: every part runs at --budget)',
   },
   {
+    flag: '--policy-transfer',
+    field: 'policies[0].transfer',
+    required: false,
+    description:
+      'true: run the learned policy on the task’s model though it was trained on another (zero-shot transfer; default false)',
+  },
+  {
     flag: '--policy-label',
     field: 'policies[0].label',
     required: false,
@@ -273,6 +280,7 @@ export function parseEvalFlags(args: readonly string[]): SweepConfig {
         dir: values.get('--policy-dir'),
         partBudgets: values.get('--part-budgets'),
         label: values.get('--policy-label'),
+        transfer: values.get('--policy-transfer'),
       }),
     ],
     budgets: [numberFlag(values, '--budget')],

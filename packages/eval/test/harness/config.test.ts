@@ -529,11 +529,12 @@ describe('cells and reproduce commands', () => {
         { name: 'h2o', options: { slackFraction: 0.1 } },
         { name: 'ngc', dir: '/runs/ngc policy' },
         { name: 'ngc', label: 'ngc-b', dir: 'runs/ngc-b', options: { note: "it's" } },
+        { name: 'namm', label: 'namm-moved', dir: 'runs/namm', transfer: true },
       ],
       checkpoints: { toy: '/runs/my model' },
     });
     const cells = sweepCells(specs);
-    expect(cells).toHaveLength(1 + 4 * 2);
+    expect(cells).toHaveLength(1 + 5 * 2);
     for (const key of cells) {
       const command = reproduceCommand(key, specs);
       const parsed = parseEvalFlags(shellWords(command).slice(2));
@@ -552,6 +553,14 @@ describe('cells and reproduce commands', () => {
     expect(ngc).toContain(`--policy ngc --policy-dir '/runs/ngc policy' --budget 0.5`);
     expect(ngc).not.toContain('--policy-label');
     expect(ngc).not.toContain('--policy-options');
+    expect(ngc).not.toContain('--policy-transfer');
+    const moved = reproduceCommand(
+      { task: 'toy', policy: 'namm-moved', budget: 0.5, seed: 0 },
+      specs,
+    );
+    expect(moved).toContain(
+      '--policy namm --policy-dir runs/namm --policy-transfer true --policy-label namm-moved',
+    );
     const full = reproduceCommand({ task: 'toy', policy: 'full', budget: 1, seed: 0 }, specs);
     expect(full).toContain('--policy full --budget 1 ');
     expectLetheError(
@@ -564,6 +573,18 @@ describe('cells and reproduce commands', () => {
     expectLetheError(() => parseEvalFlags(badOptions), 'E_ARG', '--policy-options');
     const badLabel = words.map((w, i) => (words[i - 1] === '--policy-label' ? 'Snap KV' : w));
     expectLetheError(() => parseEvalFlags(badLabel), 'E_ARG', 'policies[0].label');
+    const movedWords = shellWords(moved).slice(2);
+    const badTransfer = movedWords.map((w, i) =>
+      movedWords[i - 1] === '--policy-transfer' ? 'yes' : w,
+    );
+    expectLetheError(() => parseEvalFlags(badTransfer), 'E_ARG', '--policy-transfer');
+    const offWords = movedWords.map((w, i) =>
+      movedWords[i - 1] === '--policy-transfer' ? 'false' : w,
+    );
+    expect(parseEvalFlags(offWords).policies[0]).not.toHaveProperty('transfer');
+    // Nothing learned to transfer: refused, not ignored.
+    const heuristic = [...shellWords(snap).slice(2), '--policy-transfer', 'true'];
+    expectLetheError(() => parseEvalFlags(heuristic), 'E_ARG', 'policies[0].transfer');
   });
 
   it('rejects bad flags naming them', () => {

@@ -25,6 +25,7 @@ async function environment(
   checkpoint: string,
   dir: string,
   name: string,
+  transfer = false,
 ) {
   const { model } = await readModelDirectory(`${models}${checkpoint}`);
   const env: CellEnvironment = {
@@ -32,7 +33,7 @@ async function environment(
     model,
     config: validateSweepConfig({
       tasks: [task],
-      policies: ['full', { name, dir: `${models}${dir}` }],
+      policies: ['full', { name, dir: `${models}${dir}`, transfer }],
       budgets: [0.5],
       seeds: [0],
       examplesPerCell: 1,
@@ -64,13 +65,29 @@ describe('the model of a learned policy', () => {
     env.model.dispose();
   });
 
-  it('refuses an NGC directory on a task its model was not trained for, naming the directory', async () => {
-    // before: "token id 35 … outside [0, 34)" in the middle of the run
-    const { env, key } = await environment('retrieval', 'retrieval', 'countdown-ngc', 'ngc');
-    const refused = prepareCellPolicy(key, env);
-    await expectLetheRejection(refused, 'E_CHECKPOINT', `${models}countdown-ngc`);
-    await expect(refused).rejects.toThrow(/holds a model for another task than retrieval/);
+  it('runs them on that other model when the sweep transfers them', async () => {
+    const { env, key } = await environment('retrieval', 'retrieval', 'gsa-lm', 'gsa', true);
+    const policy = await prepareCellPolicy(key, env);
+    expect(policy.model).toBe(env.model);
+    policy.release();
     env.model.dispose();
+  });
+
+  it('refuses an NGC directory on a task its model was not trained for, transferred or not', async () => {
+    // before: "token id 35 … outside [0, 34)" in the middle of the run
+    for (const transfer of [false, true]) {
+      const { env, key } = await environment(
+        'retrieval',
+        'retrieval',
+        'countdown-ngc',
+        'ngc',
+        transfer,
+      );
+      const refused = prepareCellPolicy(key, env);
+      await expectLetheRejection(refused, 'E_CHECKPOINT', `${models}countdown-ngc`);
+      await expect(refused).rejects.toThrow(/holds a model for another task than retrieval/);
+      env.model.dispose();
+    }
   });
 
   it('runs the NGC directory on its task with its own model', async () => {

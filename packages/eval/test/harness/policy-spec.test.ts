@@ -95,6 +95,35 @@ describe('policySpec', () => {
     expectLetheError(() => policySpec({ name: 'ngc', dir: '' }, 'p'), 'E_ARG', 'p.dir');
   });
 
+  it('reads transfer: true for a learned policy, leaves it out when false, refuses it otherwise', () => {
+    expect(policySpec({ name: 'namm', dir: 'runs/namm', transfer: true }, 'p')).toEqual({
+      label: 'namm',
+      name: 'namm',
+      options: {},
+      dir: 'runs/namm',
+      tasks: null,
+      transfer: true,
+    });
+    expect(policySpec({ name: 'namm', dir: 'runs/namm', transfer: false }, 'p')).not.toHaveProperty(
+      'transfer',
+    );
+    expectLetheError(
+      () => policySpec({ name: 'namm', dir: 'd', transfer: 1 }, 'p'),
+      'E_ARG',
+      'p.transfer',
+    );
+    expectLetheError(() => policySpec({ name: 'h2o', transfer: true }, 'p'), 'E_ARG', 'p.transfer');
+    expectLetheError(
+      () => policySpec({ compose: ['h2o', 'sol-fixed'], transfer: true }, 'p'),
+      'E_ARG',
+      'p.transfer',
+    );
+    expect(
+      policySpec({ compose: [{ name: 'namm', dir: 'd' }, 'sol-fixed'], transfer: true }, 'p')
+        .transfer,
+    ).toBe(true);
+  });
+
   it('keeps the label full for the full cache alone', () => {
     expectLetheError(
       () => policySpec({ name: 'full', label: 'baseline' }, 'p'),
