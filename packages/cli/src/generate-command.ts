@@ -65,6 +65,7 @@ interface GenerateFlags {
   readonly policyOptions?: string;
   readonly policyDir?: string;
   readonly partBudgets?: string;
+  readonly policyTransfer?: string;
   readonly budget: string;
   readonly prompt?: string;
   readonly tokens?: string;
@@ -141,6 +142,10 @@ export function addGenerateCommand(program: Command): void {
       'for a composition, a JSON object of the kept fractions some parts always run at, by part name (default: --budget)',
     )
     .option(
+      '--policy-transfer <bool>',
+      'true: run the learned policy on --model though it was trained on another (zero-shot transfer; default false)',
+    )
+    .option(
       '--budget <b>',
       'budget fraction in (0, 1] of the full-cache length, prompt + --tokens (1 for full): the entries kept, or read per step (Quest), or the compute targets (SOL)',
       '1',
@@ -215,6 +220,7 @@ function policyOfFlags(flags: GenerateFlags, registry: PolicyRegistry): PolicySp
         options: flags.policyOptions,
         dir: flags.policyDir,
         partBudgets: flags.partBudgets,
+        transfer: flags.policyTransfer,
       }),
       'policies[0]',
       registry.names(),
@@ -257,7 +263,8 @@ async function generateWith(
     : { ...(await readModelDirectory(modelDir)), task: undefined };
   try {
     for (const p of prepared) {
-      if (p.directory !== undefined)
+      // A transferred policy runs on this model; one that is a model (NGC) runs its own.
+      if (p.directory !== undefined && (spec.transfer !== true || p === owner))
         await checkPolicyBaseModel(p.directory, loaded.model, modelDir);
     }
     const generator: Generator = {

@@ -399,12 +399,12 @@ describe('a learned policy whose provider uploads tensors when prepared (GSA)', 
     expect(generated.stdout).toMatch(/^policy gsa, budget 0\.4: \d+ entries per KV head/m);
   });
 
-  it('refuses gates trained on another model, naming their policy.json (exit 2)', async () => {
+  it('refuses gates trained on another model, naming their policy.json (exit 2), unless transferred', async () => {
     const gate = initGateParameters({ layers: 2, hiddenSize: 16, kvHeads: 1 }, 'head', { seed: 3 });
     const other = `sha256:${'0'.repeat(64)}`; // a model of the same shape, another identity
     await writePolicyDirectory(
       join(dir, 'gsa-other'),
-      gsaPolicyContents(gate, { baseModel: other }),
+      gsaPolicyContents(gate, { baseModel: other, options: { sinks: 1, window: 2 } }),
     );
     const cell = [...CELL];
     cell.splice(cell.indexOf('streaming-llm'), 1, 'gsa', '--policy-dir', 'gsa-other');
@@ -430,6 +430,36 @@ describe('a learned policy whose provider uploads tensors when prepared (GSA)', 
         /^lethe: \[E_CHECKPOINT\] gsa-other\/policy\.json: is a gsa policy trained on the model sha256:0{12}; .* is sha256:[0-9a-f]{12}/m,
       );
     }
+    // Transferred on purpose, they run.
+    const transfer = ['--policy-transfer', 'true'];
+    const evaluated = await lethe(['eval', ...cell, ...transfer], dir);
+    expect(evaluated.stderr).not.toMatch(/lethe: /);
+    expect(evaluated.status).toBe(0);
+    expect(evaluated.stdout).toMatch(/^\| arithmetic \| gsa \| 50% \|/m);
+    expect(evaluated.stdout).toContain(
+      '--policy-dir gsa-other --policy-transfer true --budget 0.5',
+    );
+    const generated = await lethe(
+      [
+        'generate',
+        '--model',
+        MODEL,
+        '--policy',
+        'gsa',
+        '--policy-dir',
+        'gsa-other',
+        '--budget',
+        '0.4',
+        '--prompt',
+        'compute: 3 +4 *2\\n',
+        '--tokens',
+        '4',
+        ...transfer,
+      ],
+      dir,
+    );
+    expect(generated.stderr).toBe('');
+    expect(generated.status).toBe(0);
   });
 });
 
