@@ -31,7 +31,8 @@ export interface PolicyFlags {
  */
 export function policyFlagEntry(flags: PolicyFlags): Record<string, unknown> {
   const { policy: name } = flags;
-  const label = {
+  // The entry's own fields, beside its policy's or its parts'.
+  const entryFields = {
     ...(flags.label === undefined ? {} : { label: flags.label }),
     ...(flags.transfer === undefined ? {} : { transfer: transferFlag(flags.transfer) }),
   };
@@ -48,7 +49,7 @@ export function policyFlagEntry(flags: PolicyFlags): Record<string, unknown> {
       name,
       options: options ?? {},
       ...(flags.dir === undefined ? {} : { dir: flags.dir }),
-      ...label,
+      ...entryFields,
     };
   }
   const names = name.split(COMPOSITION_SEPARATOR);
@@ -74,7 +75,7 @@ export function policyFlagEntry(flags: PolicyFlags): Record<string, unknown> {
       ...(dirs[part] === undefined ? {} : { dir: dirs[part] }),
       ...(budgets[part] === undefined ? {} : { budget: budgets[part] }),
     })),
-    ...label,
+    ...entryFields,
   };
 }
 
