@@ -360,6 +360,29 @@ describe.skipIf(skipWebGpu)('lethe eval --backend webgpu', () => {
   }, 300_000); // SwiftShader: 20 s here, 80 s in CI beside the other packages' tests
 });
 
+/** `lethe generate` of 8 tokens under the GSA gates of `policyDir` at budget 0.4, with `extra` flags. */
+function generateGsa(policyDir: string, extra: readonly string[] = []) {
+  return lethe(
+    [
+      'generate',
+      '--model',
+      MODEL,
+      '--policy',
+      'gsa',
+      '--policy-dir',
+      policyDir,
+      '--budget',
+      '0.4',
+      '--prompt',
+      'compute: 3 +4 *2\\n',
+      '--tokens',
+      '8',
+      ...extra,
+    ],
+    dir,
+  );
+}
+
 describe('a learned policy whose provider uploads tensors when prepared (GSA)', () => {
   it('runs in lethe eval and lethe generate', async () => {
     // A fresh gate for the micro model (hidden 16, 2 layers, 1 KV head): the policy directory the
@@ -376,24 +399,7 @@ describe('a learned policy whose provider uploads tensors when prepared (GSA)', 
     expect(evaluated.stderr).not.toMatch(/lethe: /);
     expect(evaluated.status).toBe(0);
     expect(evaluated.stdout).toMatch(/^\| arithmetic \| gsa \| 50% \|/m);
-    const generated = await lethe(
-      [
-        'generate',
-        '--model',
-        MODEL,
-        '--policy',
-        'gsa',
-        '--policy-dir',
-        'gsa-policy',
-        '--budget',
-        '0.4',
-        '--prompt',
-        'compute: 3 +4 *2\\n',
-        '--tokens',
-        '8',
-      ],
-      dir,
-    );
+    const generated = await generateGsa('gsa-policy');
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
     expect(generated.stdout).toMatch(/^policy gsa, budget 0\.4: \d+ entries per KV head/m);
@@ -439,25 +445,7 @@ describe('a learned policy whose provider uploads tensors when prepared (GSA)', 
     expect(evaluated.stdout).toContain(
       '--policy-dir gsa-other --policy-transfer true --budget 0.5',
     );
-    const generated = await lethe(
-      [
-        'generate',
-        '--model',
-        MODEL,
-        '--policy',
-        'gsa',
-        '--policy-dir',
-        'gsa-other',
-        '--budget',
-        '0.4',
-        '--prompt',
-        'compute: 3 +4 *2\\n',
-        '--tokens',
-        '4',
-        ...transfer,
-      ],
-      dir,
-    );
+    const generated = await generateGsa('gsa-other', transfer);
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
   });
