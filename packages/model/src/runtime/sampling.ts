@@ -1,5 +1,6 @@
 import { LetheError } from '@lethe/core';
 import type { Rng } from '@lethe/tensor';
+import { descendingLogitOrder } from './logit-order';
 
 /** How the next token is drawn from the logits. */
 export interface SamplingOptions {
@@ -248,12 +249,10 @@ function argmax(logits: ArrayLike<number>): number {
 function nucleusOf(
   logits: ArrayLike<number>,
   options: SamplingOptions,
-): { order: number[]; weights: Float64Array; nucleus: number; total: number } {
+): { order: Uint32Array; weights: Float64Array; nucleus: number; total: number } {
   const { temperature = 1, topK = 0, topP = 1, minP = 0 } = options;
   const n = logits.length;
-  const order = Array.from({ length: n }, (_, i) => i).sort(
-    (a, b) => logits[b]! - logits[a]! || a - b,
-  );
+  const order = descendingLogitOrder(logits);
   const kept = topK > 0 ? Math.min(topK, n) : n;
   const max = logits[order[0]!]!;
   const weights = new Float64Array(kept);
