@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
@@ -14,7 +14,7 @@ import {
   validateSweepConfig,
 } from '@lethe/eval';
 import { DecoderModel, modelIdentity } from '@lethe/model';
-import { writeModelDirectory } from '@lethe/model/node';
+import { readModelDirectory, writeModelDirectory } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { taskModelConfig } from '@lethe/task-models';
 import { loadTaskModel } from '@lethe/task-models/node';
@@ -30,9 +30,9 @@ const sweep = validateSweepConfig(raw, { ...knownPolicies(registry), tasks: TASK
 /**
  * Registered policies the leaderboard does not run yet, and why: the learned ones need a policy
  * directory trained on the suite's backbone (its two lines' models, named in sweep.json), which
- * only GSA and NAMM have yet; SOL's other baselines are the SOL study's (examples/sol-lm).
+ * SOL has not yet; SOL's other baselines are the SOL study's (examples/sol-lm).
  */
-const AWAITING_BACKBONE = ['ngc', 'sol'];
+const AWAITING_BACKBONE = ['sol'];
 const STUDY_ONLY = ['sol-random', 'sol-random-steered', 'sol-emc', 'sol-dac'];
 
 /**
@@ -104,8 +104,8 @@ describe('the leaderboard sweep', () => {
     const learned = (raw.policies as unknown[]).filter(
       (policy): policy is LearnedEntry => typeof (policy as { dir?: unknown }).dir === 'string',
     );
-    expect(learned.map((policy) => policy.name)).toEqual(['gsa', 'namm']);
-    for (const policy of learned) {
+    expect(learned.map((policy) => policy.name)).toEqual(['gsa', 'namm', 'ngc']);
+    for (const policy of learned.filter((entry) => entry.name !== 'ngc')) {
       const manifest = JSON.parse(readFileSync(join(root, policy.dir, 'policy.json'), 'utf8'));
       expect(policy.tasks).toBeDefined();
       for (const dir of new Set(policy.tasks.map((task) => checkpointOf(sweep, task)!))) {
@@ -116,6 +116,29 @@ describe('the leaderboard sweep', () => {
           model.dispose();
         }
       }
+    }
+  });
+
+  it("runs NGC from a run of its task's model: the weights the run wrote, trained from that model", async () => {
+    await initBackend('wasm');
+    const entry = (raw.policies as { name?: string; dir: string; tasks: string[] }[]).find(
+      (policy) => policy.name === 'ngc',
+    )!;
+    const dir = join(root, entry.dir);
+    const manifest = JSON.parse(readFileSync(join(dir, 'policy.json'), 'utf8'));
+    expect(manifest.model).toBe('.');
+    const { model } = await readModelDirectory(dir, { tokenizer: 'optional' });
+    try {
+      expect(manifest.baseModel).toBe(await modelIdentity(model));
+    } finally {
+      model.dispose();
+    }
+    // the run's settings name the model it trained from, relative to examples/ngc-countdown
+    const run = JSON.parse(readFileSync(join(dir, 'lethe-ngc.json'), 'utf8'));
+    for (const task of entry.tasks) {
+      expect(resolve(root, '../ngc-countdown', run.settings.model), task).toBe(
+        resolve(root, checkpointOf(sweep, task)!),
+      );
     }
   });
 });
