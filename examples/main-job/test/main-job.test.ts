@@ -81,24 +81,48 @@ describe('the main job sweep', () => {
     }
   });
 
-  it('runs NGC on the rate schedule it was trained with as well as at the common ceilings, beside SnapKV there', () => {
-    const run = JSON.parse(
-      readFileSync(join(root, '../../models/countdown-ngc/lethe-ngc.json'), 'utf8'),
-    ) as { settings: { cadence: number; retention: number[] } };
-    const schedule = sweep.tasks.find((task) => rateEveryOf(sweep, taskLabel(task)) !== null)!;
-    expect(schedule.name).toBe('countdown');
-    // Its rounds: the prompt whole, then one every `cadence` tokens.
-    expect(rateEveryOf(sweep, schedule.label!)).toBe(run.settings.cadence);
-    expect(prefillChunkOf(sweep, schedule.label!)).toBeNull();
-    // There, the rates of its training: ε = 1 − the retentions of its curriculum.
-    expect(schedule.budgets).toEqual([0.7, 0.6, 0.5]);
-    for (const budget of schedule.budgets!) expect(run.settings.retention).toContain(budget);
-    const ngc = singles.find((p) => p.name === 'ngc')!;
-    expect(ngc.tasks).toEqual(['countdown', schedule.label]);
-    const onSchedule = singles
-      .filter((p) => p.tasks == null || p.tasks.includes(schedule.label!))
-      .map((p) => p.label);
-    expect(onSchedule.sort()).toEqual(['full', 'ngc', 'snapkv-w5']);
+  it.each([
+    [
+      'countdown-ngc-schedule',
+      '../../models/countdown-ngc',
+      ['countdown', 'countdown-ngc-schedule'],
+      ['full', 'ngc', 'snapkv-w5'],
+    ],
+    [
+      'countdown-verbose',
+      '../ngc-countdown/results/runs/suite-ngc-b24-g16',
+      ['countdown-verbose'],
+      ['full', 'h2o', 'keydiff', 'ngc', 'snapkv-w5'],
+    ],
+  ])(
+    'runs NGC on the rate schedule it was trained with (%s), beside the heuristics there',
+    (label, dir, tasks, onSchedule) => {
+      const run = JSON.parse(readFileSync(resolve(root, dir, 'lethe-ngc.json'), 'utf8')) as {
+        settings: { cadence: number; retention: number[] };
+      };
+      // Its rounds: the prompt whole, then one every `cadence` tokens.
+      expect(rateEveryOf(sweep, label)).toBe(run.settings.cadence);
+      expect(prefillChunkOf(sweep, label)).toBeNull();
+      // There, rates of its training: ε = 1 − retentions of its curriculum.
+      const schedule = sweep.tasks.find((task) => taskLabel(task) === label)!;
+      for (const budget of schedule.budgets!) expect(run.settings.retention).toContain(budget);
+      const ngc = singles.find(
+        (p) => p.name === 'ngc' && resolve(root, p.dir!) === resolve(root, dir),
+      )!;
+      expect(ngc.tasks).toEqual(tasks);
+      const here = singles
+        .filter((p) => p.tasks == null || p.tasks.includes(label))
+        .map((p) => p.label);
+      expect(here.sort()).toEqual(onSchedule);
+    },
+  );
+
+  it("runs NGC at the common ceilings too, where its model is the task's", () => {
+    const ceilings = sweep.tasks.filter((task) => rateEveryOf(sweep, taskLabel(task)) === null);
+    const ngcTasks = singles.filter((p) => p.name === 'ngc').flatMap((p) => p.tasks ?? []);
+    expect(ceilings.map(taskLabel).filter((label) => ngcTasks.includes(label))).toEqual([
+      'countdown',
+    ]);
   });
 
   it('has tight budgets and a shipped model for every task', () => {
