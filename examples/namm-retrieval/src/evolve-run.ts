@@ -25,8 +25,8 @@ import {
   writeNammCheckpoint,
 } from '@lethe/policies-namm/train/node';
 import { taskVariant } from '@lethe/task-models';
-import { loadTaskModel } from '@lethe/task-models/node';
 import { EVOLUTION_SEED, generationNammTask } from './generation-namm-task';
+import { loadGenerationTaskModel } from './generation-task-model';
 
 /** A variant of the run's task that a run evolves on too: its options over the run's task's. */
 export interface ExtraTask {
@@ -91,19 +91,14 @@ export async function evolveRun(
   settings: EvolveSettings,
   onProgress?: (progress: NammProgress) => void,
 ): Promise<NammGenerationRecord[]> {
-  const { model, task: modelTask } = await loadTaskModel(settings.model);
+  const { model, task } = await loadGenerationTaskModel(settings.model, settings.taskOptions, {
+    model: 'model',
+    taskOptions: 'taskOptions',
+  });
   let evaluate: (PopulationEvaluator & { close(): Promise<void> }) | undefined;
   try {
     const baseModel = await modelIdentity(model);
-    const task = taskVariant(modelTask, settings.taskOptions, 'taskOptions');
-    if (task.kind !== 'generation') {
-      throw new LetheError(
-        'E_ARG',
-        `holds a ${task.kind} task; NAMM evolves on generation tasks`,
-        'model',
-      );
-    }
-    const tasks = runTasks(task as GenerationTask, settings.extraTasks ?? []);
+    const tasks = runTasks(task, settings.extraTasks ?? []);
     const stages = evolutionStages(
       tasks.map((t) => t.name),
       settings.generations,

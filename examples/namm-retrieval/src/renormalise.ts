@@ -6,11 +6,11 @@ import { LetheError } from '@lethe/core';
 import { runMain } from '@lethe/eval/node';
 import { writeFileAtomic, writePolicyDirectory } from '@lethe/model/node';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { parseTaskOptionsFlag, taskVariant } from '@lethe/task-models';
-import { loadTaskModel } from '@lethe/task-models/node';
+import { parseTaskOptionsFlag } from '@lethe/task-models';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { integer } from './cli-values';
+import { loadGenerationTaskModel } from './generation-task-model';
 import { normalisationShift, renormalisedNamm } from './renormalisation';
 
 const o = new Command()
@@ -30,20 +30,12 @@ await runMain(async () => {
   if (o.prompts < 1) throw new LetheError('E_ARG', `must be ≥ 1, got ${o.prompts}`, '--prompts');
   await initBackend('wasm');
   const source = await nodePolicyStore().open(o.policy);
-  const { model, task: modelTask } = await loadTaskModel(o.model);
+  const { model, task } = await loadGenerationTaskModel(
+    o.model,
+    o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions),
+    { model: '--model', taskOptions: '--task-options' },
+  );
   try {
-    const task = taskVariant(
-      modelTask,
-      o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions),
-      '--task-options',
-    );
-    if (task.kind !== 'generation') {
-      throw new LetheError(
-        'E_ARG',
-        `holds a ${task.kind} task; NAMM evolves on generation`,
-        '--model',
-      );
-    }
     const result = await renormalisedNamm(source, model, task, o.prompts);
     await writePolicyDirectory(o.out, result.contents);
     const shift = normalisationShift(result.before, result.after);

@@ -4,17 +4,16 @@
 // Rerunning resumes from the results files in <out>.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LetheError } from '@lethe/core';
-import type { GenerationTask, SweepProgress, Task } from '@lethe/eval';
+import type { SweepProgress } from '@lethe/eval';
 import { runMain, runSweep } from '@lethe/eval/node';
 import { writeFileAtomic } from '@lethe/model/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
-import { parseTaskOptionsFlag, shellQuote, taskVariant } from '@lethe/task-models';
-import { loadTaskModel } from '@lethe/task-models/node';
+import { parseTaskOptionsFlag, shellQuote } from '@lethe/task-models';
 import { initBackend } from '@lethe/tensor';
 import { Command, InvalidArgumentError } from 'commander';
 import { integer } from './cli-values';
+import { loadGenerationTaskModel } from './generation-task-model';
 import { layerProfiles } from './layer-profile';
 import { matchedBudgets, matchedStudy, matchedSweep, nammSweep } from './matched-budgets';
 import { studyReport } from './study-report';
@@ -54,26 +53,11 @@ const o = new Command()
 
 await runMain(async () => {
   await initBackend('wasm');
-  const { model, task: modelTask } = await loadTaskModel(o.model);
-  let task: Task;
-  try {
-    task = taskVariant(
-      modelTask,
-      o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions),
-      '--task-options',
-    );
-  } catch (error) {
-    model.dispose();
-    throw error;
-  }
-  if (task.kind !== 'generation') {
-    model.dispose();
-    throw new LetheError(
-      'E_ARG',
-      `holds a ${task.kind} task; the study needs a generation task`,
-      '--model',
-    );
-  }
+  const { model, task } = await loadGenerationTaskModel(
+    o.model,
+    o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions),
+    { model: '--model', taskOptions: '--task-options' },
+  );
   const spec = { name: task.name, options: task.options as Record<string, unknown> };
   await mkdir(o.out, { recursive: true });
   // The sweeps run on the model loaded here (their configs still name its directory).
@@ -100,7 +84,7 @@ await runMain(async () => {
     console.error('per-layer profile …');
     const profiles = await layerProfiles({
       model,
-      task: task as GenerationTask,
+      task,
       policy: prepared,
       budgets: o.budgets,
       examples: o.examples,
