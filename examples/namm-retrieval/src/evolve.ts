@@ -2,35 +2,36 @@
 //   npm run evolve -- --model ../../models/retrieval --out runs/retrieval
 // Rerunning the same command resumes from <out>/checkpoint.json.
 
+import { LetheError } from '@lethe/core';
 import { runMain } from '@lethe/eval/node';
 import { NAMM_DEFAULT_UPDATE_INTERVAL } from '@lethe/policies-namm';
 import { DEFAULT_NAMM_POPULATION, DEFAULT_NAMM_SIGMA0 } from '@lethe/policies-namm/train';
+import { parseTaskOptionsFlag } from '@lethe/task-models';
 import { initBackend } from '@lethe/tensor';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { integer, number } from './cli-values';
 import { type ExtraTask, evolveRun } from './evolve-run';
 import { evolutionBar } from './progress-bar';
 
-/** A JSON object of task options, or commander's refusal saying what `what` must be. */
-function jsonOptions(text: string, what: string): Record<string, unknown> {
-  let options: unknown;
-  try {
-    options = JSON.parse(text);
-  } catch {
-    throw new InvalidArgumentError(`${what} must be a JSON object`);
-  }
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new InvalidArgumentError(`${what} must be a JSON object`);
-  return options as Record<string, unknown>;
-}
-
-/** `label=json`: a variant of the run's task (its options over the run's task's). */
-function extraTask(value: string, previous: ExtraTask[]): ExtraTask[] {
+/**
+ * `label=json`: a variant of the run's task (its options over the run's task's).
+ *
+ * @throws LetheError `E_ARG` naming `--extra-task` without a label or with options that are not
+ *   a JSON object.
+ */
+function extraTask(value: string): ExtraTask {
   const at = value.indexOf('=');
-  if (at < 1)
-    throw new InvalidArgumentError('must be label=JSON options, e.g. short={"contextChars":512}');
-  const options = jsonOptions(value.slice(at + 1), 'the options after =');
-  return [...previous, { label: value.slice(0, at), options }];
+  if (at < 1) {
+    throw new LetheError(
+      'E_ARG',
+      `must be label=JSON options, e.g. short={"contextChars":512}, got ${JSON.stringify(value)}`,
+      '--extra-task',
+    );
+  }
+  return {
+    label: value.slice(0, at),
+    options: parseTaskOptionsFlag(value.slice(at + 1), '--extra-task'),
+  };
 }
 
 const program = new Command()
@@ -69,14 +70,13 @@ const program = new Command()
   .option(
     '--task-options <json>',
     "options over the model's task's, e.g. one suite member at one length",
-    (value: string) => jsonOptions(value, 'the options'),
   )
   .option('--threads <n>', 'worker threads (1: in this thread)', integer, 1)
   .option(
     '--extra-task <label=json>',
     "evolve on a variant of the model's task too (repeatable)",
-    extraTask,
-    [] as ExtraTask[],
+    (value: string, previous: string[]) => [...previous, value],
+    [] as string[],
   )
   .option(
     '--incremental',
@@ -87,6 +87,8 @@ const program = new Command()
 const o = program.opts();
 
 await runMain(async () => {
+  const taskOptions = o.taskOptions === undefined ? undefined : parseTaskOptionsFlag(o.taskOptions);
+  const extraTasks = (o.extraTask as string[]).map(extraTask);
   await initBackend('wasm');
   const bar = evolutionBar(o.generations);
   try {
@@ -105,8 +107,8 @@ await runMain(async () => {
         scorer: o.scorer,
         features: o.features,
         threads: o.threads,
-        taskOptions: o.taskOptions,
-        extraTasks: o.extraTask,
+        taskOptions,
+        extraTasks,
         incremental: o.incremental ?? false,
       },
       bar.update,

@@ -48,9 +48,14 @@ export function formatTaskOptionFlag(key: string, value: JsonValue): string {
  * Reads a `--task-options <json>` flag: a JSON object of task options (e.g.
  * `{"member":"niah-multi","contextChars":1024}`), the options `taskVariant` puts over a task's.
  *
- * @throws LetheError `E_ARG` naming `--task-options` when the text is not a JSON object.
+ * @param argument - the flag named in the refusal (`--extra-task` where the options follow a
+ *   label).
+ * @throws LetheError `E_ARG` naming `argument` when the text is not a JSON object.
  */
-export function parseTaskOptionsFlag(text: string): Record<string, JsonValue> {
+export function parseTaskOptionsFlag(
+  text: string,
+  argument = '--task-options',
+): Record<string, JsonValue> {
   let options: unknown;
   try {
     options = JSON.parse(text);
@@ -61,8 +66,8 @@ export function parseTaskOptionsFlag(text: string): Record<string, JsonValue> {
     throw new LetheError(
       'E_ARG',
       `must be a JSON object of task options, got ${JSON.stringify(text)}`,
-      '--task-options',
+      argument,
     );
   }
-  return assertJson(options, '--task-options') as Record<string, JsonValue>;
+  return assertJson(options, argument) as Record<string, JsonValue>;
 }

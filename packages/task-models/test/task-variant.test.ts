@@ -57,4 +57,8 @@ describe('parseTaskOptionsFlag', () => {
       expectLetheError(() => parseTaskOptionsFlag(text), 'E_ARG', '--task-options');
     },
   );
+
+  it('names the flag it is given', () => {
+    expectLetheError(() => parseTaskOptionsFlag('[1]', '--extra-task'), 'E_ARG', '--extra-task');
+  });
 });
