@@ -1,8 +1,11 @@
 import { LetheError } from '@lethe/core';
 import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } from '@lethe/eval';
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
+import { ablationSection, ablationTests } from './ablation-tests';
 import type { EvalCell, EvalCells } from './eval-cells';
 import { recordedTagTokens } from './run-tokenizer';
+import { seedSection, seedSpreads } from './seed-spread';
+import { settingsKey } from './settings-key';
 import { type MethodSummary, summarize } from './summarize';
 import type { TrainSettings } from './train-settings';
 
@@ -59,12 +62,7 @@ function runsTable(runs: readonly RunHistory[]): string[] {
  * run is given).
  */
 function ablationLabels(runs: readonly RunHistory[]): Set<string> | undefined {
-  const key = ({ settings }: RunHistory): string =>
-    JSON.stringify(
-      Object.entries(settings)
-        .filter(([name]) => name !== 'variant')
-        .sort(([a], [b]) => (a < b ? -1 : 1)),
-    );
+  const key = ({ settings }: RunHistory): string => settingsKey(settings, ['variant']);
   const ablations = runs.filter(
     (r) => r.settings.variant === 'token-only' || r.settings.variant === 'dropout',
   );
@@ -87,7 +85,9 @@ function summaries(results: EvalCells): (EvalCell & { summary: MethodSummary })[
 
 /**
  * The NGC Countdown report: the comparison at ε = `mainRate` (the paper's Fig. 3 left), the
- * ablation ordering (Fig. 4), accuracy against peak cache size across rates (Fig. 3 right) and
+ * ablation ordering (Fig. 4) and each ablation paired with its NGC run at every rate
+ * (`ablationTests`), the spread over training seeds of a recipe run more than once
+ * (`seedSpreads`), accuracy against peak cache size across rates (Fig. 3 right) and
  * the training curves (Fig. 5) of the runs named by `curveLabels` (default: all `runs`), which
  * are also the NGC-family models of the accuracy-vs-peak figure (the tables list every cell).
  *
@@ -143,6 +143,10 @@ export function ngcReport(
       '',
     );
   }
+  lines.push(
+    ...ablationSection(ablationTests(runs, cells)),
+    ...seedSection(seedSpreads(runs, cells)),
+  );
   const rates = [...new Set(cells.filter((c) => c.rate > 0).map((c) => c.rate))].sort();
   lines.push(
     '## Across eviction rates (accuracy, peak reduction)',
@@ -251,6 +255,16 @@ function accuracyVsPeak(cells: readonly (EvalCell & { summary: MethodSummary })[
   };
 }
 
+/** What one update of the plotted runs samples: prompts × rollouts, one figure or per run. */
+function rolloutsText(runs: readonly RunHistory[]): string {
+  const shapes = [
+    ...new Set(runs.map(({ settings: s }) => `${s.promptsPerStep} prompts × ${s.groupSize}`)),
+  ];
+  return shapes.length === 1
+    ? `each update ${shapes[0]} rollouts`
+    : 'rollouts per update: the runs table';
+}
+
 function trainingCurve(
   runs: readonly RunHistory[],
   id: string,
@@ -261,7 +275,7 @@ function trainingCurve(
   return {
     id: id.replace('.svg', ''),
     title: `Training: ${label}`,
-    caption: `Mean over the last ${SMOOTHING} updates (each 64 rollouts: 8 prompts × 8).`,
+    caption: `Mean over the last ${SMOOTHING} updates (${rolloutsText(runs)}).`,
     xLabel: 'update',
     yLabel: label,
     yUnit: unit,
