@@ -9,7 +9,10 @@ import type { NgcRollout } from './rollout';
 /** Which objective an update optimises (NGC and the paper's ablations, §5.2.2). */
 export type NgcVariant = 'ngc' | 'token-only' | 'dropout' | 'no-evict';
 
-/** What one learner update measured. */
+/**
+ * What one learner update measured. The losses are the values of the on-policy surrogates (ρ = 1),
+ * whose gradients are eq. 3–5's but whose values are not: L_mem's is 0 up to rounding.
+ */
 export interface LearnerUpdate {
   /** L = L_token + L_mem over the whole batch. */
   readonly loss: number;

@@ -93,6 +93,13 @@ export interface NgcStepMetrics {
   readonly reward: number;
   /** Mean task reward (accuracy for 0/1 rewards). */
   readonly accuracy: number;
+  /**
+   * The values of the on-policy surrogates whose gradients are the update's (ρ = 1; see
+   * `learnerUpdate`): not eq. 3–5's values. `tokenLoss` is −(1/G) Σ_i A_i · |o_i| (a rollout's
+   * scored tokens); `memoryLoss` is 0 up to float rounding by construction (each rollout's round
+   * weights sum to 1 and the advantages of a group to 0) even where its gradient is not — measure
+   * that apart (the Countdown example's `gradient-split`).
+   */
   readonly loss: number;
   readonly tokenLoss: number;
   readonly memoryLoss: number;
