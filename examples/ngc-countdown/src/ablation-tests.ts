@@ -1,5 +1,6 @@
 import { holmAdjust, pairedAccuracy } from '@lethe/eval';
 import type { EvalCell } from './eval-cells';
+import { percent } from './percent';
 import type { RunHistory } from './report-content';
 import { settingsKey } from './settings-key';
 
@@ -70,8 +71,6 @@ export function ablationTests(
   return tests;
 }
 
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-
 /** The report's section of `tests` (none without tests). */
 export function ablationSection(tests: readonly AblationTest[]): string[] {
   if (tests.length === 0) return [];
@@ -84,7 +83,7 @@ export function ablationSection(tests: readonly AblationTest[]): string[] {
     '|--:|---|--:|---|--:|--:|--:|--:|',
     ...tests.map((t) => {
       const mark = t.adjustedP > 0.05 ? '' : t.accuracy > t.ngcAccuracy ? ' ▲' : ' ▼';
-      return `| ${t.rate} | ${t.ablation === t.variant ? t.ablation : `${t.ablation} (${t.variant})`} | ${pct(t.accuracy)}${mark} | ${t.ngc} | ${pct(t.ngcAccuracy)} | ${t.onlyAblation} | ${t.onlyNgc} | ${formatP(t.adjustedP)} |`;
+      return `| ${t.rate} | ${t.ablation === t.variant ? t.ablation : `${t.ablation} (${t.variant})`} | ${percent(t.accuracy)}${mark} | ${t.ngc} | ${percent(t.ngcAccuracy)} | ${t.onlyAblation} | ${t.onlyNgc} | ${formatP(t.adjustedP)} |`;
     }),
     '',
   ];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { runMain } from '@lethe/eval/node';
 import type { DecoderModel } from '@lethe/model';
-import { applyMinLengthPenalty, collectRollouts } from '@lethe/policies-ngc/train';
+import { applyMinLengthPenalty, collectRollouts, lossGradients } from '@lethe/policies-ngc/train';
 import { groupAdvantages } from '@lethe/rl-grpo';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
@@ -15,7 +15,6 @@ import { integer, positiveInteger, rates } from './cli-args';
 import { countdownNgcTask } from './countdown-ngc-task';
 import { countdownTaskOf } from './countdown-task';
 import { loadRunStart } from './init-from-run';
-import { lossGradients } from './loss-gradients';
 import { NGC_RUN_FILE } from './run-file';
 import type { TrainSettings } from './train-settings';
 

@@ -12,6 +12,7 @@ import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
 import { labelledDirectory, positiveInteger, rates } from './cli-args';
 import { evaluateMethod } from './evaluate-method';
+import { percent } from './percent';
 import { PromptOraclePolicy, problemPositions } from './prompt-oracle';
 import { summarize } from './summarize';
 import { DEFAULT_TRAIN_SETTINGS as D } from './train-settings';
@@ -76,9 +77,8 @@ await runMain(async () => {
           ),
       });
       const s = summarize(outcomes, full);
-      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       console.log(
-        `| ${label} | ${pct(fullAccuracy)} | ${rate} | ${pct(s.accuracy)} ± ${(100 * s.accuracySe).toFixed(1)} | ${s.peakReduction.toFixed(2)}× |`,
+        `| ${label} | ${percent(fullAccuracy)} | ${rate} | ${percent(s.accuracy)} ± ${(100 * s.accuracySe).toFixed(1)} | ${s.peakReduction.toFixed(2)}× |`,
       );
     }
     model.dispose();

@@ -3,6 +3,7 @@ import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } fr
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import { ablationSection, ablationTests } from './ablation-tests';
 import type { EvalCell, EvalCells } from './eval-cells';
+import { percent } from './percent';
 import { recordedTagTokens } from './run-tokenizer';
 import { seedSection, seedSpreads } from './seed-spread';
 import { settingsKey } from './settings-key';
@@ -35,8 +36,6 @@ const COLORS = [
 
 /** Updates averaged in the training curves (one update's 8 prompts are a noisy estimate). */
 const SMOOTHING = 10;
-
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 /** The training settings that tell the runs apart, one row per run. */
 function runsTable(runs: readonly RunHistory[]): string[] {
@@ -121,7 +120,7 @@ export function ngcReport(
   const rows = cells.filter((c) => c.rate === 0 || c.rate === mainRate);
   for (const { model, method, summary: s } of rows) {
     lines.push(
-      `| ${model} | ${method} | ${pct(s.accuracy)} | ${pct(s.accuracySe)} | ${full ? pct(s.accuracy / full.summary.accuracy) : '–'} | ${s.peakReduction.toFixed(2)}× | ${s.meanPeak.toFixed(1)} | ${s.meanCompletion.toFixed(1)} |`,
+      `| ${model} | ${method} | ${percent(s.accuracy)} | ${percent(s.accuracySe)} | ${full ? percent(s.accuracy / full.summary.accuracy) : '–'} | ${s.peakReduction.toFixed(2)}× | ${s.meanPeak.toFixed(1)} | ${s.meanCompletion.toFixed(1)} |`,
     );
   }
   lines.push('');
@@ -132,9 +131,9 @@ export function ngcReport(
   if (family.length > 1) {
     const ordered = family
       .map((c, i) => {
-        const text = `${c.model} ${pct(c.summary.accuracy)}`;
+        const text = `${c.model} ${percent(c.summary.accuracy)}`;
         if (i === 0) return text;
-        const tie = pct(family[i - 1]!.summary.accuracy) === pct(c.summary.accuracy);
+        const tie = percent(family[i - 1]!.summary.accuracy) === percent(c.summary.accuracy);
         return `${tie ? '=' : '<'} ${text}`;
       })
       .join(' ');
@@ -162,7 +161,7 @@ export function ngcReport(
     const entries = rates.map((rate) => {
       const cell = cells.find((c) => c.model === model && c.method === method && c.rate === rate);
       return cell
-        ? `${pct(cell.summary.accuracy)} (${cell.summary.peakReduction.toFixed(2)}×)`
+        ? `${percent(cell.summary.accuracy)} (${cell.summary.peakReduction.toFixed(2)}×)`
         : '–';
     });
     lines.push(`| ${model} | ${method} | ${entries.join(' | ')} |`);
@@ -240,7 +239,7 @@ function accuracyVsPeak(cells: readonly (EvalCell & { summary: MethodSummary })[
         x: c.summary.meanPeak,
         y: 100 * c.summary.accuracy,
         yError: 100 * c.summary.accuracySe,
-        note: `${key} ε=${c.rate}: ${pct(c.summary.accuracy)}, peak ${c.summary.meanPeak.toFixed(0)}`,
+        note: `${key} ε=${c.rate}: ${percent(c.summary.accuracy)}, peak ${c.summary.meanPeak.toFixed(0)}`,
       })),
   }));
   return {

@@ -1,4 +1,5 @@
 import type { EvalCell } from './eval-cells';
+import { percent } from './percent';
 import type { RunHistory } from './report-content';
 import { settingsKey } from './settings-key';
 
@@ -57,8 +58,6 @@ export function seedSpreads(runs: readonly RunHistory[], cells: readonly EvalCel
   return spreads;
 }
 
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-
 /** The report's section of `spreads` (none without them). */
 export function seedSection(spreads: readonly SeedSpread[]): string[] {
   if (spreads.length === 0) return [];
@@ -71,7 +70,7 @@ export function seedSection(spreads: readonly SeedSpread[]): string[] {
     '|---|--:|---|--:|--:|',
     ...spreads.map(
       (s) =>
-        `| ${s.labels.map((label, i) => `${label} (${s.seeds[i]})`).join(', ')} | ${s.rate} | ${s.accuracies.map(pct).join(', ')} | ${pct(s.mean)} | ${pct(s.min)}–${pct(s.max)} |`,
+        `| ${s.labels.map((label, i) => `${label} (${s.seeds[i]})`).join(', ')} | ${s.rate} | ${s.accuracies.map(percent).join(', ')} | ${percent(s.mean)} | ${percent(s.min)}–${percent(s.max)} |`,
     ),
     '',
   ];

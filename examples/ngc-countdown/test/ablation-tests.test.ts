@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ablationSection, ablationTests } from '../src/ablation-tests';
 import type { EvalCell, ExampleOutcome } from '../src/eval-cells';
-import type { RunHistory } from '../src/report-content';
-import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
+import { runHistory as run } from './run-history';
 
 /** 20 outcomes, right on exactly the examples of `solved`. */
 function outcomes(solved: readonly number[]): ExampleOutcome[] {
@@ -14,14 +13,6 @@ function outcomes(solved: readonly number[]): ExampleOutcome[] {
 }
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
-
-function run(label: string, changes: Partial<TrainSettings>): RunHistory {
-  return {
-    label,
-    settings: { ...DEFAULT_TRAIN_SETTINGS, model: 'm', variant: 'ngc', ...changes },
-    history: [],
-  };
-}
 
 describe('ablationTests', () => {
   const runs = [

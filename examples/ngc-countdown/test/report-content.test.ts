@@ -6,8 +6,8 @@ import {
   type ExampleOutcome,
   readEvalCells,
 } from '../src/eval-cells';
-import { ngcReport, type RunHistory } from '../src/report-content';
-import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
+import { ngcReport } from '../src/report-content';
+import { runHistory as run } from './run-history';
 
 /** `n` outcomes of which `correct` are right, each with the given peak. */
 function outcomes(n: number, correct: number, peak: number): ExampleOutcome[] {
@@ -16,14 +16,6 @@ function outcomes(n: number, correct: number, peak: number): ExampleOutcome[] {
     peak,
     completionLength: 10,
   }));
-}
-
-function run(label: string, changes: Partial<TrainSettings>): RunHistory {
-  return {
-    label,
-    settings: { ...DEFAULT_TRAIN_SETTINGS, model: 'm', variant: 'ngc', ...changes },
-    history: [],
-  };
 }
 
 describe('ngcReport', () => {

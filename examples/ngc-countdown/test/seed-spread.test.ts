@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EvalCell, ExampleOutcome } from '../src/eval-cells';
-import type { RunHistory } from '../src/report-content';
 import { seedSection, seedSpreads } from '../src/seed-spread';
-import { DEFAULT_TRAIN_SETTINGS, type TrainSettings } from '../src/train-settings';
+import { runHistory as run } from './run-history';
 
 /** 10 outcomes of which the first `correct` are right. */
 function outcomes(correct: number): ExampleOutcome[] {
@@ -11,14 +10,6 @@ function outcomes(correct: number): ExampleOutcome[] {
     peak: 1,
     completionLength: 1,
   }));
-}
-
-function run(label: string, changes: Partial<TrainSettings>): RunHistory {
-  return {
-    label,
-    settings: { ...DEFAULT_TRAIN_SETTINGS, model: 'm', variant: 'ngc', ...changes },
-    history: [],
-  };
 }
 
 describe('seedSpreads', () => {

@@ -30,6 +30,7 @@ export {
   learnerUpdate,
   type NgcVariant,
 } from './learner-update';
+export { type LossGradients, lossGradients } from './loss-gradients';
 export { type NgcLossParts, ngcLoss } from './ngc-loss';
 export type { NgcTask } from './ngc-task';
 export {

@@ -1,4 +1,4 @@
-import { type DecoderModel, defaultConfig } from '@lethe/model';
+import { DecoderModel, defaultConfig, initialTensors, type ModelConfig } from '@lethe/model';
 import type { NgcTask } from '../../src/train/ngc-task';
 import type { NgcTrainerOptions } from '../../src/train/ngc-trainer';
 
@@ -55,4 +55,16 @@ export function toyTrainerOptions(
     seed: 5,
     ...overrides,
   };
+}
+
+/**
+ * A model of `config` with its matrices 25× the default init (seed `seed`), so attention is far
+ * from uniform and the eviction scores matter: what gradient tests of L_mem run on.
+ */
+export function sharpModel(config: ModelConfig, seed: number): DecoderModel {
+  const tensors = initialTensors(config, seed);
+  for (const tensor of Object.values(tensors)) {
+    if (tensor.shape.length === 2) tensor.data = tensor.data.map((x) => 25 * x);
+  }
+  return DecoderModel.fromTensors(config, tensors);
 }

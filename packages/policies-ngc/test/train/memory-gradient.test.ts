@@ -1,11 +1,11 @@
-import { DecoderModel, initialTensors } from '@lethe/model';
+import type { DecoderModel } from '@lethe/model';
 import { initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectRollouts } from '../../src/train/collect-rollouts';
 import { ngcLoss } from '../../src/train/ngc-loss';
 import { type ReplayBatch, replayBatch } from '../../src/train/replay-batch';
 import { replayLogProbs } from '../../src/train/replay-forward';
-import { TINY_CONFIG } from './fixtures';
+import { sharpModel, TINY_CONFIG } from './fixtures';
 
 const config = { ...TINY_CONFIG, vocab_size: 11 };
 const logits = { kind: 'log', temperature: 1 } as const;
@@ -35,12 +35,7 @@ function memoryObjective(): number {
 
 beforeAll(async () => {
   await initBackend('wasm');
-  // Weights 25× the default init, so attention is far from uniform and scores matter.
-  const tensors = initialTensors(config, 5);
-  for (const tensor of Object.values(tensors)) {
-    if (tensor.shape.length === 2) tensor.data = tensor.data.map((x) => 25 * x);
-  }
-  model = DecoderModel.fromTensors(config, tensors);
+  model = sharpModel(config, 5);
   const prompts = [Int32Array.of(1, 4, 5, 6, 7), Int32Array.of(1, 8, 9)];
   const rollouts = await collectRollouts(
     prompts.map((prompt, i) => ({ prompt, stream: i, evictionRate: 0.5 })),

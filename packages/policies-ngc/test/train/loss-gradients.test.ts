@@ -1,20 +1,13 @@
-import { DecoderModel, defaultConfig, initialTensors } from '@lethe/model';
-import { collectRollouts, learnerUpdate, type NgcRollout } from '@lethe/policies-ngc/train';
+import type { DecoderModel } from '@lethe/model';
 import { AdamW, initBackend, tf } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lossGradients } from '../src/loss-gradients';
+import { collectRollouts } from '../../src/train/collect-rollouts';
+import { learnerUpdate } from '../../src/train/learner-update';
+import { lossGradients } from '../../src/train/loss-gradients';
+import type { NgcRollout } from '../../src/train/rollout';
+import { sharpModel, TINY_CONFIG } from './fixtures';
 
-const config = defaultConfig({
-  model_type: 'llama',
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-});
+const config = { ...TINY_CONFIG, vocab_size: 11 };
 const scoring = { temperature: 1, logits: { kind: 'log', temperature: 1 } } as const;
 const advantages = Float32Array.of(0.75, -0.25, -0.25, -0.25);
 
@@ -23,12 +16,7 @@ let rollouts: NgcRollout[];
 
 beforeAll(async () => {
   await initBackend('wasm');
-  // Weights 25× the default init, so attention is far from uniform and the scores matter.
-  const tensors = initialTensors(config, 5);
-  for (const tensor of Object.values(tensors)) {
-    if (tensor.shape.length === 2) tensor.data = tensor.data.map((x) => 25 * x);
-  }
-  model = DecoderModel.fromTensors(config, tensors);
+  model = sharpModel(config, 5);
   rollouts = await collectRollouts(
     [0, 1, 2, 3].map((stream) => ({
       prompt: Int32Array.of(1, 4, 5, 6, 7),

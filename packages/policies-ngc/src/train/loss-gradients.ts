@@ -1,13 +1,9 @@
 import type { DecoderModel } from '@lethe/model';
-import {
-  type NgcLossParts,
-  type NgcRollout,
-  ngcLoss,
-  type ReplayScoring,
-  replayBatch,
-  replayLogProbs,
-} from '@lethe/policies-ngc/train';
 import { tf } from '@lethe/tensor';
+import { type NgcLossParts, ngcLoss } from './ngc-loss';
+import { replayBatch } from './replay-batch';
+import { type ReplayScoring, replayLogProbs } from './replay-forward';
+import type { NgcRollout } from './rollout';
 
 /** The gradients of NGC's two loss terms (eq. 3 and 4) on one batch, measured apart. */
 export interface LossGradients {
