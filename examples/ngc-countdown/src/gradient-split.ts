@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { runMain } from '@lethe/eval/node';
 import type { DecoderModel } from '@lethe/model';
-import { applyMinLengthPenalty, collectRollouts, lossGradients } from '@lethe/policies-ngc/train';
-import { groupAdvantages } from '@lethe/rl-grpo';
+import { collectRollouts, lossGradients, sampleGroupBatch } from '@lethe/policies-ngc/train';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command, Option } from 'commander';
@@ -77,44 +76,32 @@ await runMain(async () => {
     );
     const step = o.step ?? settings.steps;
     const { promptsPerStep: prompts, groupSize } = settings;
-    const examples = Array.from({ length: prompts }, (_, i) => task.example(step, i));
     console.log(
       `${o.weights === 'run' ? o.run : `${settings.model} (before RL)`}, step ${step}'s ${prompts} prompts × ${groupSize} rollouts per rate`,
     );
     console.log('| ε | reward | ‖∇L_token‖ | ‖∇L_mem‖ | ‖∇L_mem‖ / ‖∇L_token‖ | cosine | ‖∇L‖ |');
     console.log('|--:|--:|--:|--:|--:|--:|--:|');
     for (const rate of o.rates) {
-      const requests = examples.flatMap((example, i) =>
-        Array.from({ length: groupSize }, (_, g) => ({
-          prompt: task.prompt(example, rate),
-          stream: (step * prompts + i) * groupSize + g,
-          evictionRate: rate,
-        })),
+      const { rollouts, shaped, advantages } = await sampleGroupBatch(
+        task,
+        step,
+        rate,
+        settings,
+        (requests) =>
+          collectRollouts(requests, {
+            model,
+            ngc: {
+              cadence: settings.cadence,
+              blockSize: settings.blockSize,
+              window: settings.window,
+              logits: settings.logits,
+            },
+            maxNewTokens: settings.maxNewTokens,
+            temperature: settings.temperature,
+            stop: task.stop,
+            seed: settings.seed,
+          }),
       );
-      const rollouts = await collectRollouts(requests, {
-        model,
-        ngc: {
-          cadence: settings.cadence,
-          blockSize: settings.blockSize,
-          window: settings.window,
-          logits: settings.logits,
-        },
-        maxNewTokens: settings.maxNewTokens,
-        temperature: settings.temperature,
-        stop: task.stop,
-        seed: settings.seed,
-      });
-      const rewards = rollouts.map((r, k) =>
-        task.reward(examples[Math.floor(k / groupSize)]!, r.tokens),
-      );
-      const shaped = settings.minLengthPenalty
-        ? applyMinLengthPenalty(
-            rewards,
-            rollouts.map((r) => r.prompt.length + r.tokens.length),
-            settings.cadence,
-          )
-        : Float64Array.from(rewards);
-      const advantages = groupAdvantages([...shaped], { groupSize });
       const split = lossGradients(model, rollouts, advantages, {
         temperature: settings.temperature,
         logits: settings.logits,

@@ -22,6 +22,13 @@ export {
   type StaircaseCurriculum,
   validateCurriculum,
 } from './curriculum';
+export {
+  type GroupBatch,
+  type GroupBatchOptions,
+  groupRequests,
+  type RolloutFunction,
+  sampleGroupBatch,
+} from './group-batch';
 export { type GumbelRound, gumbelTopKLogProbTensor } from './gumbel-top-k-tensor';
 export { interoceptionTokenizer } from './interoception-tokenizer';
 export {
@@ -42,7 +49,6 @@ export {
   NgcTrainer,
   type NgcTrainerOptions,
   type NgcTrainResult,
-  type RolloutFunction,
 } from './ngc-trainer';
 export {
   type LayerRounds,

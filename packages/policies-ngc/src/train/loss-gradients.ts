@@ -5,6 +5,8 @@ import { replayBatch } from './replay-batch';
 import { type ReplayScoring, replayLogProbs } from './replay-forward';
 import type { NgcRollout } from './rollout';
 
+const PARTS = ['token', 'memory'] as const;
+
 /** The gradients of NGC's two loss terms (eq. 3 and 4) on one batch, measured apart. */
 export interface LossGradients {
   /** Global norm of ∇L_token and of ∇L_mem over every parameter. */
@@ -42,7 +44,10 @@ export function lossGradients(
         replayMasks: true,
         scoreRounds: true,
       });
-      for (const part of ['token', 'memory'] as const) {
+      // A micro-batch that met no eviction round (ε = 0, or rollouts shorter than δ) adds nothing
+      // to ∇L_mem: its eviction term is a constant.
+      const parts = micro.some((r) => r.rounds.length > 0) ? PARTS : (['token'] as const);
+      for (const part of parts) {
         const { value, grads } = tf.variableGrads(() => {
           const parts: NgcLossParts = ngcLoss(
             replayLogProbs(model, batch, options),

@@ -5,15 +5,13 @@ import {
   decodeTrainingCheckpoint,
   encodeTrainingCheckpoint,
 } from '@lethe/model';
-import { groupAdvantages } from '@lethe/rl-grpo';
 import { AdamW, tf } from '@lethe/tensor';
 import { NgcPolicy, type NgcSettings } from '../ngc-policy';
-import { checkMetaToken, collectRollouts, type RolloutRequest } from './collect-rollouts';
+import { checkMetaToken, collectRollouts } from './collect-rollouts';
 import { evictionRateAt, type StaircaseCurriculum, validateCurriculum } from './curriculum';
+import { type RolloutFunction, sampleGroupBatch } from './group-batch';
 import { learnerUpdate, type NgcVariant } from './learner-update';
 import type { NgcTask } from './ngc-task';
-import { applyMinLengthPenalty } from './reward';
-import type { NgcRollout } from './rollout';
 
 /** Format name of NGC trainer checkpoints. */
 export const NGC_CHECKPOINT_FORMAT = 'lethe-ngc-checkpoint';
@@ -22,12 +20,6 @@ export const NGC_CHECKPOINT_VERSION = 1;
 
 /** NGC settings the trainer runs rollouts with (the rate comes from the curriculum). */
 export type NgcRolloutSettings = Required<Omit<NgcSettings, 'mode'>> & { readonly cadence: number };
-
-/** Generates the rollouts of one step with the model's current weights, in request order. */
-export type RolloutFunction = (
-  requests: readonly RolloutRequest[],
-  step: number,
-) => Promise<NgcRollout[]>;
 
 /** Configuration of an {@link NgcTrainer}. Everything but the callbacks is recorded in checkpoints. */
 export interface NgcTrainerOptions<E> {
@@ -188,52 +180,18 @@ export class NgcTrainer<E> {
     this.optimizer.dispose();
   }
 
-  /** The rollout requests of training step `step` (0-based): G copies of each prompt, own streams. */
-  private requests(step: number): { requests: RolloutRequest[]; examples: E[] } {
-    const { task, promptsPerStep, groupSize, variant, curriculum } = this.options;
-    const rate = variant === 'no-evict' ? 0 : evictionRateAt(curriculum, step);
-    const examples = Array.from({ length: promptsPerStep }, (_, i) => task.example(step, i));
-    const requests = examples.flatMap((example, i) => {
-      const prompt = task.prompt(example, rate);
-      return Array.from({ length: groupSize }, (_, g) => ({
-        prompt,
-        stream: (step * promptsPerStep + i) * groupSize + g,
-        evictionRate: rate,
-      }));
-    });
-    return { requests, examples };
-  }
-
   private async step(): Promise<NgcStepMetrics> {
     const { options } = this;
     const started = performance.now();
     const step = this.completed;
-    const { requests, examples } = this.requests(step);
-    const rollouts = await (options.rollouts ?? this.inProcess)(requests, step);
-    const rewards = rollouts.map((rollout, k) => {
-      const reward = options.task.reward(
-        examples[Math.floor(k / options.groupSize)]!,
-        rollout.tokens,
-      );
-      if (!Number.isFinite(reward)) {
-        throw new LetheError(
-          'E_ARG',
-          `must be finite, got ${reward} at step ${step}`,
-          `rewards[${k}]`,
-        );
-      }
-      return reward;
-    });
-    const rate = requests[0]!.evictionRate;
-    const shaped =
-      options.minLengthPenalty && rate > 0
-        ? applyMinLengthPenalty(
-            rewards,
-            rollouts.map((r) => r.prompt.length + r.tokens.length),
-            options.ngc.cadence,
-          )
-        : Float64Array.from(rewards);
-    const advantages = groupAdvantages([...shaped], { groupSize: options.groupSize });
+    const rate = options.variant === 'no-evict' ? 0 : evictionRateAt(options.curriculum, step);
+    const { rollouts, rewards, shaped, advantages } = await sampleGroupBatch(
+      options.task,
+      step,
+      rate,
+      { ...options, cadence: options.ngc.cadence },
+      options.rollouts ?? this.inProcess,
+    );
     const update = await learnerUpdate(options.model, this.optimizer, rollouts, advantages, {
       variant: options.variant,
       microBatch: options.microBatch,

@@ -2,7 +2,7 @@ import type { DecoderModel } from '@lethe/model';
 import { chunkStarts, packSnapshot, RolloutError } from '@lethe/rl-grpo';
 import { WorkerPoolRollouts } from '@lethe/rl-grpo/node';
 import type { CollectRolloutsOptions, RolloutRequest } from './collect-rollouts';
-import type { RolloutFunction } from './ngc-trainer';
+import type { RolloutFunction } from './group-batch';
 import type { NgcRollout } from './rollout';
 import type { NgcRolloutJob } from './rollout-job';
 
