@@ -4,11 +4,13 @@
  * `inFile`, `unreadableFile`), the argument validators (`assert*`), the host-side Philox
  * RNG ({@link Rng}) and the safetensors codec ({@link parseSafetensors},
  * {@link serializeSafetensors}, F16/BF16 conversion), so that a policy can read and write its
- * weights without a tensor library. `@lethe/tensor` re-exports the errors, validators, RNG and
+ * weights without a tensor library, and the loader of embedded WebAssembly kernels
+ * ({@link compileEmbedded}). `@lethe/tensor` re-exports the errors, validators, RNG and
  * 16-bit float conversions and adds tensor draws to `Rng`; `@lethe/model` re-exports the codec.
  *
  * @packageDocumentation
  */
+export { compileEmbedded, instantiateEmbedded } from './embedded-wasm';
 export { bareMessage, withArgument } from './error-context';
 export { LetheError, type LetheErrorCode } from './errors';
 export { inFile, unreadableFile } from './file-errors';

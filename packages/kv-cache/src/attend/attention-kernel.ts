@@ -1,4 +1,4 @@
-import { instantiateEmbedded } from '../read/embedded-wasm';
+import { instantiateEmbedded } from '@lethe/core';
 import { ATTENTION_KERNEL_WASM } from './attention-kernel-wasm';
 
 /** What the kernel module exports (`attention-kernel.wat`). */

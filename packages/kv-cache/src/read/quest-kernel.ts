@@ -1,4 +1,4 @@
-import { instantiateEmbedded } from './embedded-wasm';
+import { instantiateEmbedded } from '@lethe/core';
 import type { QuestInputs } from './quest-inputs';
 import { QUEST_KERNEL_WASM } from './quest-kernel-wasm';
 
