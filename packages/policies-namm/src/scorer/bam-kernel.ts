@@ -29,8 +29,23 @@ export interface BamWeights {
 const BLOCK = 4;
 const HEADER_BYTES = 128;
 const WASM_PAGE_BYTES = 65536;
-/** Header slots (i32 index) of the per-capacity blocks, `bam-kernel.wat`'s layout. */
-const SLOT = { cap: 4, x: 16, q: 17, kT: 18, v: 19, p: 20, u: 21, inv: 22, out: 23 } as const;
+/** Header slots (i32 index) of the blocks' offsets and the capacity, `bam-kernel.wat`'s layout. */
+const SLOT = {
+  ...{
+    wqT: 5,
+    wkT: 6,
+    wvT: 7,
+    bq: 8,
+    bk: 9,
+    bv: 10,
+    woRes: 11,
+    woM: 12,
+    boRes: 13,
+    boM: 14,
+    w: 15,
+  },
+  ...{ cap: 4, x: 16, q: 17, kT: 18, v: 19, p: 20, u: 21, inv: 22, out: 23 },
+} as const;
 
 /** The module, compiled once per realm; null where it cannot run. */
 let compiled: WebAssembly.Module | null | undefined;
@@ -110,22 +125,22 @@ export class BamKernel {
     const transposed = (matrix: Float64Array) => (a: Float64Array) => {
       for (let r = 0; r < h; r++) for (let c = 0; c < f; c++) a[c * h4 + r] = matrix[r * f + c]!;
     };
-    blocks.push([5, f * h4, transposed(weights.Wq)]);
-    blocks.push([6, f * h4, transposed(weights.Wk)]);
-    blocks.push([7, f * h4, transposed(weights.Wv)]);
-    blocks.push([8, h4, (a) => a.set(weights.bq)]);
-    blocks.push([9, h4, (a) => a.set(weights.bk)]);
-    blocks.push([10, h4, (a) => a.set(weights.bv)]);
+    blocks.push([SLOT.wqT, f * h4, transposed(weights.Wq)]);
+    blocks.push([SLOT.wkT, f * h4, transposed(weights.Wk)]);
+    blocks.push([SLOT.wvT, f * h4, transposed(weights.Wv)]);
+    blocks.push([SLOT.bq, h4, (a) => a.set(weights.bq)]);
+    blocks.push([SLOT.bk, h4, (a) => a.set(weights.bk)]);
+    blocks.push([SLOT.bv, h4, (a) => a.set(weights.bv)]);
     // Wo [2F, H]: rows 0 … F − 1 make res, rows F … 2F − 1 make m; stored [H][F2] each.
     const outRows = (from: number) => (a: Float64Array) => {
       for (let c = 0; c < f; c++)
         for (let r = 0; r < h; r++) a[r * f2 + c] = weights.Wo[(from + c) * h + r]!;
     };
-    blocks.push([11, h * f2, outRows(0)]);
-    blocks.push([12, h * f2, outRows(f)]);
-    blocks.push([13, f2, (a) => a.set(weights.bo.subarray(0, f))]);
-    blocks.push([14, f2, (a) => a.set(weights.bo.subarray(f, 2 * f))]);
-    blocks.push([15, f2, (a) => a.set(weights.w)]);
+    blocks.push([SLOT.woRes, h * f2, outRows(0)]);
+    blocks.push([SLOT.woM, h * f2, outRows(f)]);
+    blocks.push([SLOT.boRes, f2, (a) => a.set(weights.bo.subarray(0, f))]);
+    blocks.push([SLOT.boM, f2, (a) => a.set(weights.bo.subarray(f, 2 * f))]);
+    blocks.push([SLOT.w, f2, (a) => a.set(weights.w)]);
     let at = HEADER_BYTES;
     const offsets = blocks.map(([, floats]) => {
       const start = at;
