@@ -3,6 +3,7 @@ import { type ChartSeries, type ChartSpec, renderChartFigure, standaloneSvg } fr
 import type { NgcStepMetrics } from '@lethe/policies-ngc/train';
 import { ablationSection, ablationTests } from './ablation-tests';
 import type { EvalCell, EvalCells } from './eval-cells';
+import { interoceptionSection, interoceptionTests } from './interoception-tests';
 import { percent } from './percent';
 import { recordedTagTokens } from './run-tokenizer';
 import { seedSection, seedSpreads } from './seed-spread';
@@ -85,7 +86,8 @@ function summaries(results: EvalCells): (EvalCell & { summary: MethodSummary })[
 /**
  * The NGC Countdown report: the comparison at ε = `mainRate` (the paper's Fig. 3 left), the
  * ablation ordering (Fig. 4) and each ablation paired with its NGC run at every rate
- * (`ablationTests`), the spread over training seeds of a recipe run more than once
+ * (`ablationTests`), each interoception run paired with its untagged twin (Fig. 6,
+ * `interoceptionTests`), the spread over training seeds of a recipe run more than once
  * (`seedSpreads`), accuracy against peak cache size across rates (Fig. 3 right) and
  * the training curves (Fig. 5) of the runs named by `curveLabels` (default: all `runs`), which
  * are also the NGC-family models of the accuracy-vs-peak figure (the tables list every cell).
@@ -144,6 +146,7 @@ export function ngcReport(
   }
   lines.push(
     ...ablationSection(ablationTests(runs, cells)),
+    ...interoceptionSection(interoceptionTests(runs, cells)),
     ...seedSection(seedSpreads(runs, cells)),
   );
   const rates = [...new Set(cells.filter((c) => c.rate > 0).map((c) => c.rate))].sort();

@@ -33,19 +33,19 @@ describe('ablationTests', () => {
 
   it('pairs each ablation with the NGC run of its settings, exact McNemar, Holm over a rate', () => {
     const tests = ablationTests(runs, cells);
-    expect(tests.map((t) => [t.ablation, t.ngc, t.rate])).toEqual([
+    expect(tests.map((t) => [t.run, t.partner, t.rate])).toEqual([
       ['token-only', 'ngc', 0.5],
       ['kv-dropout', 'ngc', 0.5],
     ]);
     const [tokenOnly, dropout] = tests as [(typeof tests)[0], (typeof tests)[0]];
     // 8 discordant pairs, all NGC's: p = 2 · (1/2)^8; one pair the ablation's: p = 1.
-    expect([tokenOnly.onlyAblation, tokenOnly.onlyNgc]).toEqual([0, 8]);
+    expect([tokenOnly.onlyRun, tokenOnly.onlyPartner]).toEqual([0, 8]);
     expect(tokenOnly.pValue).toBeCloseTo(2 / 256, 12);
-    expect([dropout.onlyAblation, dropout.onlyNgc, dropout.pValue]).toEqual([1, 0, 1]);
+    expect([dropout.onlyRun, dropout.onlyPartner, dropout.pValue]).toEqual([1, 0, 1]);
     // Holm over the two tests of ε = 0.5: the smaller p doubled, the larger kept.
     expect(tokenOnly.adjustedP).toBeCloseTo(4 / 256, 12);
     expect(dropout.adjustedP).toBe(1);
-    expect([tokenOnly.accuracy, tokenOnly.ngcAccuracy]).toEqual([0.1, 0.5]);
+    expect([tokenOnly.accuracy, tokenOnly.partnerAccuracy]).toEqual([0.1, 0.5]);
   });
 
   it('writes a table row per test, worse ones marked', () => {
