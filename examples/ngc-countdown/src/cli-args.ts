@@ -15,6 +15,11 @@ export function labels(value: string): string[] {
   return value.split(',');
 }
 
+/** Commander parser of a comma-separated list of labels, where `none` is the empty list. */
+export function labelsOrNone(value: string): string[] {
+  return value === 'none' ? [] : labels(value);
+}
+
 /** Commander parser of an integer flag. */
 export function integer(value: string): number {
   const n = Number(value);

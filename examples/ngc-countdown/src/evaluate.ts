@@ -13,7 +13,7 @@ import { readModelDirectory } from '@lethe/model/node';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
 import { Command } from 'commander';
-import { integer, labelledDirectory, labels, positiveInteger, rates } from './cli-args';
+import { integer, labelledDirectory, labelsOrNone, positiveInteger, rates } from './cli-args';
 import { countdownTaskOf } from './countdown-task';
 import { evaluationSweeps } from './eval-sweeps';
 import { prepareRunForEvaluation } from './run-policy';
@@ -25,9 +25,12 @@ const program = new Command()
   .requiredOption('--baseline <dir>', 'full-cache RL model (no-evict): heuristics and upper bound')
   .option('--run <label=dir>', 'NGC-family model evaluated with greedy NGC', labelledDirectory, [])
   .option('--base <dir>', 'the SFT task model (full cache, for context)', '../../models/countdown')
-  .option('--heuristics-on <labels>', 'models the heuristics run on (sft, no-evict)', labels, [
-    'no-evict',
-  ])
+  .option(
+    '--heuristics-on <labels>',
+    'models the heuristics run on (sft, no-evict), or none',
+    labelsOrNone,
+    ['no-evict'],
+  )
   .option('--rates <list>', 'eviction rates ε per round', rates, [0.1, 0.2, 0.3, 0.4, 0.5])
   .option(
     '--cadence <n>',
@@ -74,7 +77,7 @@ async function checkInputs(): Promise<GenerationTask> {
     if (label !== 'no-evict' && label !== 'sft') {
       throw new LetheError(
         'E_ARG',
-        `names "${label}"; the heuristics run on sft or no-evict`,
+        `names "${label}"; the heuristics run on sft or no-evict (or none: --heuristics-on none)`,
         '--heuristics-on',
       );
     }
