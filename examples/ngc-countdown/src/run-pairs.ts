@@ -2,6 +2,7 @@ import { holmAdjust, pairedAccuracy } from '@lethe/eval';
 import type { EvalCell } from './eval-cells';
 import type { RunHistory } from './report-content';
 import { settingsKey } from './settings-key';
+import { meanPeak } from './summarize';
 import type { TrainSettings } from './train-settings';
 
 /** A run against its partner — the run it differs from by one choice alone — at one rate. */
@@ -73,8 +74,8 @@ export function runPairTests(
         settings: run.settings,
         accuracy: paired.accuracyA,
         partnerAccuracy: paired.accuracyB,
-        meanPeak: meanPeak(mine),
-        partnerMeanPeak: meanPeak(theirs),
+        meanPeak: meanPeak(mine.outcomes),
+        partnerMeanPeak: meanPeak(theirs.outcomes),
         onlyRun: paired.onlyA,
         onlyPartner: paired.onlyB,
         pValue: paired.pValue,
@@ -95,8 +96,4 @@ export function pairMark(test: RunPairTest): string {
 /** A p-value as the leaderboard's report writes it: 2 decimals, in exponent form below 0.01. */
 export function formatP(p: number): string {
   return p >= 0.01 ? p.toFixed(2) : p.toExponential(1);
-}
-
-function meanPeak(cell: EvalCell): number {
-  return cell.outcomes.reduce((sum, o) => sum + o.peak, 0) / cell.outcomes.length;
 }

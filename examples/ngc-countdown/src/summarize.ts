@@ -40,8 +40,13 @@ export function summarize(
     examples: n,
     accuracy,
     accuracySe: Math.sqrt((accuracy * (1 - accuracy)) / n),
-    meanPeak: mean((o) => o.peak),
+    meanPeak: meanPeak(outcomes),
     peakReduction: mean((o, i) => reference[i]!.peak / o.peak),
     meanCompletion: mean((o) => o.completionLength),
   };
+}
+
+/** The mean over problems of the most KV entries held at once (eq. 7's peak). */
+export function meanPeak(outcomes: readonly ExampleOutcome[]): number {
+  return outcomes.reduce((sum, o) => sum + o.peak, 0) / outcomes.length;
 }
