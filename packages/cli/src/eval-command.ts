@@ -15,7 +15,7 @@ import {
   taskLabel,
   validateSweepConfig,
 } from '@lethe/eval';
-import { EXIT_INTERRUPTED, runSweep } from '@lethe/eval/node';
+import { EXIT_INTERRUPTED, readJsonPath, runSweep } from '@lethe/eval/node';
 import type { PolicyRegistry } from '@lethe/kv-cache';
 import { createDefaultRegistry, type PolicyStore } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
@@ -24,7 +24,6 @@ import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Command } from 'commander';
 import { evalFlagOf, nameFlag } from './flag-errors';
 import { interruptController } from './interrupt';
-import { readJsonFile } from './json-file';
 import { declareFlags, givenFlagArgs } from './option-args';
 import { sweepBar } from './progress-bars';
 import { reportOptions } from './report-options';
@@ -104,7 +103,7 @@ async function sweepOf(
         '--config',
       );
     }
-    const json = await readJsonFile(configPath);
+    const json = await readJsonPath(configPath);
     try {
       const config = validateSweepConfig(json, known);
       config.tasks.forEach((task, i) => {
@@ -145,7 +144,10 @@ export function addEvalCommand(program: Command): void {
   declareFlags(command, EVAL_FLAGS);
   command
     .option('--config <file>', 'sweep configuration (JSON, see SweepConfig) instead of cell flags')
-    .option('--results <file>', 'results file: written after every cell; a rerun resumes from it')
+    .option(
+      '--results <file>',
+      'results file: written after every cell (gzip-compressed when it ends in .gz); a rerun resumes from it',
+    )
     .option('--backend <name>', 'tfjs backend: wasm (default), cpu, webgpu, auto')
     .option(
       '--threads <n>',

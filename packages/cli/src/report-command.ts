@@ -6,10 +6,9 @@ import {
   RESULTS_VERSION,
   validateSweepConfig,
 } from '@lethe/eval';
-import { writeReport } from '@lethe/eval/node';
+import { readJsonPath, writeReport } from '@lethe/eval/node';
 import { createDefaultRegistry } from '@lethe/policies';
 import type { Command } from 'commander';
-import { readJsonFile } from './json-file';
 import { reportOptions } from './report-options';
 
 /**
@@ -24,14 +23,17 @@ export function addReportCommand(program: Command): void {
     .command('report')
     .summary('write a Markdown/HTML report')
     .description('Write report.md, report.html and results.json from a results file.')
-    .requiredOption('--results <file>', 'results file written by lethe eval --results')
+    .requiredOption(
+      '--results <file>',
+      'results file written by lethe eval --results (.gz: gzip-compressed)',
+    )
     .requiredOption('--out <dir>', 'report directory (created if missing)')
     .option(
       '--average-over <labels>',
       'comma-separated task labels whose accuracy the report averages per budget, shown first (a suite score)',
     )
     .action(async (opts: { results: string; out: string; averageOver?: string }) => {
-      const json = await readJsonFile(opts.results);
+      const json = await readJsonPath(opts.results);
       if (!isPlainObject(json)) {
         throw new LetheError('E_FORMAT', 'is not a JSON object', opts.results);
       }

@@ -1,9 +1,10 @@
 // Node-only (node:fs and the Node entry of @lethe/model): exported by `@lethe/eval/node`.
 
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { LetheError, unreadableFile } from '@lethe/core';
+import { LetheError } from '@lethe/core';
 import { writeFileAtomic } from '@lethe/model/node';
+import { encodeForPath, readJsonPathIfPresent } from './gzip-json-path';
 import type { SweepResults } from './results';
 import { checkResults, serializeResults } from './results-file';
 import type { SweepConfig } from './sweep-config';
@@ -11,7 +12,7 @@ import type { SweepConfig } from './sweep-config';
 /**
  * Writes `results` to `path` atomically (temporary file, fsync, rename), so an interrupted
  * sweep leaves either the previous or the new file, never a torn one. Missing parent
- * directories are created.
+ * directories are created. A path ending in `.gz` is written gzip-compressed.
  *
  * @throws LetheError `E_ARG` naming `path` when it is not a non-empty string or cannot be
  *   written (a directory, a parent that is a file, no permission), with the system's reason;
@@ -22,7 +23,7 @@ export async function writeResultsFile(path: string, results: SweepResults): Pro
   const text = serializeResults(results);
   try {
     await mkdir(dirname(path), { recursive: true });
-    await writeFileAtomic(path, text);
+    await writeFileAtomic(path, encodeForPath(path, text));
   } catch (error) {
     throw new LetheError(
       'E_ARG',
@@ -34,13 +35,13 @@ export async function writeResultsFile(path: string, results: SweepResults): Pro
 
 /**
  * Reads the results file at `path` for a sweep with `config`, or returns `undefined` when there
- * is none. Never mixes sweeps: the file must be of this format and version and embed a config
+ * is none; a path ending in `.gz` is read as gzip-compressed. Never mixes sweeps: the file must be of this format and version and embed a config
  * equal to `config` (after normalisation), and its cells must be well-formed cells of that sweep
  * (see `checkResults`).
  *
  * @throws LetheError `E_ARG` naming `path` when it is not a non-empty string; `E_ARG` naming
  *   the file when it cannot be read (a directory, no permission; the reason is given) or its config differs from `config` (the message names
- *   the first differing field); `E_FORMAT` naming the file when it is not JSON, of another
+ *   the first differing field); `E_FORMAT` naming the file when it is not JSON (or, ending in `.gz`, not gzip data), of another
  *   format or version, or holds a malformed config or cell.
  */
 export async function readResultsFile(
@@ -48,19 +49,8 @@ export async function readResultsFile(
   config: SweepConfig,
 ): Promise<SweepResults | undefined> {
   requirePath(path);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw unreadableFile(path, error, 'E_ARG');
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new LetheError('E_FORMAT', `is not JSON: ${(error as Error).message}`, path);
-  }
+  const json = await readJsonPathIfPresent(path);
+  if (json === undefined) return undefined;
   return checkResults(json, config, path);
 }
 
