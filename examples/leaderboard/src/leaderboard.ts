@@ -16,7 +16,11 @@ const program = new Command()
     'Every policy of a sweep on the long-context suite; the report averages its members per budget.',
   )
   .option('--config <file>', 'the sweep (lethe eval --config)', 'sweep.json')
-  .option('--results <file>', 'results file, resumed when it exists', 'results/results.json')
+  .option(
+    '--results <file>',
+    'results file (gzip-compressed when it ends in .gz), resumed when it exists',
+    'results/results.json.gz',
+  )
   .option('--out <dir>', 'report directory (report.md, report.html, results.json)', 'report')
   .option(
     '--threads <n>',
