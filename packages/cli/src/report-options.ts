@@ -13,8 +13,8 @@ import type { PolicyRegistry } from '@lethe/kv-cache';
 /**
  * The report options of a sweep, by what `registry` says of its policies (`leaderboardRoles`):
  * its memory policies compared with the best heuristic at each budget (`compareToBestHeuristic`:
- * paired, Holm-adjusted, α = 0.05), and its compute policies plotted against their net keep-rate;
- * given `averageOver` (`--average-over`, comma-separated task labels), the accuracy of those tasks
+ * paired, Holm-adjusted, α = 0.05), and its compute policies and read selectors plotted against
+ * their net keep-rate; given `averageOver` (`--average-over`, comma-separated task labels), the accuracy of those tasks
  * averaged per budget, shown first.
  *
  * @throws LetheError `E_ARG` naming `--average-over` (and the label at fault) when the labels

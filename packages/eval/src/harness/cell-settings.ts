@@ -12,7 +12,7 @@ import {
 /**
  * Everything in a sweep config that decides one cell's result besides its key: the task
  * (registry name and options, the prefill chunk and budget rule that apply to it), the policy
- * (its spec without the list of tasks it runs on), the checkpoint the task runs on, and the
+ * (its spec without the tasks and budgets it runs at), the checkpoint the task runs on, and the
  * sweep's example, sampling and batching settings. Two configs that give a cell equal settings
  * give it the same result, so a results file of one serves the other for that cell.
  *
@@ -22,9 +22,9 @@ export function cellSettings(config: SweepConfig, key: CellKey): JsonValue | und
   const task = config.tasks.find((t) => taskLabel(t) === key.task);
   const policy = policyOfCell(config.policies, key);
   if (task === undefined || policy === undefined) return undefined;
-  // The tasks a policy runs on decide which cells there are, not what a cell computes.
+  // The tasks and budgets a policy runs at decide which cells there are, not what a cell computes.
   const policySettings = Object.fromEntries(
-    Object.entries(policy).filter(([field]) => field !== 'tasks'),
+    Object.entries(policy).filter(([field]) => field !== 'tasks' && field !== 'budgets'),
   );
   return {
     task: {

@@ -2,7 +2,7 @@ import { LetheError } from '@lethe/core';
 import { FULL_CACHE } from '@lethe/kv-cache';
 import { requireObject } from './arguments';
 import { validateBudgetFraction } from './budget';
-import { runsOnTask } from './policy-spec';
+import { runsAtBudget, runsOnTask } from './policy-spec';
 import type { CellKey } from './results';
 import {
   budgetsOf,
@@ -14,8 +14,9 @@ import {
 
 /**
  * The cells of a sweep in their deterministic order: tasks (config order, keyed by label), then seeds, then
- * policies (by label; a policy restricted to some tasks only on those), then budgets. The full cache contributes one cell per (task, seed), at budget 1, wherever it
- * stands in `policies`; every other policy one cell per budget. Seeds sit outside policies so
+ * policies (by label; a policy restricted to some tasks only on those), then budgets. The full
+ * cache contributes one cell per (task, seed), at budget 1, wherever it stands in `policies`;
+ * every other policy one cell per budget of the task (those of its own `budgets` only, if given). Seeds sit outside policies so
  * the full-cache reference runs of a (task, seed) serve all its cells in a row.
  *
  * @throws LetheError the errors of `validateSweepConfig` for a config that is not a valid one
@@ -28,7 +29,10 @@ export function sweepCells(config: SweepConfig): CellKey[] {
     for (const seed of seedsOf(sweep, label)) {
       for (const policy of sweep.policies) {
         if (!runsOnTask(policy, label)) continue;
-        const budgets = policy.name === FULL_CACHE ? [1] : budgetsOf(sweep, label);
+        const budgets =
+          policy.name === FULL_CACHE
+            ? [1]
+            : budgetsOf(sweep, label).filter((budget) => runsAtBudget(policy, budget));
         for (const budget of budgets) {
           cells.push({ task: label, policy: policy.label, budget, seed });
         }

@@ -40,14 +40,18 @@ export interface LeaderboardRoles {
    * and read selectors read the budget in another unit and are left out.
    */
   readonly compared: readonly string[];
-  /** Labels of the compute policies (a part of them reads a compute budget: SOL's). */
+  /**
+   * Labels of the policies plotted against their net keep-rate, not their realised budget: a part
+   * of them reads a compute budget (SOL's) or a read budget (Quest's) — what each step computes
+   * or reads, from a cache that alone keeps everything (its realised budget is the full cache's).
+   */
   readonly compute: readonly string[];
 }
 
 /**
  * Which policies of `config` are heuristics, which are compared with the best of them at each
- * budget (`compareToBestHeuristic`), and which are compute policies (plotted against their net
- * keep-rate), by what `registry` says of their providers.
+ * budget (`compareToBestHeuristic`), and which are compute policies or read selectors (plotted
+ * against their net keep-rate), by what `registry` says of their providers.
  *
  * @throws LetheError `E_ARG` naming `registry` when it is not an object; `E_ARG` from the
  *   registry for a provider name it does not know.
@@ -60,9 +64,8 @@ export function leaderboardRoles(config: SweepConfig, registry: PolicyRegistry):
   for (const spec of config.policies) {
     if (spec.name === FULL_CACHE) continue;
     const parts = spec.name.split('+');
-    if (parts.some((part) => registry.provider(part).budgetForms?.includes('compute'))) {
-      compute.push(spec.label);
-    }
+    const forms = parts.flatMap((part) => registry.provider(part).budgetForms ?? []);
+    if (forms.includes('compute') || forms.includes('read')) compute.push(spec.label);
     const memory = parts.every((part) =>
       (registry.provider(part).budgetForms ?? MEMORY_BUDGET_FORMS).some((form) =>
         MEMORY_BUDGET_FORMS.includes(form),

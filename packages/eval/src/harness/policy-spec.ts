@@ -50,6 +50,13 @@ export interface PolicySpec {
    */
   readonly tasks: readonly string[] | null;
   /**
+   * The budgets this policy runs at, each one of the sweep's (absent: every budget of each task
+   * it runs on) — e.g. a learned policy whose evicted blocks no longer fit in a cache below 12.5 %,
+   * or a compute baseline whose lowest level is 10 %: "where a method holds". Like `tasks` it
+   * decides which cells there are, not what a cell computes.
+   */
+  readonly budgets?: readonly number[];
+  /**
    * The parts of a composed policy (kvpress's `ComposedPress`): policies that fill different
    * slots of one policy set — an eviction policy and a compute policy (`namm+sol`,
    * `h2o+sol-fixed`), a read selector with either — each under its own budget form, built from
@@ -65,7 +72,7 @@ export interface PolicySpec {
   readonly transfer?: true;
 }
 
-const FIELDS = ['label', 'name', 'options', 'dir', 'tasks', 'compose', 'transfer'];
+const FIELDS = ['label', 'name', 'options', 'dir', 'tasks', 'budgets', 'compose', 'transfer'];
 const PART_FIELDS = ['name', 'options', 'dir', 'budget'];
 
 /** The parts a spec runs: its composition's, or the single policy as one part at the cell's budget. */
@@ -75,17 +82,18 @@ export function policyParts(spec: PolicySpec): readonly PolicyPartSpec[] {
 
 /**
  * Reads one entry of a sweep's `policies`: a provider name (`"h2o"`), `{ name, label?, options?,
- * dir?, tasks?, transfer? }`, or a composition `{ compose: [part, part, …], label?, tasks?,
- * transfer? }` whose parts are names or `{ name, options?, dir?, budget? }` (`budget`: the part's
+ * dir?, tasks?, budgets?, transfer? }`, or a composition `{ compose: [part, part, …], label?,
+ * tasks?, budgets?, transfer? }` whose parts are names or `{ name, options?, dir?, budget? }` (`budget`: the part's
  * own kept fraction). Task names are checked against the sweep by `validateSweepConfig`.
  *
  * @throws LetheError `E_ARG` naming `argument` or its field: an unknown field, a name not in
  *   `known` (listing them), a label not matching {@link POLICY_LABEL_PATTERN}, non-JSON options,
- *   an empty directory, the full cache under another label or with options, a `transfer` that is
- *   not a boolean or is true without a directory to transfer; for a composition,
+ *   an empty directory, the full cache under another label or with options or budgets, a `budgets`
+ *   that is not a non-empty list of distinct fractions, a `transfer` that is not a boolean or is
+ *   true without a directory to transfer; for a composition,
  *   fewer than two parts, `name` / `options` / `dir` beside `compose`, a part that is the full
- *   cache or repeats another (naming `compose[j].…`); `E_BUDGET` naming `compose[j].budget`
- *   outside (0, 1].
+ *   cache or repeats another (naming `compose[j].…`); `E_BUDGET` naming `compose[j].budget` or
+ *   `budgets[k]` outside (0, 1].
  */
 export function policySpec(
   entry: unknown,
@@ -101,7 +109,7 @@ export function policySpec(
   } else {
     throw new LetheError(
       'E_ARG',
-      'must be a policy name, { name, label, options, dir, tasks, transfer } or { compose, label, tasks, transfer }',
+      'must be a policy name, { name, label, options, dir, tasks, budgets, transfer } or { compose, label, tasks, budgets, transfer }',
       argument,
     );
   }
@@ -133,6 +141,14 @@ export function policySpec(
   ) {
     throw new LetheError('E_ARG', 'must be a non-empty array of task names', `${argument}.tasks`);
   }
+  const budgets = raw.budgets === undefined ? undefined : ownBudgets(raw.budgets, argument);
+  if (budgets !== undefined && name === FULL_CACHE) {
+    throw new LetheError(
+      'E_ARG',
+      `the full cache runs once, at budget 1: it takes no budgets`,
+      `${argument}.budgets`,
+    );
+  }
   const transfer = raw.transfer ?? false;
   if (typeof transfer !== 'boolean') {
     throw new LetheError('E_ARG', 'must be true or false', `${argument}.transfer`);
@@ -150,9 +166,28 @@ export function policySpec(
     options: single?.options ?? {},
     dir: single?.dir ?? null,
     tasks,
+    ...(budgets === undefined ? {} : { budgets }),
     ...(compose === undefined ? {} : { compose }),
     ...(transfer ? { transfer } : {}),
   };
+}
+
+/** A policy's own budgets: a non-empty list of distinct fractions in (0, 1]. */
+function ownBudgets(value: unknown, argument: string): number[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new LetheError(
+      'E_ARG',
+      'must be a non-empty array of budget fractions',
+      `${argument}.budgets`,
+    );
+  }
+  const budgets = value.map((b, k) => validateBudgetFraction(b, `${argument}.budgets[${k}]`));
+  budgets.forEach((budget, k) => {
+    if (budgets.indexOf(budget) !== k) {
+      throw new LetheError('E_ARG', `repeats ${budget}`, `${argument}.budgets[${k}]`);
+    }
+  });
+  return budgets;
 }
 
 /** Refuses the fields of `raw` outside `fields`, naming `<argument>.<key>`. */
@@ -217,7 +252,7 @@ function composition(
     if (raw[key] !== undefined && !fits(raw[key])) {
       throw new LetheError(
         'E_ARG',
-        'belongs to a part: a composition takes { compose, label, tasks, transfer }',
+        'belongs to a part: a composition takes { compose, label, tasks, budgets, transfer }',
         `${argument}.${key}`,
       );
     }
@@ -265,6 +300,11 @@ function policyPart(
 /** Whether `spec` runs on the task named `task`. */
 export function runsOnTask(spec: PolicySpec, task: string): boolean {
   return spec.tasks === null || spec.tasks.includes(task);
+}
+
+/** Whether `spec` runs at `budget` (given it runs on the task). */
+export function runsAtBudget(spec: PolicySpec, budget: number): boolean {
+  return spec.budgets === undefined || spec.budgets.includes(budget);
 }
 
 /** The policy of a cell: the spec with the cell's label that runs on its task, if any. */

@@ -197,6 +197,22 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
   });
 
   const budgets = budgetList(json.budgets, 'budgets');
+  policies.forEach((policy, i) => {
+    const offered = new Set(
+      tasks
+        .filter((task) => runsOnTask(policy, taskLabel(task)))
+        .flatMap((t) => t.budgets ?? budgets),
+    );
+    policy.budgets?.forEach((budget, k) => {
+      if (!offered.has(budget)) {
+        throw new LetheError(
+          'E_ARG',
+          `is no budget of the tasks this policy runs on (${[...offered].join(', ')})`,
+          `policies[${i}].budgets[${k}]`,
+        );
+      }
+    });
+  });
   const rateEvery =
     json.rateEvery === undefined || json.rateEvery === null
       ? null

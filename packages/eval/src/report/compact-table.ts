@@ -28,7 +28,10 @@ export interface CompactRow {
 export interface CompactTable {
   /** Column budgets, ascending. */
   readonly budgets: readonly number[];
-  /** Per column, the realised budgets of its rows: `10.7%`, or `10.6–10.8%` when they differ. */
+  /**
+   * Per column, the realised budgets of its memory policies' rows (compute policies and read
+   * selectors keep the whole cache): `10.7%`, or `10.6–10.8%` when they differ.
+   */
   readonly realised: readonly string[];
   /** The full cache's score, the reference every row is read against. */
   readonly full?: Score;
@@ -39,18 +42,20 @@ export interface CompactTable {
  * The policy × budget table of a score view: a row per policy other than the full cache (whose
  * score is given apart), a column per budget. In each column the best score — highest
  * accuracy, lowest perplexity, compared as shown — is marked, unless every policy ties; each
- * cell carries its verdict in `comparisons` (see `verdictMark`).
+ * cell carries its verdict in `comparisons` (see `verdictMark`). The realised budgets of a column
+ * are those of its rows outside `computePolicies` (see `ReportOptions.computePolicies`).
  */
 export function compactTable(
   view: ScoreView,
   comparisons: readonly BaselineComparison[] = [],
+  computePolicies: readonly string[] = [],
 ): CompactTable {
   const { metric } = view;
   const evicting = view.rows.filter((entry) => entry.row.policy !== FULL_CACHE);
   const budgets = [...new Set(evicting.map((entry) => entry.row.budget))].sort((a, b) => a - b);
   const realised = budgets.map((budget) => {
     const values = evicting
-      .filter((entry) => entry.row.budget === budget)
+      .filter((entry) => entry.row.budget === budget && !computePolicies.includes(entry.row.policy))
       .flatMap((entry) => entry.row.metrics.realisedBudget?.mean ?? []);
     if (values.length === 0) return '';
     const low = (Math.min(...values) * 100).toFixed(1);

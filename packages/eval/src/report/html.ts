@@ -82,7 +82,9 @@ export function renderHtml(results: SweepResults, options: ReportOptions = {}): 
   const sections = tasks.map(
     ({ task, id, own }) =>
       `<section class="task" id="${escapeHtml(id)}">\n<h2>${escapeHtml(task)}</h2>\n` +
-      own.map((entry) => renderScore(entry, own.length > 1, comparisons)).join('\n') +
+      own
+        .map((entry) => renderScore(entry, own.length > 1, comparisons, options.computePolicies))
+        .join('\n') +
       renderBaseline(
         comparisons.filter((c) => c.task === task),
         options.alpha ?? 0.05,
@@ -159,9 +161,10 @@ function renderScore(
   plots: TaskPlots,
   withHeading: boolean,
   comparisons: readonly BaselineComparison[],
+  computePolicies: readonly string[] = [],
 ): string {
   const { view } = plots;
-  const table = compactTable(view, comparisons);
+  const table = compactTable(view, comparisons, computePolicies);
   const note = identicalNote(view);
   return [
     withHeading ? `<h3>${escapeHtml(view.metric.label)}</h3>` : '',

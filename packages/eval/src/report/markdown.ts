@@ -20,8 +20,10 @@ export interface ReportOptions {
   /** The family-wise error rate the comparisons were judged at (default 0.05), for the caption. */
   readonly alpha?: number;
   /**
-   * Labels of the compute policies (SOL's), plotted against their net keep-rate on a plot of their
-   * own (`reportPlots`; the HTML report) — e.g. `leaderboardRoles(config, registry).compute`.
+   * Labels of the compute policies and read selectors (SOL's, Quest), plotted against their net
+   * keep-rate on a plot of their own (`reportPlots`; the HTML report) and left out of a score
+   * table's realised-budget range (`compactTable`) — e.g.
+   * `leaderboardRoles(config, registry).compute`.
    */
   readonly computePolicies?: readonly string[];
   /**
@@ -59,7 +61,7 @@ export function renderMarkdown(results: SweepResults, options: ReportOptions = {
   for (const task of tasks) {
     lines.push(`## ${escapeMarkdown(task)}`, '');
     for (const view of views.filter((candidate) => candidate.task === task)) {
-      lines.push(...compactLines(view, options.comparisons ?? []), '');
+      lines.push(...compactLines(view, options.comparisons ?? [], options.computePolicies), '');
     }
     const own = (options.comparisons ?? []).filter((c) => c.task === task);
     if (own.length > 0) lines.push(...baselineLines(own, options.alpha ?? 0.05), '');
@@ -80,8 +82,12 @@ export function renderMarkdown(results: SweepResults, options: ReportOptions = {
   return `${lines.join('\n')}\n`;
 }
 
-function compactLines(view: ScoreView, comparisons: readonly BaselineComparison[]): string[] {
-  const table = compactTable(view, comparisons);
+function compactLines(
+  view: ScoreView,
+  comparisons: readonly BaselineComparison[],
+  computePolicies: readonly string[] = [],
+): string[] {
+  const table = compactTable(view, comparisons, computePolicies);
   const note = identicalNote(view);
   const header = table.budgets.map((budget, i) =>
     table.realised[i] === ''

@@ -24,8 +24,8 @@ export interface TaskPlots {
   readonly view: ScoreView;
   readonly legend: readonly LegendEntry[];
   /**
-   * Score vs realised budget, then score vs peak KV memory (then, for compute policies, vs net
-   * keep-rate).
+   * Score vs realised budget, then score vs peak KV memory (then, for compute policies and read
+   * selectors, vs net keep-rate).
    */
   readonly charts: readonly ChartSpec[];
 }
@@ -63,11 +63,14 @@ function percentX(
   };
 }
 
-/** The x of a compute policy's chart: SOL's net keep-rate (the full cache keeps everything). */
+/**
+ * The x of a compute policy's or read selector's chart: its net keep-rate (the full cache keeps
+ * everything).
+ */
 const NET_KEEP_RATE: XChoice = {
   suffix: 'net-keep-rate',
   title: 'vs net keep-rate',
-  noun: 'net keep-rate (SOL: the mean realised keep rate of the axes a compute policy controls)',
+  noun: 'net keep-rate (SOL: the mean realised keep rate of the axes a compute policy controls; Quest: the mean share of the live entries a step reads)',
   label: 'Net keep-rate',
   unit: '%',
   ...percentX('netKeepRate', 'net keep-rate'),
@@ -126,8 +129,8 @@ function kib(row: ReportRow): number | undefined {
  * A point whose policy `comparisons` found better or worse than the best heuristic at its budget
  * has ▲ or ▼ beside its marker (see `verdictMark`), and the caption says what they mean.
  *
- * Policies named in `computePolicies` (SOL's: they prune compute, not memory, so they would stand
- * in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
+ * Policies named in `computePolicies` (SOL's, Quest: they prune compute or reads, not memory, so
+ * they would stand in a column at a realised budget of 100%) are drawn on a third plot of their own, the score
  * against their net keep-rate (`…-net-keep-rate`), beside the full cache, and not on the other two.
  */
 export function reportPlots(

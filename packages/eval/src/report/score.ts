@@ -50,19 +50,31 @@ export interface Score {
  * interval is Wilson's, from the pooled outcomes (`row.outcomes`) or, in results without them,
  * from the aggregate — whose mean · n is the count solved and whose standard error is then
  * √(p(1 − p)/(n − 1)), which is checked. Anything else (perplexity, accuracy over several
- * samples per example) gets mean ± t·SE with n − 1 degrees of freedom.
+ * samples per example, a suite's average accuracy) gets mean ± t·SE with n − 1 degrees of
+ * freedom — for accuracy cut to [0, 1], the range it lies in (a near-0 average would otherwise
+ * reach below 0).
  */
 export function rowScore(row: ReportRow, metric: ScoreMetric): Score | undefined {
   const value = row.metrics[metric.name];
   if (value === undefined) return undefined;
   const counts = metric.name === 'accuracy' ? successCounts(row, value) : undefined;
-  const interval = counts === undefined ? meanInterval(value) : wilsonInterval(...counts);
+  const interval =
+    counts !== undefined
+      ? wilsonInterval(...counts)
+      : metric.name === 'accuracy'
+        ? withinUnit(meanInterval(value))
+        : meanInterval(value);
   return {
     mean: value.mean * metric.scale,
     interval: { low: interval.low * metric.scale, high: interval.high * metric.scale },
     n: counts?.[1] ?? value.n,
     method: counts === undefined ? 't' : 'wilson',
   };
+}
+
+/** `interval` cut to [0, 1]. */
+function withinUnit(interval: Interval): Interval {
+  return { low: Math.max(0, interval.low), high: Math.min(1, interval.high) };
 }
 
 /** [successes, trials] when the accuracy is a proportion of single outcomes, else undefined. */

@@ -98,7 +98,7 @@ export function rowsWithAverage(
     paragraph:
       `The first section, ${suiteAverageLabel(averageOver)}, averages the accuracy of ` +
       `${averageOver.join(', ')}: every task weighs the same, and the interval combines ` +
-      "the tasks' standard errors as independent. A policy has an average at a budget only where " +
+      "the tasks' standard errors as independent (cut to 0–100 %). A policy has an average at a budget only where " +
       'it ran on every one of those tasks.',
   };
 }

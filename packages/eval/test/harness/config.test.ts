@@ -4,6 +4,7 @@ import {
   budgetsOf,
   capacityFor,
   cellConfig,
+  cellSettings,
   checkpointOf,
   fullCacheLength,
   fullPeakPerHead,
@@ -284,6 +285,47 @@ describe('cells and reproduce commands', () => {
       () => validateSweepConfig({ ...base, policies: [{ name: 'h2o', tasks: [] }] }),
       'E_ARG',
       'policies[0].tasks',
+    );
+  });
+
+  it('runs a policy with its own budgets only at those, and refuses one no task of it offers', () => {
+    const config = {
+      ...base,
+      tasks: ['toy', { name: 'lm', budgets: [0.5, 0.125] }],
+      policies: ['full', 'h2o', { name: 'snapkv', budgets: [0.125, 0.5] }],
+    };
+    const held = validateSweepConfig(config);
+    const snap = held.policies.find((p) => p.name === 'snapkv')!;
+    expect(snap.budgets).toEqual([0.125, 0.5]);
+    expect(held.policies.find((p) => p.name === 'h2o')!).not.toHaveProperty('budgets');
+    const at = (policy: string) =>
+      sweepCells(held)
+        .filter((k) => k.policy === policy)
+        .map((k) => `${k.task}@${k.budget}`);
+    expect(at('h2o')).toEqual(['toy@0.5', 'toy@0.25', 'lm@0.5', 'lm@0.125']);
+    expect(at('snapkv')).toEqual(['toy@0.5', 'lm@0.5', 'lm@0.125']);
+    // A cell's settings leave the list out: narrowing it keeps the cells it still holds.
+    const narrowed = validateSweepConfig({
+      ...config,
+      policies: ['full', 'h2o', { name: 'snapkv', budgets: [0.5] }],
+    });
+    const key = { task: 'lm', policy: 'snapkv', budget: 0.5, seed: 0 };
+    expect(cellSettings(narrowed, key)).toEqual(cellSettings(held, key));
+
+    const refused = (budgets: unknown, tasks?: string[]) => () =>
+      validateSweepConfig({
+        ...config,
+        policies: ['full', { name: 'snapkv', budgets, ...(tasks ? { tasks } : {}) }],
+      });
+    expectLetheError(refused([0.125], ['toy']), 'E_ARG', 'policies[1].budgets[0]');
+    expectLetheError(refused([0.3]), 'E_ARG', 'policies[1].budgets[0]');
+    expectLetheError(refused([0.5, 0.5]), 'E_ARG', 'policies[1].budgets[1]');
+    expectLetheError(refused([]), 'E_ARG', 'policies[1].budgets');
+    expectLetheError(refused([1.5]), 'E_BUDGET', 'policies[1].budgets[0]');
+    expectLetheError(
+      () => validateSweepConfig({ ...base, policies: [{ name: 'full', budgets: [0.5] }] }),
+      'E_ARG',
+      'policies[0].budgets',
     );
   });
 

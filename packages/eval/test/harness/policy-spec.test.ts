@@ -28,7 +28,7 @@ describe('knownPolicies', () => {
 });
 
 describe('leaderboardRoles', () => {
-  it('compares the memory policies with the heuristics among them; compute and read budgets stay out', () => {
+  it('compares the memory policies with the heuristics among them; compute and read budgets stay out, plotted by net keep-rate', () => {
     const config = validateSweepConfig({
       tasks: ['retrieval'],
       policies: [
@@ -47,7 +47,7 @@ describe('leaderboardRoles', () => {
     expect(leaderboardRoles(config, createDefaultRegistry())).toEqual({
       heuristics: ['h2o', 'snap8'],
       compared: ['h2o', 'snap8', 'namm'],
-      compute: ['sol-fixed'],
+      compute: ['quest', 'sol-fixed', 'h2o+quest'],
     });
   });
 });

@@ -55,6 +55,21 @@ describe('rowScore', () => {
     expect(score.interval.high).toBeCloseTo(t.high * 100, 12);
   });
 
+  it('cuts a t interval of accuracy to 0–100 %, where a near-0 or near-1 mean would pass it', () => {
+    // A suite average: 0.1 % with a standard error wider than the mean.
+    const low = { mean: 0.001, stderr: 0.001, n: 1536 };
+    expect(meanInterval(low).low).toBeLessThan(0);
+    const score = rowScore(row({ accuracy: low }), ACCURACY)!;
+    expect(score.method).toBe('t');
+    expect(score.interval.low).toBe(0);
+    expect(score.interval.high).toBeCloseTo(meanInterval(low).high * 100, 12);
+    const high = { mean: 0.999, stderr: 0.001, n: 1536 };
+    expect(rowScore(row({ accuracy: high }), ACCURACY)!.interval.high).toBe(100);
+    // Perplexity has no such range.
+    const spread = { mean: 0.5, stderr: 1, n: 8 };
+    expect(rowScore(row({ perplexity: spread }), PERPLEXITY)!.interval.low).toBeLessThan(0);
+  });
+
   it('gives perplexity with mean ± t·SE and nothing for a row without the score', () => {
     const value = { mean: 1.91, stderr: 0.02, n: 32 };
     const score = rowScore(row({ perplexity: value }), PERPLEXITY)!;

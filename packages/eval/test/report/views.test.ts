@@ -75,6 +75,10 @@ describe('compactTable', () => {
     expect(table.realised[0]).toBe(
       `${((1152 / 4480) * 100).toFixed(1)}–${((1170 / 4480) * 100).toFixed(1)}%`,
     );
+    // A compute policy or read selector keeps the whole cache: its rows stay out of the range.
+    const memoryOnly = compactTable(countdown!, [], ['snapkv', 'twin', 'h2o', 'lookalike']);
+    expect(memoryOnly.realised[0]).toBe(`${((1152 / 4480) * 100).toFixed(1)}%`);
+    expect(memoryOnly.rows.map((row) => row.policy)).toEqual(table.rows.map((row) => row.policy));
   });
 
   it('marks the best score per budget — highest accuracy, lowest perplexity — unless all tie', () => {
