@@ -2,6 +2,26 @@ import { assertInteger, LetheError } from '@lethe/core';
 import { type BudgetForm, type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
 
 /**
+ * Checks a list of budget fractions: non-empty, each in (0, 1], none repeated.
+ *
+ * @throws LetheError `E_ARG` naming `argument` for an empty list or a non-array, or
+ *   `argument[i]` for a repeated fraction; `E_BUDGET` naming `argument[i]` outside (0, 1].
+ */
+export function validateBudgetList(value: unknown, argument: string): number[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new LetheError('E_ARG', 'must be a non-empty array', argument);
+  }
+  const budgets = value.map((b, i) => validateBudgetFraction(b, `${argument}[${i}]`));
+  budgets.forEach((budget, i) => {
+    const first = budgets.indexOf(budget);
+    if (first !== i) {
+      throw new LetheError('E_ARG', `repeats entry ${first} (${budget})`, `${argument}[${i}]`);
+    }
+  });
+  return budgets;
+}
+
+/**
  * Checks a budget fraction: a number in (0, 1].
  *
  * @throws LetheError `E_BUDGET` naming `argument` (e.g. `budgets[2]`) otherwise.

@@ -1,6 +1,6 @@
 import { LetheError } from '@lethe/core';
 import { COMPOSITION_SEPARATOR, FULL_CACHE } from '@lethe/kv-cache';
-import { validateBudgetFraction } from './budget';
+import { validateBudgetFraction, validateBudgetList } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
 
 /**
@@ -141,7 +141,8 @@ export function policySpec(
   ) {
     throw new LetheError('E_ARG', 'must be a non-empty array of task names', `${argument}.tasks`);
   }
-  const budgets = raw.budgets === undefined ? undefined : ownBudgets(raw.budgets, argument);
+  const budgets =
+    raw.budgets === undefined ? undefined : validateBudgetList(raw.budgets, `${argument}.budgets`);
   if (budgets !== undefined && name === FULL_CACHE) {
     throw new LetheError(
       'E_ARG',
@@ -170,24 +171,6 @@ export function policySpec(
     ...(compose === undefined ? {} : { compose }),
     ...(transfer ? { transfer } : {}),
   };
-}
-
-/** A policy's own budgets: a non-empty list of distinct fractions in (0, 1]. */
-function ownBudgets(value: unknown, argument: string): number[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new LetheError(
-      'E_ARG',
-      'must be a non-empty array of budget fractions',
-      `${argument}.budgets`,
-    );
-  }
-  const budgets = value.map((b, k) => validateBudgetFraction(b, `${argument}.budgets[${k}]`));
-  budgets.forEach((budget, k) => {
-    if (budgets.indexOf(budget) !== k) {
-      throw new LetheError('E_ARG', `repeats ${budget}`, `${argument}.budgets[${k}]`);
-    }
-  });
-  return budgets;
 }
 
 /** Refuses the fields of `raw` outside `fields`, naming `<argument>.<key>`. */

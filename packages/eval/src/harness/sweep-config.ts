@@ -1,7 +1,7 @@
 import { LetheError } from '@lethe/core';
 import { validateSampling } from '@lethe/model';
 import { requireObject } from './arguments';
-import { validateBudgetFraction } from './budget';
+import { validateBudgetList } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
 import { type PolicySpec, policySpec, runsOnTask } from './policy-spec';
 
@@ -196,7 +196,7 @@ export function validateSweepConfig(json: unknown, known: KnownNames = {}): Swee
     });
   });
 
-  const budgets = budgetList(json.budgets, 'budgets');
+  const budgets = validateBudgetList(json.budgets, 'budgets');
   policies.forEach((policy, i) => {
     const offered = new Set(
       tasks
@@ -389,7 +389,8 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
       rateEvery =
         entry.rateEvery === null ? null : positiveInteger(entry.rateEvery, `${argument}.rateEvery`);
     }
-    if (entry.budgets !== undefined) budgets = budgetList(entry.budgets, `${argument}.budgets`);
+    if (entry.budgets !== undefined)
+      budgets = validateBudgetList(entry.budgets, `${argument}.budgets`);
   } else {
     throw new LetheError('E_ARG', 'must be a task name or { name, label, options }', argument);
   }
@@ -423,15 +424,6 @@ function taskSpec(entry: unknown, argument: string, knownTasks?: readonly string
 
 /** The fields of a task entry. */
 const TASK_FIELDS = ['name', 'label', 'options', 'prefillChunk', 'seeds', 'rateEvery', 'budgets'];
-
-/** A non-empty list of distinct budget fractions in (0, 1], naming `argument[i]`. */
-function budgetList(value: unknown, argument: string): number[] {
-  const budgets = nonEmptyList(value, argument).map((b, i) =>
-    validateBudgetFraction(b, `${argument}[${i}]`),
-  );
-  rejectDuplicates(budgets, (i) => `${argument}[${i}]`);
-  return budgets;
-}
 
 /** Whether two lists hold the same numbers in the same order. */
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
