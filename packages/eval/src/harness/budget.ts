@@ -1,5 +1,6 @@
 import { assertInteger, LetheError } from '@lethe/core';
 import { type BudgetForm, type PolicyBudget, shareRoundedUp } from '@lethe/kv-cache';
+import { nonEmptyList, rejectDuplicates } from './lists';
 
 /**
  * Checks a list of budget fractions: non-empty, each in (0, 1], none repeated.
@@ -8,16 +9,10 @@ import { type BudgetForm, type PolicyBudget, shareRoundedUp } from '@lethe/kv-ca
  *   `argument[i]` for a repeated fraction; `E_BUDGET` naming `argument[i]` outside (0, 1].
  */
 export function validateBudgetList(value: unknown, argument: string): number[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new LetheError('E_ARG', 'must be a non-empty array', argument);
-  }
-  const budgets = value.map((b, i) => validateBudgetFraction(b, `${argument}[${i}]`));
-  budgets.forEach((budget, i) => {
-    const first = budgets.indexOf(budget);
-    if (first !== i) {
-      throw new LetheError('E_ARG', `repeats entry ${first} (${budget})`, `${argument}[${i}]`);
-    }
-  });
+  const budgets = nonEmptyList(value, argument).map((b, i) =>
+    validateBudgetFraction(b, `${argument}[${i}]`),
+  );
+  rejectDuplicates(budgets, (i) => `${argument}[${i}]`);
   return budgets;
 }
 

@@ -3,6 +3,7 @@ import { validateSampling } from '@lethe/model';
 import { requireObject } from './arguments';
 import { validateBudgetList } from './budget';
 import { assertJson, isPlainObject, type JsonValue } from './json';
+import { nonEmptyList, rejectDuplicates } from './lists';
 import { type PolicySpec, policySpec, runsOnTask } from './policy-spec';
 
 /** One task of a sweep: a registry name and its options (echoed into the results). */
@@ -516,13 +517,6 @@ function samplingOf(raw: unknown, samples: number): SweepSampling {
   return checked;
 }
 
-function nonEmptyList(value: unknown, argument: string): unknown[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new LetheError('E_ARG', 'must be a non-empty array', argument);
-  }
-  return value;
-}
-
 function positiveInteger(value: unknown, argument: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new LetheError(
@@ -552,19 +546,6 @@ function rejectSharedLabels(policies: readonly PolicySpec[], tasks: readonly str
         'E_ARG',
         `repeats entry ${first} (${JSON.stringify(policy.label)}) on a task both run on; a label may repeat only for disjoint "tasks"`,
         `policies[${i}].label`,
-      );
-    }
-  });
-}
-
-function rejectDuplicates<T>(values: readonly T[], argument: (i: number) => string): void {
-  values.forEach((value, i) => {
-    const first = values.indexOf(value);
-    if (first !== i) {
-      throw new LetheError(
-        'E_ARG',
-        `repeats entry ${first} (${JSON.stringify(value)})`,
-        argument(i),
       );
     }
   });
