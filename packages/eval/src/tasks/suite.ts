@@ -90,14 +90,33 @@ export type SuiteSelection =
   | 'retrieval-mixture'
   | 'warmup-mixture';
 
+/**
+ * Selections joined by `+`, posed in turn as one list of members (for training a mixture of a
+ * stage's members and drills): `retrieval-mixture+warmup/copy` is the five retrieval members
+ * then the copy drill, example `i` member `i mod 6`'s. A member listed twice is posed twice as
+ * often.
+ */
+export type SuiteSelectionSum = `${SuiteSelection}+${string}`;
+
+/** The selections `member` accepts alone, in the order an error lists them. */
+const SUITE_SELECTIONS: readonly SuiteSelection[] = [
+  ...SUITE_MEMBERS,
+  ...SUITE_WARMUP_MEMBERS,
+  ...SUITE_SOLO_WARMUP_MEMBERS,
+  'mixture',
+  'retrieval-mixture',
+  'warmup-mixture',
+];
+
 /** Resolved options of the suite task. */
 export interface SuiteOptions {
   /**
    * The member posed, or `mixture` (default): example `i` is member `i mod 6`'s; or
    * `retrieval-mixture`: example `i` is retrieval member `i mod 5`'s; or `warmup-mixture`:
-   * example `i` is warm-up member `i mod 8`'s.
+   * example `i` is warm-up member `i mod 8`'s; or selections joined by `+`
+   * ({@link SuiteSelectionSum}): their members in turn.
    */
-  readonly member: SuiteSelection;
+  readonly member: SuiteSelection | SuiteSelectionSum;
   /**
    * Context before the question of the retrieval members, in characters (the longest, under a
    * spread of lengths: see `minContextChars`; default 1024, at least
@@ -266,6 +285,38 @@ function exampleContextChars(options: SuiteOptions, seed: number, index: number)
   return random.int(options.minContextChars, options.contextChars);
 }
 
+/**
+ * The selections of option `member` (absent: `mixture`), each checked against
+ * {@link SUITE_SELECTIONS}, split at `+`.
+ */
+function selectionParts(value: unknown): SuiteSelection[] {
+  if (typeof value !== 'string' || !value.includes('+')) {
+    return [choiceOption({ member: value }, 'member', 'mixture', SUITE_SELECTIONS)];
+  }
+  return value.split('+').map((part) => {
+    if (SUITE_SELECTIONS.includes(part as SuiteSelection)) return part as SuiteSelection;
+    throw new LetheError(
+      'E_ARG',
+      `every part of ${JSON.stringify(value)} joined by "+" must be one of ${SUITE_SELECTIONS.map((c) => JSON.stringify(c)).join(', ')}; got ${JSON.stringify(part)}`,
+      'member',
+    );
+  });
+}
+
+/** The members one selection poses in turn. */
+function selectionMembers(selection: SuiteSelection): readonly (SuiteMember | SuiteWarmupMember)[] {
+  switch (selection) {
+    case 'mixture':
+      return SUITE_MEMBERS;
+    case 'retrieval-mixture':
+      return SUITE_RETRIEVAL_MEMBERS;
+    case 'warmup-mixture':
+      return SUITE_WARMUP_MEMBERS;
+    default:
+      return [selection];
+  }
+}
+
 /** Every selected member must fit the shortest context of a spread, or the option is refused. */
 function checkShortestFits(
   selected: readonly (SuiteMember | SuiteWarmupMember)[],
@@ -293,7 +344,8 @@ function checkShortestFits(
  * told apart by their labels). A member's examples are the member task's own (same seed, same
  * index, same text); in the mixture, example `i` of a seed is example `⌊i / 6⌋` of member
  * `i mod 6`, so every prefix of a seed's examples is balanced over the members (in the
- * retrieval mixture, `⌊i / 5⌋` of retrieval member `i mod 5`).
+ * retrieval mixture, `⌊i / 5⌋` of retrieval member `i mod 5`). Selections joined by `+`
+ * (`retrieval-mixture+warmup/copy`) are posed the same way, as the one list of their members.
  *
  * @example
  * ```ts
@@ -309,15 +361,9 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
     ['member', 'contextChars', 'minContextChars', 'countdownGoal'],
     'suite',
   );
-  const member = choiceOption<SuiteSelection>(fields, 'member', 'mixture', [
-    ...SUITE_MEMBERS,
-    ...SUITE_WARMUP_MEMBERS,
-    ...SUITE_SOLO_WARMUP_MEMBERS,
-    'mixture',
-    'retrieval-mixture',
-    'warmup-mixture',
-  ]);
-  const warmup = member === 'warmup-mixture' || member.startsWith('warmup/');
+  const parts = selectionParts(fields.member);
+  const member = parts.join('+') as SuiteSelection | SuiteSelectionSum;
+  const warmup = parts.every((part) => part === 'warmup-mixture' || part.startsWith('warmup/'));
   const shortest = warmup ? SUITE_MIN_WARMUP_CONTEXT_CHARS : SUITE_MIN_CONTEXT_CHARS;
   const contextChars = intOption(fields, 'contextChars', 1024, shortest, SUITE_MAX_CONTEXT_CHARS);
   const resolved: SuiteOptions = {
@@ -326,33 +372,33 @@ export function suiteTask(options?: SuiteOptionsInput): GenerationTask<SuiteOpti
     minContextChars: intOption(fields, 'minContextChars', contextChars, shortest, contextChars),
     countdownGoal: choiceOption(fields, 'countdownGoal', 'checked', COUNTDOWN_GOALS),
   };
-  const selected: readonly (SuiteMember | SuiteWarmupMember)[] =
-    resolved.member === 'mixture'
-      ? SUITE_MEMBERS
-      : resolved.member === 'retrieval-mixture'
-        ? SUITE_RETRIEVAL_MEMBERS
-        : resolved.member === 'warmup-mixture'
-          ? SUITE_WARMUP_MEMBERS
-          : [resolved.member];
+  const selected = parts.flatMap(selectionMembers);
   const tasks = new Map(
     selected.map((m) => [m, memberTask(m, resolved.contextChars, resolved.countdownGoal)]),
   );
+  // A member listed twice takes its own examples in turn: the `turn`-th of its `turns` slots.
+  const repeats = selected.map((m, slot) => ({
+    turn: selected.slice(0, slot).filter((other) => other === m).length,
+    turns: selected.filter((other) => other === m).length,
+  }));
   const ranged = resolved.minContextChars < resolved.contextChars;
   if (ranged) checkShortestFits(selected, resolved.minContextChars, resolved.countdownGoal);
 
   const example = (seed: number, index: number): TaskExample => {
-    const member = selected[index % selected.length]!;
+    const slot = index % selected.length;
+    const member = selected[slot]!;
     const task = ranged
       ? memberTask(member, exampleContextChars(resolved, seed, index), resolved.countdownGoal)
       : tasks.get(member)!;
-    const inner = task.example(seed, Math.floor(index / selected.length));
+    const { turn, turns } = repeats[slot]!;
+    const inner = task.example(seed, Math.floor(index / selected.length) * turns + turn);
     return { ...inner, task: 'suite', index, data: { ...inner.data, member } };
   };
   const verify = (example: TaskExample, completion: string): Verdict => {
     const member = (example.data as Partial<SuiteData>).member;
     const task = typeof member === 'string' ? tasks.get(member as SuiteMember) : undefined;
     if (task === undefined) {
-      return { correct: false, reason: `example is not one of ${selected.join(', ')}` };
+      return { correct: false, reason: `example is not one of ${[...tasks.keys()].join(', ')}` };
     }
     return task.verify(example, completion);
   };

@@ -110,6 +110,51 @@ describe('the long-context suite task', () => {
     );
   });
 
+  it('poses selections joined by “+” as one list of members in turn, a repeated member with its own examples', () => {
+    const sum = createTask('suite', {
+      member: 'retrieval-mixture+warmup/copy+two-hop' as never,
+      contextChars: 256,
+    });
+    expect(sum.options.member).toBe('retrieval-mixture+warmup/copy+two-hop');
+    const order = [...SUITE_RETRIEVAL_MEMBERS, 'warmup/copy', 'two-hop'];
+    const members = Array.from(
+      { length: 14 },
+      (_, i) => (sum.example(0, i).data as SuiteData).member,
+    );
+    expect(members).toEqual([...order, ...order]);
+    const twoHop = createTask('suite', { member: 'two-hop', contextChars: 256 });
+    const copy = createTask('suite', { member: 'warmup/copy', contextChars: 256 });
+    // two-hop's two slots of round r take its examples 2r and 2r + 1; the copy drill's, r.
+    expect([4, 6, 11, 13].map((i) => sum.example(0, i).prompt)).toEqual(
+      [0, 1, 2, 3].map((i) => twoHop.example(0, i).prompt),
+    );
+    expect(sum.example(0, 12).target).toBe(copy.example(0, 1).target);
+    for (const i of [0, 5, 6, 13]) {
+      const example = sum.example(0, i);
+      expect(sum.verify(example, example.target)).toEqual({ correct: true });
+    }
+    // A sum's shortest context is the suite's unless every part is a warm-up.
+    expectLetheError(
+      () => createTask('suite', { member: 'warmup/copy+two-hop' as never, contextChars: 128 }),
+      'E_ARG',
+      'contextChars',
+    );
+    const drills = createTask('suite', {
+      member: 'warmup/copy+warmup/repeat' as never,
+      contextChars: 64,
+    });
+    expect(drills.verify(drills.example(0, 1), drills.example(0, 1).target)).toEqual({
+      correct: true,
+    });
+    for (const bad of ['two-hop+', 'two-hop+retrieval', '+two-hop']) {
+      expectLetheError(
+        () => createTask('suite', { member: bad as never, contextChars: 256 }),
+        'E_ARG',
+        'member',
+      );
+    }
+  });
+
   it('poses the warm-up members in turn: each retrieval member at its easiest, the copy drill and the recitation drills, under the suite’s BPE', () => {
     const warmup = createTask('suite', { member: 'warmup-mixture', contextChars: 256 });
     const members = Array.from(
