@@ -153,8 +153,18 @@ export function addEvalCommand(program: Command): void {
       '--threads <n>',
       'worker threads computing cells side by side (default 1; the same results)',
     )
+    .option(
+      '--redis <url>',
+      'compute the cells as jobs on this Redis server, taken by `lethe worker` processes here or on other machines (the same results)',
+    )
     .action(
-      async (opts: { config?: string; results?: string; backend?: string; threads?: string }) => {
+      async (opts: {
+        config?: string;
+        results?: string;
+        backend?: string;
+        threads?: string;
+        redis?: string;
+      }) => {
         const threads =
           opts.threads === undefined ? 1 : parseIntegerFlag(opts.threads, '--threads', 1);
         const registry = createDefaultRegistry();
@@ -176,8 +186,12 @@ export function addEvalCommand(program: Command): void {
         let results: SweepResults;
         try {
           results = await runSweep(config, {
-            // A pool's threads build their own registry and store.
-            ...(threads === 1 ? { registry, policies: store } : { threads }),
+            // A pool's threads and a queue's workers build their own registry and store.
+            ...(opts.redis !== undefined
+              ? { threads, queue: { redis: opts.redis, onRefused: warnRefused } }
+              : threads === 1
+                ? { registry, policies: store }
+                : { threads }),
             resultsPath: opts.results,
             onProgress: bar.update,
             signal: interrupt.signal,
@@ -194,7 +208,9 @@ export function addEvalCommand(program: Command): void {
             return;
           }
           // An unreadable, unwritable or malformed results file: name the flag that gave it.
-          throw nameFlag(error, (field) => (field === opts.results ? '--results' : undefined));
+          throw nameFlag(error, (field) =>
+            field === opts.results ? '--results' : field === 'redis' ? '--redis' : undefined,
+          );
         } finally {
           interrupt.dispose();
         }
@@ -208,4 +224,9 @@ export function addEvalCommand(program: Command): void {
         if (opts.results !== undefined) process.stdout.write(`\nresults: ${opts.results}\n`);
       },
     );
+}
+
+/** A worker's refusal of a queued sweep (its files or packages differ), on stderr. */
+function warnRefused(message: string): void {
+  process.stderr.write(`\nlethe: warning: ${message}\n`);
 }

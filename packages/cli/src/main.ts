@@ -7,6 +7,7 @@ import { addPoliciesCommand } from './policies-command';
 import { addPretrainCommand } from './pretrain-command';
 import { addReportCommand } from './report-command';
 import { reportFailure } from './report-failure';
+import { addWorkerCommand } from './worker-command';
 
 /** The `lethe` program with its five subcommands; commander errors throw instead of exiting. */
 function createProgram(): Command {
@@ -22,6 +23,7 @@ function createProgram(): Command {
   addEvalCommand(program);
   addReportCommand(program);
   addGenerateCommand(program);
+  addWorkerCommand(program);
   return program;
 }
 

@@ -16,7 +16,7 @@ import { TASK_MODEL_FILE, type TaskModelManifest } from '@lethe/task-models';
 import { ensureWebGpu } from '@lethe/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationRecord } from '../src/generation-record';
-import { installShim, lethe, requireBuiltCli, run } from './run-lethe';
+import { installShim, lethe, requireBuiltCli, run, timelessRows } from './run-lethe';
 
 let dir: string;
 /** A micro arithmetic model trained by `lethe pretrain` in `beforeAll`. */
@@ -267,12 +267,9 @@ describe('lethe eval', () => {
     // On two threads: the same table, but the throughput column.
     const pooled = await lethe(['eval', '--config', 'sweep.json', '--threads', '2'], dir);
     expect(pooled.status).toBe(0);
-    const timeless = (stdout: string) =>
-      stdout
-        .split('\n')
-        .filter((line) => line.startsWith('| arithmetic |'))
-        .map((line) => line.split(' | ').filter((_, column) => column !== 10));
-    expect(timeless(pooled.stdout)).toEqual(timeless(first.stdout));
+    expect(timelessRows(pooled.stdout, 'arithmetic')).toEqual(
+      timelessRows(first.stdout, 'arithmetic'),
+    );
     const zero = await lethe(['eval', '--config', 'sweep.json', '--threads', '0'], dir);
     expect(zero.status).toBe(2);
     expect(zero.stderr).toMatch(/\[E_ARG\] --threads/);

@@ -61,3 +61,14 @@ export async function installShim(bin: string): Promise<void> {
   await writeFile(shim, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   await chmod(shim, 0o755);
 }
+
+/**
+ * The rows of `task` in a printed results table without the throughput column (the one that
+ * differs between identical runs): what a pooled or queued sweep must print as one thread does.
+ */
+export function timelessRows(stdout: string, task: string): string[][] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith(`| ${task} |`))
+    .map((line) => line.split(' | ').filter((_, column) => column !== 10));
+}

@@ -36,6 +36,8 @@ export class LetheError extends Error {
  * - `E_CHECKPOINT`: a checkpoint does not match the model (missing, extra or mis-shaped tensors).
  * - `E_BACKEND`: a requested tensor backend is unavailable.
  * - `E_CAPACITY`: a service is full (every slot taken and its queue too); retry later.
+ * - `E_QUEUE`: a distributed job queue cannot go on: Redis does not answer, an item failed on
+ *   every try, or a worker's packages or files differ from its run's.
  */
 export type LetheErrorCode =
   | 'E_ARG'
@@ -46,4 +48,5 @@ export type LetheErrorCode =
   | 'E_FORMAT'
   | 'E_CHECKPOINT'
   | 'E_BACKEND'
-  | 'E_CAPACITY';
+  | 'E_CAPACITY'
+  | 'E_QUEUE';

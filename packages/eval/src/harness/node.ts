@@ -16,3 +16,4 @@ export {
   type RunSettingsGuardOptions,
 } from './run-settings-guard';
 export { type RunSweepOptions, runSweep, type TaskFactory } from './sweep';
+export { SWEEP_CELL_KIND, type SweepQueueOptions, sweepCellWorkerModule } from './sweep-queue';

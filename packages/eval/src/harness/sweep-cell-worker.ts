@@ -1,12 +1,12 @@
 // The module each thread of a sweep's pool runs (`runSweep` with `threads` > 1): built to
 // `dist/sweep-cell-worker.js`, next to the `@lethe/eval/node` build that starts the pool.
-import { bareMessage, LetheError } from '@lethe/core';
 import type { DecoderModel } from '@lethe/model';
 import { createDefaultRegistry } from '@lethe/policies';
 import { nodePolicyStore } from '@lethe/policies/node';
 import { type BackendName, initBackend } from '@lethe/tensor';
 import type { Task } from '../tasks/task';
 import type { CellEnvironment } from './cell-environment';
+import { failureOf, type SweepCellFailure } from './cell-failure';
 import { runCell } from './cell-runner';
 import { checkpointModels } from './checkpoint-models';
 import { systemClock } from './clock';
@@ -17,18 +17,12 @@ import type { SweepConfig } from './sweep-config';
 import { labelledCheckpoints, sweepTasks } from './sweep-context';
 
 /** One cell for a thread: the sweep (validated, plain data), the cell and the tfjs backend. */
+export type { SweepCellFailure } from './cell-failure';
+
 export interface SweepCellJob {
   readonly config: SweepConfig;
   readonly key: CellKey;
   readonly backend: string;
-}
-
-/** A `LetheError` as plain data, to cross the thread boundary and be thrown again as one. */
-export interface SweepCellFailure {
-  readonly name: string;
-  readonly message: string;
-  readonly code?: LetheError['code'];
-  readonly argument?: string;
 }
 
 /** What a thread sends back: the cell's result, or why it failed. */
@@ -96,18 +90,4 @@ export default async function runSweepCell(job: SweepCellJob): Promise<SweepCell
   } catch (error) {
     return { failure: failureOf(error) };
   }
-}
-
-function failureOf(error: unknown): SweepCellFailure {
-  if (error instanceof LetheError) {
-    return {
-      name: error.name,
-      message: bareMessage(error),
-      code: error.code,
-      ...(error.argument === undefined ? {} : { argument: error.argument }),
-    };
-  }
-  return error instanceof Error
-    ? { name: error.name, message: error.message }
-    : { name: 'Error', message: String(error) };
 }

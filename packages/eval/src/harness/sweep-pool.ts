@@ -1,10 +1,10 @@
 // Node-only: the cells of a sweep on a pool of worker threads (`runSweep` with `threads` > 1).
 import { setMaxListeners } from 'node:events';
-import { LetheError } from '@lethe/core';
 import { activeBackend } from '@lethe/tensor';
 import { Tinypool } from 'tinypool';
+import { errorOf } from './cell-failure';
 import type { CellKey } from './results';
-import type { SweepCellFailure, SweepCellJob, SweepCellOutcome } from './sweep-cell-worker';
+import type { SweepCellJob, SweepCellOutcome } from './sweep-cell-worker';
 import type { SweepConfig } from './sweep-config';
 import type { SweepRecord } from './sweep-record';
 
@@ -74,14 +74,4 @@ export async function runCellsOnPool(
     await pool.destroy();
   }
   if (failure !== undefined) throw failure.error;
-}
-
-/** A thread's failure as an error of this thread: a `LetheError` again when it was one. */
-function errorOf(failure: SweepCellFailure): Error {
-  if (failure.code !== undefined) {
-    return new LetheError(failure.code, failure.message, failure.argument);
-  }
-  const error = new Error(failure.message);
-  error.name = failure.name;
-  return error;
 }

@@ -23,6 +23,7 @@ import { lockResultsFile } from './results-lock';
 import { type SweepConfig, validateSweepConfig } from './sweep-config';
 import { labelledCheckpoints, sweepTasks, type TaskFactory } from './sweep-context';
 import { type PendingCell, runCellsOnPool } from './sweep-pool';
+import { runCellsOnQueue, type SweepQueueOptions } from './sweep-queue';
 import { SweepRecord } from './sweep-record';
 
 export type { TaskFactory } from './sweep-context';
@@ -62,9 +63,18 @@ export interface RunSweepOptions {
    * once more.
    */
   readonly threads?: number;
+  /**
+   * Computes the cells as jobs on a Redis queue (`runCellsOnQueue`) that `lethe worker` processes
+   * take, on this machine or others reading the same files (the sweep's paths as each worker's
+   * working directory resolves them). Like a pool of threads, the workers build their own
+   * defaults, so it cannot be given with `registry`, `policies`, `models`, `createTask`, `now` or
+   * `threads` > 1. The results are those of one thread but the wall times; a results file resumes
+   * as with threads, and a rerun after this process was killed takes over the jobs it left.
+   */
+  readonly queue?: SweepQueueOptions;
 }
 
-/** The options a pool of threads cannot take: objects of this thread. */
+/** The options a pool of threads or a queue cannot take: objects of this thread. */
 const IN_THREAD_OPTIONS = ['registry', 'policies', 'models', 'createTask', 'now'] as const;
 
 /**
@@ -72,7 +82,8 @@ const IN_THREAD_OPTIONS = ['registry', 'policies', 'models', 'createTask', 'now'
  * (`threads` 1) the cells run in that deterministic order, sharing per task one model (loaded
  * before the task's first cell that has to run, released after its last) and the full-cache
  * reference runs per (task, seed); with `threads` > 1 they run side by side on a pool of worker
- * threads (`runCellsOnPool`), with the same results.
+ * threads (`runCellsOnPool`), with `queue` as jobs on Redis for workers anywhere
+ * (`runCellsOnQueue`), with the same results.
  *
  * Resumable: with `resultsPath`, cells already in the file are skipped, and after each new
  * cell the file — format header, the normalised config, finished cells in sweep order — is
@@ -85,13 +96,15 @@ const IN_THREAD_OPTIONS = ['registry', 'policies', 'models', 'createTask', 'now'
  *
  * @returns every finished cell of the sweep.
  * @throws LetheError `E_ARG` naming `options` when it is not an object, `threads` when it is not
- *   an integer ≥ 1 or comes with an option a pool cannot take; the errors of
+ *   an integer ≥ 1 or comes with an option a pool cannot take (or with `queue`), `queue` when it
+ *   comes with an option its workers cannot take; the errors of
  *   `validateSweepConfig` (naming the field; unknown policy names list the registry's);
  *   `E_FORMAT` / `E_ARG` naming the results file (malformed, written by another config,
  *   unreadable or unwritable); `E_STATE` naming it when another run holds its lock, or took the
  *   lock over during this one (which then stops at its next batch); `E_ARG` naming
  *   `tasks[i].name` when the task factory builds a task of another name; the errors of the
- *   cells. Rejects with `signal.reason` when aborted.
+ *   cells; with `queue`, those of `runOnQueue` (`E_QUEUE`: Redis does not answer, a job failed
+ *   on every try). Rejects with `signal.reason` when aborted.
  */
 export async function runSweep(
   config: SweepConfig | Readonly<Record<string, unknown>>,
@@ -100,6 +113,20 @@ export async function runSweep(
   requireObject(options, 'options', 'a RunSweepOptions object');
   const threads = assertInteger(options.threads ?? 1, 'threads', 1);
   const given = IN_THREAD_OPTIONS.filter((name) => options[name] !== undefined);
+  if (options.queue !== undefined && threads > 1) {
+    throw new LetheError(
+      'E_ARG',
+      `is ${threads}: cells on a queue run on its workers' threads`,
+      'threads',
+    );
+  }
+  if (options.queue !== undefined && given.length > 0) {
+    throw new LetheError(
+      'E_ARG',
+      `is given, and a queue's workers build their own defaults: ${given.join(', ')} cannot be given with it`,
+      'queue',
+    );
+  }
   if (threads > 1 && given.length > 0) {
     throw new LetheError(
       'E_ARG',
@@ -116,6 +143,7 @@ export async function runSweep(
     tasks: sweepTasks(sweep, options.createTask),
     registry,
     threads,
+    queue: options.queue,
     clock: options.now ?? systemClock,
   };
   const { resultsPath } = options;
@@ -137,6 +165,7 @@ interface GridRun {
   readonly tasks: ReadonlyMap<string, Task>;
   readonly registry: PolicyRegistry;
   readonly threads: number;
+  readonly queue: SweepQueueOptions | undefined;
   readonly clock: Clock;
   /** The results file, locked by the caller; undefined: results in memory only. */
   readonly resultsPath?: string;
@@ -149,7 +178,7 @@ interface GridRun {
  * cell removes it.
  */
 async function runGrid(run: GridRun, options: RunSweepOptions): Promise<SweepResults> {
-  const { sweep, grid, tasks, registry, threads, clock, resultsPath, signal } = run;
+  const { sweep, grid, tasks, registry, threads, queue, clock, resultsPath, signal } = run;
   const { onProgress } = options;
   // Written before the first cell, so a path that cannot be written fails at once.
   let created = false;
@@ -165,7 +194,7 @@ async function runGrid(run: GridRun, options: RunSweepOptions): Promise<SweepRes
     clock,
   });
   try {
-    if (threads === 1) {
+    if (threads === 1 && queue === undefined) {
       await runCellsInThread(grid, record, {
         tasks,
         models: options.models ?? checkpointModels(labelledCheckpoints(sweep), tasks),
@@ -184,7 +213,8 @@ async function runGrid(run: GridRun, options: RunSweepOptions): Promise<SweepRes
         if (found === undefined) pending.push({ index, key });
         else record.skip(index, found);
       });
-      await runCellsOnPool(sweep, pending, record, threads, signal);
+      if (queue === undefined) await runCellsOnPool(sweep, pending, record, threads, signal);
+      else await runCellsOnQueue(sweep, pending, record, queue, signal);
     }
   } catch (error) {
     // A run that made the results file and finished no cell (a model that cannot be read, an

@@ -1,7 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createDefaultRegistry } from '@lethe/policies';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
@@ -9,41 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The pool's threads run dist/sweep-cell-worker.js, which it finds next to its own module: the
 // pooled sweep is tested from the package's build.
 import { runSweep as runBuiltSweep } from '../../dist/node.js';
-import type { CellResult, SweepProgress, SweepResults } from '../../src/harness/index';
+import type { SweepProgress, SweepResults } from '../../src/harness/index';
 import { runSweep } from '../../src/harness/node';
-
-const models = (name: string): string =>
-  fileURLToPath(new URL(`../../../../models/${name}`, import.meta.url));
-
-/** Two tasks on committed models, heuristics and a learned policy, two budgets. */
-const CONFIG = {
-  tasks: [
-    {
-      name: 'retrieval',
-      options: { variant: 'niah-single', contextChars: 256, valueDigits: 2 },
-      prefillChunk: 4,
-    },
-    { name: 'lm', options: { documentChars: 128 } },
-  ],
-  policies: [
-    'full',
-    'h2o',
-    'snapkv',
-    { name: 'namm', dir: models('namm-retrieval'), tasks: ['retrieval'] },
-  ],
-  budgets: [0.5, 0.25],
-  seeds: [0],
-  examplesPerCell: 4,
-  batchSize: 4,
-  checkpoints: { retrieval: models('retrieval'), lm: models('lm') },
-};
-
-/** A cell without what depends on the clock: its wall time and throughput. */
-function timeless(cell: CellResult): unknown {
-  const { elapsedMs: _elapsed, metrics, ...rest } = cell;
-  const { tokensPerSecond: _speed, ...measured } = metrics;
-  return { ...rest, metrics: measured };
-}
+import { COMMITTED_SWEEP, timeless } from './committed-sweep';
 
 let dir: string;
 let inThread: SweepResults;
@@ -51,7 +18,7 @@ let inThread: SweepResults;
 beforeAll(async () => {
   await initBackend('wasm');
   dir = await mkdtemp(join(tmpdir(), 'lethe-sweep-pool-'));
-  inThread = await runSweep(CONFIG);
+  inThread = await runSweep(COMMITTED_SWEEP);
 }, 300_000);
 
 afterAll(async () => {
@@ -61,7 +28,7 @@ afterAll(async () => {
 describe('runSweep on a pool of threads', () => {
   it('gives the results of one thread, in sweep order, and reports every cell', async () => {
     const reports: SweepProgress[] = [];
-    const pooled = await runBuiltSweep(CONFIG, {
+    const pooled = await runBuiltSweep(COMMITTED_SWEEP, {
       threads: 2,
       onProgress: (progress) => reports.push(progress),
     });
@@ -80,7 +47,7 @@ describe('runSweep on a pool of threads', () => {
     let finished = 0;
     // Stopped once three cells are in the file.
     await expect(
-      runBuiltSweep(CONFIG, {
+      runBuiltSweep(COMMITTED_SWEEP, {
         threads: 2,
         resultsPath: path,
         signal: controller.signal,
@@ -95,7 +62,7 @@ describe('runSweep on a pool of threads', () => {
     expect(partial.cells.length).toBeLessThan(inThread.cells.length);
 
     const reports: SweepProgress[] = [];
-    const resumed = await runBuiltSweep(CONFIG, {
+    const resumed = await runBuiltSweep(COMMITTED_SWEEP, {
       threads: 2,
       resultsPath: path,
       onProgress: (progress) => reports.push(progress),
@@ -109,7 +76,10 @@ describe('runSweep on a pool of threads', () => {
   }, 300_000);
 
   it("stops at a cell's error, as a coded error naming what one thread names", async () => {
-    const broken = { ...CONFIG, checkpoints: { ...CONFIG.checkpoints, lm: join(dir, 'none') } };
+    const broken = {
+      ...COMMITTED_SWEEP,
+      checkpoints: { ...COMMITTED_SWEEP.checkpoints, lm: join(dir, 'none') },
+    };
     const path = join(dir, 'broken.json');
     const alone = await runSweep(broken).catch((error: unknown) => error);
     const pooled = await runBuiltSweep(broken, { threads: 2, resultsPath: path }).catch(
@@ -126,10 +96,10 @@ describe('runSweep on a pool of threads', () => {
   }, 300_000);
 
   it('refuses a thread count that is not an integer ≥ 1, and objects of this thread with a pool', async () => {
-    await expectLetheRejection(runSweep(CONFIG, { threads: 0 }), 'E_ARG', 'threads');
-    await expectLetheRejection(runSweep(CONFIG, { threads: 1.5 }), 'E_ARG', 'threads');
+    await expectLetheRejection(runSweep(COMMITTED_SWEEP, { threads: 0 }), 'E_ARG', 'threads');
+    await expectLetheRejection(runSweep(COMMITTED_SWEEP, { threads: 1.5 }), 'E_ARG', 'threads');
     await expectLetheRejection(
-      runSweep(CONFIG, { threads: 2, registry: createDefaultRegistry() }),
+      runSweep(COMMITTED_SWEEP, { threads: 2, registry: createDefaultRegistry() }),
       'E_ARG',
       'threads',
     );

@@ -1,0 +1,65 @@
+import { parseIntegerFlag } from '@lethe/eval';
+import { SWEEP_CELL_KIND, sweepCellWorkerModule } from '@lethe/eval/node';
+import { startQueueWorker } from '@lethe/queue/node';
+import type { Command } from 'commander';
+import { nameFlag } from './flag-errors';
+
+/** The kinds of item `lethe worker` computes, each with the module its threads run. */
+export function workerKinds(): Record<string, URL> {
+  return { [SWEEP_CELL_KIND]: sweepCellWorkerModule() };
+}
+
+/**
+ * Adds `lethe worker --redis <url>`: takes the items of Lethe's queued runs (today the cells of
+ * `lethe eval --redis`) from Redis and computes them on `--threads` threads until Ctrl-C or
+ * SIGTERM, which let the items in hand finish. A line on stderr per item; a run whose packages or
+ * files differ from this installation's is refused (said once, on stderr) and left to others.
+ */
+export function addWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .summary('compute queued items (lethe eval --redis) from Redis')
+    .description(
+      'Take the items of queued runs from Redis (the cells of `lethe eval --redis`) and compute ' +
+        'them here, until Ctrl-C. Start it in a checkout (or with the same files at the same ' +
+        'paths) so the paths a run names resolve here to the same contents; a run whose files ' +
+        'or package versions differ from this installation is refused and left to other workers.',
+    )
+    .requiredOption('--redis <url>', 'the Redis server, redis://host:port[/db]')
+    .option('--threads <n>', 'items computed side by side, one a thread (default 1)')
+    .option(
+      '--lock-ms <n>',
+      'how long a taken item stays locked without a renewal; a dead worker leaves its items to others after it (default 30000)',
+    )
+    .action(async (opts: { redis: string; threads?: string; lockMs?: string }) => {
+      const threads =
+        opts.threads === undefined ? 1 : parseIntegerFlag(opts.threads, '--threads', 1);
+      const lockMs =
+        opts.lockMs === undefined ? 30_000 : parseIntegerFlag(opts.lockMs, '--lock-ms', 1);
+      let worker: ReturnType<typeof startQueueWorker>;
+      try {
+        worker = startQueueWorker({
+          redis: opts.redis,
+          kinds: workerKinds(),
+          threads,
+          lockMs,
+          onItem: ({ kind, job, ms }) => {
+            process.stderr.write(`${kind} ${job}: ${(ms / 1000).toFixed(1)} s\n`);
+          },
+          onRefused: (error) => process.stderr.write(`lethe worker: ${error.message}\n`),
+        });
+      } catch (error) {
+        throw nameFlag(error, (field) => (field === 'redis' ? '--redis' : undefined));
+      }
+      process.stderr.write(
+        `lethe worker: taking ${Object.keys(workerKinds()).join(', ')} items from ${opts.redis} on ${threads} thread(s); Ctrl-C stops after the items in hand\n`,
+      );
+      const stop = (): void => {
+        process.stderr.write('lethe worker: stopping after the items in hand…\n');
+        void worker.close();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      await worker.done;
+    });
+}

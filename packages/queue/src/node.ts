@@ -1,0 +1,20 @@
+/**
+ * The Node-only part of `@lethe/queue`: the coordinator (`runOnQueue`), the worker
+ * (`startQueueWorker`) and how a run's requirements are read and checked.
+ *
+ * @packageDocumentation
+ */
+export { contentHash } from './content-hash';
+export {
+  describeRequirements,
+  RequirementChecker,
+  type RequirementSources,
+} from './describe-requirements';
+export { dependencyVersions } from './package-versions';
+export { type QueueItem, type QueueRunOptions, runOnQueue } from './queue-coordinator';
+export {
+  type QueueWorkerEvent,
+  type QueueWorkerHandle,
+  type QueueWorkerOptions,
+  startQueueWorker,
+} from './queue-worker';
