@@ -20,6 +20,7 @@ import {
   type PopulationEvaluator,
 } from '@lethe/policies-namm/train';
 import {
+  queueEvaluator,
   readNammCheckpoint,
   workerPoolEvaluator,
   writeNammCheckpoint,
@@ -58,6 +59,11 @@ export interface EvolveSettings {
   readonly features: FeatureSet;
   /** Worker threads (1: this thread). */
   readonly threads: number;
+  /**
+   * A Redis server (`redis://host:port`) whose `lethe worker` processes evaluate each generation
+   * (`queueEvaluator`) instead of this process's threads; they read the model at `model`.
+   */
+  readonly redis?: string;
   /**
    * Options over the model's task's for the task the run evolves on (e.g. one member of the
    * suite at one length); none: the model's task as it was trained.
@@ -108,8 +114,24 @@ export async function evolveRun(
     const resumeFrom = existsSync(checkpointPath)
       ? await readNammCheckpoint(checkpointPath)
       : undefined;
+    if (settings.redis !== undefined && settings.threads > 1) {
+      throw new LetheError(
+        'E_ARG',
+        'is given with --redis: the workers run the members',
+        'threads',
+      );
+    }
     evaluate =
-      settings.threads > 1 ? workerPoolEvaluator(model, { threads: settings.threads }) : undefined;
+      settings.redis !== undefined
+        ? Object.assign(
+            queueEvaluator(settings.model, { redis: settings.redis, onRefused: warnRefused }),
+            {
+              close: async () => undefined,
+            },
+          )
+        : settings.threads > 1
+          ? workerPoolEvaluator(model, { threads: settings.threads })
+          : undefined;
     const features = settings.features;
     const scorer: ScorerSpec =
       settings.scorer === 'bam'
@@ -203,4 +225,9 @@ function runTasks(task: GenerationTask, extras: readonly ExtraTask[]): NammTask<
       );
     }),
   ];
+}
+
+/** A worker's refusal of the run (its packages or model files differ), on stderr. */
+function warnRefused(message: string): void {
+  process.stderr.write(`\nwarning: ${message}\n`);
 }

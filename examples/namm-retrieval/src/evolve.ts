@@ -73,6 +73,10 @@ const program = new Command()
   )
   .option('--threads <n>', 'worker threads (1: in this thread)', integer, 1)
   .option(
+    '--redis <url>',
+    'evaluate each generation as jobs on this Redis server for `lethe worker` processes (the same results)',
+  )
+  .option(
     '--extra-task <label=json>',
     "evolve on a variant of the model's task too (repeatable)",
     (value: string, previous: string[]) => [...previous, value],
@@ -107,6 +111,7 @@ await runMain(async () => {
         scorer: o.scorer,
         features: o.features,
         threads: o.threads,
+        ...(o.redis === undefined ? {} : { redis: o.redis }),
         taskOptions,
         extraTasks,
         incremental: o.incremental ?? false,

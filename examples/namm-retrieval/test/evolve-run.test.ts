@@ -15,8 +15,9 @@ import {
   evolveRun,
 } from '../src/evolve-run';
 import { EVOLUTION_SEED, generationNammTask } from '../src/generation-namm-task';
+import { RETRIEVAL_MODEL, smallRun } from './small-run';
 
-const MODEL = join(__dirname, '../../../models/retrieval');
+const MODEL = RETRIEVAL_MODEL;
 const out = mkdtempSync(join(tmpdir(), 'namm-evolve-'));
 
 beforeAll(async () => {
@@ -51,21 +52,7 @@ describe('the retrieval task as a NammTask', () => {
   });
 });
 
-const settings = (generations: number): EvolveSettings => ({
-  model: MODEL,
-  out,
-  generations,
-  population: 2,
-  covariance: 'diagonal',
-  promptsPerTask: 2,
-  sigma0: 0.065,
-  seed: 0,
-  updateInterval: 64,
-  capacity: undefined,
-  scorer: 'mlp',
-  features: 'spectrogram',
-  threads: 1,
-});
+const settings = (generations: number): EvolveSettings => smallRun(out, generations, 2);
 
 describe('evolveRun', () => {
   it('writes a checkpoint and a policy directory the registry loads, and resumes', async () => {

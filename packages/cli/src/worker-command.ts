@@ -1,28 +1,34 @@
 import { parseIntegerFlag } from '@lethe/eval';
 import { SWEEP_CELL_KIND, sweepCellWorkerModule } from '@lethe/eval/node';
+import { NAMM_MEMBER_KIND, nammMemberWorkerModule } from '@lethe/policies-namm/train/node';
 import { startQueueWorker } from '@lethe/queue/node';
 import type { Command } from 'commander';
 import { nameFlag } from './flag-errors';
 
 /** The kinds of item `lethe worker` computes, each with the module its threads run. */
 export function workerKinds(): Record<string, URL> {
-  return { [SWEEP_CELL_KIND]: sweepCellWorkerModule() };
+  return {
+    [SWEEP_CELL_KIND]: sweepCellWorkerModule(),
+    [NAMM_MEMBER_KIND]: nammMemberWorkerModule(),
+  };
 }
 
 /**
- * Adds `lethe worker --redis <url>`: takes the items of Lethe's queued runs (today the cells of
- * `lethe eval --redis`) from Redis and computes them on `--threads` threads until Ctrl-C or
+ * Adds `lethe worker --redis <url>`: takes the items of Lethe's queued runs (the cells of
+ * `lethe eval --redis`, the members of a NAMM generation evolved with `--redis`) from Redis and computes them on `--threads` threads until Ctrl-C or
  * SIGTERM, which let the items in hand finish. A line on stderr per item; a run whose packages or
  * files differ from this installation's is refused (said once, on stderr) and left to others.
  */
 export function addWorkerCommand(program: Command): void {
   program
     .command('worker')
-    .summary('compute queued items (lethe eval --redis) from Redis')
+    .summary('compute queued items (lethe eval --redis, NAMM evolution --redis) from Redis')
     .description(
-      'Take the items of queued runs from Redis (the cells of `lethe eval --redis`) and compute ' +
-        'them here, until Ctrl-C. Start it in a checkout (or with the same files at the same ' +
-        'paths) so the paths a run names resolve here to the same contents; a run whose files ' +
+      'Take the items of queued runs from Redis (the cells of `lethe eval --redis`, the members ' +
+        'of a NAMM generation evolved with --redis) and compute ' +
+        'them here, until Ctrl-C. Start it where the run was started, in a checkout of the same ' +
+        'commit (or with the same files at the same paths), so the paths a run names resolve ' +
+        'here to the same contents; a run whose files ' +
         'or package versions differ from this installation is refused and left to other workers.',
     )
     .requiredOption('--redis <url>', 'the Redis server, redis://host:port[/db]')

@@ -6,5 +6,6 @@
  * @packageDocumentation
  */
 export { jobIdOf, QUEUE_PREFIX, type QueueJobData, queueName } from './queue-job';
+export { decodeQueueValue, encodeQueueValue } from './queue-json';
 export { connectionOptions, parseRedisUrl, type RedisAddress, redisLabel } from './redis-url';
 export { countsAsComputing, type RunRequirements } from './requirements';

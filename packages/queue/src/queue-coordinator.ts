@@ -1,6 +1,7 @@
 import { assertInteger, LetheError } from '@lethe/core';
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import { jobIdOf, QUEUE_PREFIX, type QueueJobData, queueName } from './queue-job';
+import { decodeQueueValue, encodeQueueValue } from './queue-json';
 import { connectionOptions, parseRedisUrl, redisLabel } from './redis-url';
 import type { RunRequirements } from './requirements';
 
@@ -8,7 +9,10 @@ import type { RunRequirements } from './requirements';
 export interface QueueItem<P> {
   /** Letters, digits, `_`, `.` and `-`: with the run it names the item's job. */
   readonly key: string;
-  /** Plain data (it crosses Redis as JSON). */
+  /**
+   * What the worker's module gets: plain data and typed arrays, as a thread pool takes them
+   * (`encodeQueueValue` carries them over Redis's JSON and back unchanged).
+   */
   readonly payload: P;
 }
 
@@ -61,7 +65,8 @@ const KEEP_FINISHED_S = 7 * 24 * 3600;
  * them gone. A job that fails `attempts` times fails the run. A worker whose installation differs
  * from the run's requirements puts its job back untried; `onRefused` hears why.
  *
- * @throws LetheError `E_ARG` naming the option at fault or `items[i].key` (repeated or unsafe);
+ * @throws LetheError `E_ARG` naming the option at fault, `items[i].key` (repeated or unsafe) or
+ *   what in `items[i].payload` JSON cannot carry (see `encodeQueueValue`);
  *   `E_QUEUE` when an item failed on every try (its worker's error in the message) or Redis did
  *   not answer for `redisTimeoutMs`; the error `onResult` throws. Rejects with `signal.reason`
  *   when aborted.
@@ -84,6 +89,8 @@ export async function runOnQueue<P, R>(
     }
     outstanding.set(id, i);
   });
+  // Encoded before anything is sent: a payload JSON cannot carry fails the run at once.
+  const payloads = items.map((item, i) => encodeQueueValue(item.payload, `items[${i}].payload`));
   options.signal?.throwIfAborted();
   if (items.length === 0) return;
 
@@ -93,7 +100,8 @@ export async function runOnQueue<P, R>(
   // Connection errors are the client's to retry and the watchdog's to time out, not noise.
   queue.on('error', () => undefined);
   events.on('error', () => undefined);
-  const run = new RunState(outstanding, onResult);
+  // The run's own copy: it forgets each job as its result is recorded; `outstanding` keeps every index.
+  const run = new RunState(new Map(outstanding), onResult);
   const jobOptions = {
     attempts,
     removeOnComplete: { age: KEEP_FINISHED_S },
@@ -101,11 +109,11 @@ export async function runOnQueue<P, R>(
     keepLogs: 20,
   };
   const refusals = new Set<string>();
-  const dataOf = (index: number): QueueJobData<P> => ({
+  const dataOf = (index: number): QueueJobData => ({
     run: options.run,
     root: options.root,
     requirements: options.requirements,
-    payload: items[index]!.payload,
+    payload: payloads[index],
   });
   /** Settles one job as Redis holds it: a result, a failure, or nothing yet. */
   const settle = async (
@@ -115,7 +123,7 @@ export async function runOnQueue<P, R>(
     if (job === undefined) return 'missing';
     const state = await job.getState();
     if (state === 'completed') {
-      await run.record(id, job.returnvalue as R);
+      await run.record(id, decodeQueueValue(job.returnvalue) as R);
       // Its result is kept by the caller now; a removal that fails leaves it to expire.
       await job.remove().catch(() => undefined);
       return 'done';
@@ -152,16 +160,18 @@ export async function runOnQueue<P, R>(
       if (verdict === 'missing') lost.push(id);
     }
     lastAnswer = Date.now();
-    if (lost.length === 0 || run.settled) return;
+    // A result recorded since the check is not lost.
+    const missing = lost.filter((id) => run.isPending(id));
+    if (missing.length === 0 || run.settled) return;
     await queue.addBulk(
-      lost.map((id) => ({
+      missing.map((id) => ({
         name: options.kind,
         data: dataOf(outstanding.get(id)!),
         opts: { ...jobOptions, jobId: id },
       })),
     );
     lastAnswer = Date.now();
-    if (!adding) options.onRequeued?.(lost.length);
+    if (!adding) options.onRequeued?.(missing.length);
   };
 
   const onAbort = (): void => run.stop(options.signal!.reason);

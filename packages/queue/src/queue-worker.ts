@@ -6,6 +6,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import { Tinypool } from 'tinypool';
 import { RequirementChecker } from './describe-requirements';
 import { QUEUE_PREFIX, type QueueJobData, queueName } from './queue-job';
+import { decodeQueueValue, encodeQueueValue } from './queue-json';
 import { connectionOptions, parseRedisUrl } from './redis-url';
 
 /** One item a worker finished, for its log. */
@@ -24,8 +25,9 @@ export interface QueueWorkerOptions {
   readonly redis: string;
   /**
    * The kinds of item this worker takes, each with the module that computes one: a path or
-   * `file:` URL whose default export maps an item's payload to its result (plain data), as the
-   * thread pools of Lethe's runners use (`sweep-cell-worker.js` of `@lethe/eval`, …).
+   * `file:` URL whose default export maps an item's payload to its result (plain data and typed
+   * arrays), as the thread pools of Lethe's runners use (`sweep-cell-worker.js` of
+   * `@lethe/eval`, …).
    */
   readonly kinds: Readonly<Record<string, string | URL>>;
   /** Items computed side by side, each on its own thread (default 1). */
@@ -124,9 +126,9 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorkerHandle
         throw new DelayedError();
       }
       const started = performance.now();
-      const result = await pool.run(payload, { filename: url });
+      const result: unknown = await pool.run(decodeQueueValue(payload), { filename: url });
       options.onItem?.({ kind, run, job: job.id ?? '', ms: performance.now() - started });
-      return result;
+      return encodeQueueValue(result, 'result');
     };
     return new Worker(queueName(kind), process, {
       connection,

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectLetheError } from '@lethe/test-utils';
 import { describe, expect, it } from 'vitest';
-import { jobIdOf, parseRedisUrl, queueName } from '../src/index';
+import {
+  decodeQueueValue,
+  encodeQueueValue,
+  jobIdOf,
+  parseRedisUrl,
+  queueName,
+} from '../src/index';
 import { contentHash, dependencyVersions } from '../src/node';
 
 describe('parseRedisUrl', () => {
@@ -89,5 +95,44 @@ describe('dependencyVersions', () => {
       'E_ARG',
       'root',
     );
+  });
+});
+
+describe('encodeQueueValue', () => {
+  it('carries typed arrays and the numbers JSON cannot write through JSON unchanged', () => {
+    const value = {
+      genome: Float64Array.from([0.1, -0, Number.NaN, 1e-310, Math.PI]),
+      mean: Float32Array.from([1 / 3, Number.POSITIVE_INFINITY]),
+      tokens: Int32Array.from([-5, 2 ** 31 - 1]),
+      nested: [{ bytes: Uint8Array.from([0, 255]), x: Number.NEGATIVE_INFINITY }, null, 'text'],
+      flag: true,
+    };
+    const back = decodeQueueValue(
+      JSON.parse(JSON.stringify(encodeQueueValue(value))),
+    ) as typeof value;
+    expect(back).toEqual(value);
+    expect(back.genome).toBeInstanceOf(Float64Array);
+    expect(Object.is(back.genome[1], -0)).toBe(true);
+    expect(Array.from(new Uint32Array(back.mean.buffer))).toEqual(
+      Array.from(new Uint32Array(value.mean.buffer)),
+    );
+  });
+
+  it('names what JSON cannot carry', () => {
+    expect(
+      expectLetheError(
+        () => encodeQueueValue({ a: [1, () => 1] }, 'payload'),
+        'E_ARG',
+        'payload.a[1]',
+      ).message,
+    ).toContain('function');
+    expect(
+      expectLetheError(() => encodeQueueValue({ m: new Map() }, 'payload'), 'E_ARG', 'payload.m')
+        .message,
+    ).toContain('Map');
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expectLetheError(() => encodeQueueValue(cycle, 'payload'), 'E_ARG', 'payload.self');
+    expectLetheError(() => encodeQueueValue({ $typed: 'x' }, 'payload'), 'E_ARG', 'payload');
   });
 });

@@ -40,14 +40,18 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
    * A worker of this process. Every worker of a queue shares its stalled-job check, whose pace the
    * last to check sets: all use the same short lock, so a dead worker's item moves within ~1 s.
    */
-  const worker = (threads = 1, onRefused?: (error: LetheError) => void): QueueWorkerHandle =>
+  const worker = (
+    threads = 1,
+    onRefused?: (error: LetheError) => void,
+    refusalDelayMs = 200,
+  ): QueueWorkerHandle =>
     startQueueWorker({
       redis: redis.url,
       kinds: { square: SQUARE },
       threads,
       lockMs: 1000,
       stalledCheckMs: 300,
-      refusalDelayMs: 200,
+      refusalDelayMs,
       ...(onRefused === undefined ? {} : { onRefused }),
     });
   const items = (n: number, extra: Omit<Square, 'value'> = {}): QueueItem<Square>[] =>
@@ -191,7 +195,8 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
     );
     await writeFile(model, 'weights B');
     const refusals: LetheError[] = [];
-    const refusing = worker(1, (error) => refusals.push(error));
+    // Its refusal holds the item back 3 s: long enough to see it delayed, untried.
+    const refusing = worker(1, (error) => refusals.push(error), 3000);
     await until(async () => refusals.length === 1 && heard.length === 1);
     expect(refusals[0]).toMatchObject({ code: 'E_QUEUE', argument: 'requirements' });
     expect(refusals[0]!.message).toContain(`${model}: other contents here`);

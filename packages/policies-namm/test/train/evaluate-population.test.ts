@@ -2,13 +2,12 @@ import { DecoderModel } from '@lethe/model';
 import { initBackend } from '@lethe/tensor';
 import { expectLetheRejection } from '@lethe/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identityNormalization } from '../../src/features/token-features';
 import { scorerParameterCount } from '../../src/scorer/genome-layout';
 import { evaluatePopulation } from '../../src/train/evaluate-population';
 import type { NammEvaluationSettings } from '../../src/train/evaluation-settings';
 import { generateCompletions } from '../../src/train/generate-completions';
 import type { NammPromptRequest } from '../../src/train/prompt-request';
-import { TINY_BAM, TINY_CONFIG, toyTask } from './fixtures';
+import { TINY_BAM, TINY_CONFIG, TINY_SETTINGS, toyTask } from './fixtures';
 
 let model: DecoderModel;
 beforeAll(async () => {
@@ -19,14 +18,7 @@ afterAll(() => model.dispose());
 
 const task = toyTask('toy', 1);
 const prompts = [0, 1, 2].map((i) => task.prompt(task.example(0, i)));
-const settings: NammEvaluationSettings = {
-  scorer: TINY_BAM,
-  features: 'spectrogram',
-  normalization: identityNormalization(),
-  updateInterval: 16,
-  threshold: 0,
-  equalHeads: false,
-};
+const settings: NammEvaluationSettings = TINY_SETTINGS;
 const size = scorerParameterCount(TINY_BAM);
 const evicting = Float64Array.from({ length: size }, (_, i) => Math.sin(7.1 * i) / 2);
 

@@ -6,12 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The pool's threads run dist/train-evaluation-worker.js, which it finds next to its own module:
 // the pool comes from this package's build (turbo builds before the tests).
 import { workerPoolEvaluator } from '../../dist/train-node.js';
-import { identityNormalization } from '../../src/features/token-features';
 import { scorerParameterCount } from '../../src/scorer/genome-layout';
 import { evaluatePopulation, type PopulationJob } from '../../src/train/evaluate-population';
-import type { NammGenerationRecord } from '../../src/train/evolution-record';
-import { NammEvolution } from '../../src/train/namm-evolution';
-import { TINY_BAM, TINY_CONFIG, toyTask } from './fixtures';
+import {
+  TINY_BAM,
+  TINY_CONFIG,
+  tinyEvolutionHistory,
+  tinyGenome,
+  tinyPopulationJob,
+} from './fixtures';
 
 let model: DecoderModel;
 beforeAll(async () => {
@@ -20,26 +23,15 @@ beforeAll(async () => {
 });
 afterAll(() => model.dispose());
 
-const task = toyTask('toy', 1);
 const size = scorerParameterCount(TINY_BAM);
-const genome = (seed: number) =>
-  Float64Array.from({ length: size }, (_, i) => Math.sin(seed * 13.7 + 7.1 * i) / 2);
-const job: PopulationJob = {
-  genomes: [genome(1), null, genome(2), genome(3), new Float64Array(size)],
-  requests: [0, 1].map((i) => ({
-    prompt: task.prompt(task.example(0, i)),
-    maxNewTokens: 8,
-    stop: task.stop,
-  })),
-  settings: {
-    scorer: TINY_BAM,
-    features: 'spectrogram',
-    normalization: identityNormalization(),
-    updateInterval: 16,
-    threshold: 0,
-    equalHeads: false,
-  },
-};
+const genome = tinyGenome;
+const job: PopulationJob = tinyPopulationJob([
+  genome(1),
+  null,
+  genome(2),
+  genome(3),
+  new Float64Array(size),
+]);
 
 describe('workerPoolEvaluator', () => {
   it('returns exactly the in-thread completions on 1 and 2 threads, and names a failing job', async () => {
@@ -69,29 +61,14 @@ describe('workerPoolEvaluator', () => {
   });
 
   it('drives a NammEvolution exactly as the in-thread evaluator does', async () => {
-    const histories: Omit<NammGenerationRecord, 'seconds'>[][] = [];
-    for (const threads of [0, 2]) {
-      const evaluate = threads === 0 ? undefined : workerPoolEvaluator(model, { threads });
-      const evolution = new NammEvolution({
-        model,
-        tasks: [task],
-        stages: [{ tasks: ['toy'], generations: 1 }],
-        promptsPerTask: 2,
-        scorer: TINY_BAM,
-        population: 4,
-        sigma0: 0.5,
-        seed: 5,
-        updateInterval: 16,
-        evaluate,
-      });
-      try {
-        const { history } = await evolution.train();
-        histories.push(history.map(({ seconds: _, ...record }) => record));
-      } finally {
-        await evaluate?.close();
-      }
+    const evaluate = workerPoolEvaluator(model, { threads: 2 });
+    try {
+      expect(await tinyEvolutionHistory(model, 1, evaluate)).toEqual(
+        await tinyEvolutionHistory(model, 1),
+      );
+    } finally {
+      await evaluate.close();
     }
-    expect(histories[1]).toEqual(histories[0]);
   });
 
   it('refuses a bad thread count naming threads', () => {
