@@ -13,7 +13,7 @@ import {
   NgcTrainer,
   type NgcTrainResult,
 } from '@lethe/policies-ngc/train';
-import { workerPoolRollouts } from '@lethe/policies-ngc/train/node';
+import { queueRollouts, workerPoolRollouts } from '@lethe/policies-ngc/train/node';
 import type { TaskTokenizer } from '@lethe/task-models';
 import { loadTaskModel, type TaskModel } from '@lethe/task-models/node';
 import { countdownNgcTask } from './countdown-ngc-task';
@@ -38,6 +38,12 @@ export interface TrainRunOptions {
    * (`workerPoolRollouts`). The results do not depend on it.
    */
   readonly threads?: number;
+  /**
+   * A Redis server (`redis://host:port`) whose `lethe worker` processes generate the rollouts
+   * instead (`queueRollouts`), each update's weights written to `<out>.state/weights/` for them to
+   * read: start the workers in this process's working directory. The results do not depend on it.
+   */
+  readonly redis?: string;
   readonly onProgress?: (progress: NgcProgress) => void;
   /** Called after each update of the supervised warm-up. */
   readonly onWarmupProgress?: (step: number, loss: number) => void;
@@ -69,6 +75,13 @@ export async function trainRun(
   options: TrainRunOptions,
 ): Promise<NgcTrainResult> {
   const threads = assertInteger(options.threads ?? 1, 'threads', 1);
+  if (options.redis !== undefined && threads > 1) {
+    throw new LetheError(
+      'E_ARG',
+      'is given with a Redis queue: its workers generate the rollouts',
+      'threads',
+    );
+  }
   const base = await loadTaskModel(settings.model);
   let countdown: GenerationTask;
   let start: RunStart;
@@ -106,20 +119,26 @@ export async function trainRun(
     window: settings.window,
     logits: settings.logits,
   };
+  const rolloutSettings = {
+    ngc,
+    maxNewTokens: settings.maxNewTokens,
+    temperature: settings.temperature,
+    stop: task.stop,
+    seed: settings.seed,
+  };
   const pool =
-    threads === 1
-      ? undefined
-      : workerPoolRollouts(
-          model,
-          {
-            ngc,
-            maxNewTokens: settings.maxNewTokens,
-            temperature: settings.temperature,
-            stop: task.stop,
-            seed: settings.seed,
-          },
-          { threads },
-        );
+    options.redis !== undefined
+      ? Object.assign(
+          queueRollouts(model, rolloutSettings, {
+            redis: options.redis,
+            weightsDir: join(`${options.out}.state`, 'weights'),
+            onRefused: (message) => process.stderr.write(`\nwarning: ${message}\n`),
+          }),
+          { close: async () => undefined },
+        )
+      : threads === 1
+        ? undefined
+        : workerPoolRollouts(model, rolloutSettings, { threads });
   let trainer: NgcTrainer<TaskExample> | undefined;
   try {
     trainer = new NgcTrainer({

@@ -72,6 +72,10 @@ const program = new Command()
   .option('--seed <n>', 'seed', integer, D.seed)
   .option('--checkpoint-every <n>', 'updates between checkpoints', integer, D.checkpointEvery)
   .option('--threads <n>', 'rollout worker threads (1: in this thread)', integer, 1)
+  .option(
+    '--redis <url>',
+    'generate the rollouts as jobs on this Redis server for `lethe worker` processes started in this directory (the same results)',
+  )
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
@@ -120,6 +124,7 @@ try {
     out: o.out,
     command: process.argv.slice(2).join(' '),
     threads: o.threads,
+    ...(o.redis === undefined ? {} : { redis: o.redis }),
     onProgress: bar.update,
     onWarmupProgress: (step, loss) => {
       if (step % 25 === 0 || step === settings.sftWarmupSteps) {

@@ -1,6 +1,7 @@
 import { parseIntegerFlag } from '@lethe/eval';
 import { SWEEP_CELL_KIND, sweepCellWorkerModule } from '@lethe/eval/node';
 import { NAMM_MEMBER_KIND, nammMemberWorkerModule } from '@lethe/policies-namm/train/node';
+import { NGC_ROLLOUTS_KIND, ngcRolloutsWorkerModule } from '@lethe/policies-ngc/train/node';
 import { startQueueWorker } from '@lethe/queue/node';
 import type { Command } from 'commander';
 import { nameFlag } from './flag-errors';
@@ -10,22 +11,23 @@ export function workerKinds(): Record<string, URL> {
   return {
     [SWEEP_CELL_KIND]: sweepCellWorkerModule(),
     [NAMM_MEMBER_KIND]: nammMemberWorkerModule(),
+    [NGC_ROLLOUTS_KIND]: ngcRolloutsWorkerModule(),
   };
 }
 
 /**
  * Adds `lethe worker --redis <url>`: takes the items of Lethe's queued runs (the cells of
- * `lethe eval --redis`, the members of a NAMM generation evolved with `--redis`) from Redis and computes them on `--threads` threads until Ctrl-C or
+ * `lethe eval --redis`, the members of a NAMM generation, NGC rollouts) from Redis and computes them on `--threads` threads until Ctrl-C or
  * SIGTERM, which let the items in hand finish. A line on stderr per item; a run whose packages or
  * files differ from this installation's is refused (said once, on stderr) and left to others.
  */
 export function addWorkerCommand(program: Command): void {
   program
     .command('worker')
-    .summary('compute queued items (lethe eval --redis, NAMM evolution --redis) from Redis')
+    .summary('compute queued items (lethe eval --redis, NAMM members, NGC rollouts) from Redis')
     .description(
       'Take the items of queued runs from Redis (the cells of `lethe eval --redis`, the members ' +
-        'of a NAMM generation evolved with --redis) and compute ' +
+        'of a NAMM generation, the rollouts of an NGC update) and compute ' +
         'them here, until Ctrl-C. Start it where the run was started, in a checkout of the same ' +
         'commit (or with the same files at the same paths), so the paths a run names resolve ' +
         'here to the same contents; a run whose files ' +

@@ -68,7 +68,10 @@ describe.skipIf(skip)('lethe worker and lethe eval --redis', () => {
     expect(rows).toHaveLength(5);
     // Each worker said what it took; between them, every cell.
     const said = workers.map((worker) => worker.stderr.join(''));
-    for (const text of said) expect(text).toContain(`taking sweep-cell, namm-member items from ${redis.url}`);
+    for (const text of said)
+      expect(text).toContain(
+        `taking sweep-cell, namm-member, ngc-rollouts items from ${redis.url}`,
+      );
     expect(said.join('').match(/^sweep-cell run-[0-9a-f]+-item-\d+: [\d.]+ s$/gm)).toHaveLength(5);
   }, 300_000);
 

@@ -1,4 +1,6 @@
 import { DecoderModel, defaultConfig, initialTensors, type ModelConfig } from '@lethe/model';
+import { tf } from '@lethe/tensor';
+import type { CollectRolloutsOptions } from '../../src/train/collect-rollouts';
 import type { NgcTask } from '../../src/train/ngc-task';
 import type { NgcTrainerOptions } from '../../src/train/ngc-trainer';
 
@@ -67,4 +69,38 @@ export function sharpModel(config: ModelConfig, seed: number): DecoderModel {
     if (tensor.shape.length === 2) tensor.data = tensor.data.map((x) => 25 * x);
   }
   return DecoderModel.fromTensors(config, tensors);
+}
+
+/** Rollout settings of the pooled and queued rollout tests. */
+export const ROLLOUT_SETTINGS: Omit<CollectRolloutsOptions, 'model'> = {
+  ngc: TINY_NGC,
+  maxNewTokens: 24,
+  temperature: 1,
+  stop: { eosTokenIds: [2] },
+  seed: 5,
+};
+
+/** Six requests, both rates in each half, so chunks of them batch the same rollouts differently. */
+export const ROLLOUT_REQUESTS = [0, 0.5, 0, 0.5, 0.5, 0].map((evictionRate, i) => ({
+  prompt: Int32Array.of(1, 3 + (i % 4), 4 + (i % 3)),
+  stream: 10 + i,
+  evictionRate,
+}));
+
+/** Negates one weight matrix (in place): new weights, new rollouts. */
+export function changeWeights(model: DecoderModel): void {
+  const variable = model.parameters.get('model.layers.0.self_attn.q_proj.weight')!;
+  tf.tidy(() => variable.assign(tf.neg(variable)));
+}
+
+/** Two updates of the toy trainer over both rates with {@link ROLLOUT_SETTINGS}. */
+export function rolloutTrainerOptions(model: DecoderModel): NgcTrainerOptions<Int32Array> {
+  return toyTrainerOptions(model, {
+    steps: 2,
+    curriculum: { retention: [1, 0.5], stageSteps: 1, blend: 0.6 },
+    temperature: ROLLOUT_SETTINGS.temperature,
+    maxNewTokens: ROLLOUT_SETTINGS.maxNewTokens,
+    seed: ROLLOUT_SETTINGS.seed,
+    task: { ...TOY_TASK, stop: ROLLOUT_SETTINGS.stop },
+  });
 }

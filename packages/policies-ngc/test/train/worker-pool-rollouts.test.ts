@@ -7,35 +7,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // the pool and the worker come from this package's build (turbo builds before the tests).
 import { workerPoolRollouts } from '../../dist/train-node.js';
 import rolloutWorker from '../../dist/train-rollout-worker.js';
-import { type CollectRolloutsOptions, collectRollouts } from '../../src/train/collect-rollouts';
+import { collectRollouts } from '../../src/train/collect-rollouts';
+import { type NgcStepMetrics, NgcTrainer } from '../../src/train/ngc-trainer';
 import {
-  type NgcStepMetrics,
-  NgcTrainer,
-  type NgcTrainerOptions,
-} from '../../src/train/ngc-trainer';
-import { TINY_CONFIG, TINY_NGC, TOY_TASK, toyTrainerOptions } from './fixtures';
+  changeWeights,
+  ROLLOUT_REQUESTS,
+  ROLLOUT_SETTINGS,
+  rolloutTrainerOptions,
+  TINY_CONFIG,
+} from './fixtures';
 
 const config = TINY_CONFIG;
-const ngc = TINY_NGC;
-const settings: Omit<CollectRolloutsOptions, 'model'> = {
-  ngc,
-  maxNewTokens: 24,
-  temperature: 1,
-  stop: { eosTokenIds: [2] },
-  seed: 5,
-};
-// Both rates in each half, so 1 and 2 threads batch the same rollouts differently.
-const requests = [0, 0.5, 0, 0.5, 0.5, 0].map((evictionRate, i) => ({
-  prompt: Int32Array.of(1, 3 + (i % 4), 4 + (i % 3)),
-  stream: 10 + i,
-  evictionRate,
-}));
-
-/** Negates one weight matrix (in place): new weights, new rollouts. */
-function changeWeights(model: DecoderModel): void {
-  const variable = model.parameters.get('model.layers.0.self_attn.q_proj.weight')!;
-  tf.tidy(() => variable.assign(tf.neg(variable)));
-}
+const settings = ROLLOUT_SETTINGS;
+const requests = ROLLOUT_REQUESTS;
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -92,20 +76,11 @@ describe('workerPoolRollouts', () => {
   });
 
   it('drives an NgcTrainer exactly as in-process rollouts do', async () => {
-    const trainerOptions = (model: DecoderModel): NgcTrainerOptions<Int32Array> =>
-      toyTrainerOptions(model, {
-        steps: 2,
-        curriculum: { retention: [1, 0.5], stageSteps: 1, blend: 0.6 },
-        temperature: settings.temperature,
-        maxNewTokens: settings.maxNewTokens,
-        seed: settings.seed,
-        task: { ...TOY_TASK, stop: settings.stop },
-      });
     const histories: Omit<NgcStepMetrics, 'seconds'>[][] = [];
     for (const threads of [0, 2]) {
       const model = DecoderModel.random(config, 4);
       const pool = threads === 0 ? undefined : workerPoolRollouts(model, settings, { threads });
-      const trainer = new NgcTrainer({ ...trainerOptions(model), rollouts: pool });
+      const trainer = new NgcTrainer({ ...rolloutTrainerOptions(model), rollouts: pool });
       try {
         const { history } = await trainer.train();
         histories.push(history.map(({ seconds: _, ...metrics }) => metrics));
