@@ -6,7 +6,8 @@
  *   BENCH_RUNS=5 node scripts/pnpm.mjs --filter @lethe/queue bench
  *
  * Two kinds of item from the tests' fixture module: `empty` (returns at once: what moving an item
- * costs) and `busy` (20 ms of computing: how both scale). The local runner is a tinypool of n
+ * costs) and `busy` (a chain of square roots calibrated at the start to take 20 ms on one core:
+ * how both scale with the cores there are). The local runner is a tinypool of n
  * threads running the module (what `WorkerPoolRollouts` and the sweep's pool use); the queue is
  * `runOnQueue` with n `startQueueWorker` processes of one thread each on a Redis server of its own
  * (Debian's redis-server on a loopback port). Every configuration runs BENCH_RUNS times (default
@@ -26,11 +27,26 @@ const WORKER = fileURLToPath(new URL('../test/fixtures/worker-process.mjs', impo
 interface Workload {
   readonly name: string;
   readonly items: number;
-  readonly busyMs: number;
+  /** Square-root steps per item. */
+  readonly work: number;
 }
+
+/** Square-root steps that take about `ms` on this core. */
+function stepsFor(ms: number): number {
+  let steps = 1 << 16;
+  for (;;) {
+    const started = performance.now();
+    let x = 1;
+    for (let i = 0; i < steps; i++) x = Math.sqrt(x + i);
+    const took = performance.now() - started;
+    if (took > 50 || x < 0) return Math.round((steps * ms) / took);
+    steps *= 2;
+  }
+}
+
 const WORKLOADS: readonly Workload[] = [
-  { name: 'empty', items: 400, busyMs: 0 },
-  { name: 'busy 20 ms', items: 100, busyMs: 20 },
+  { name: 'empty', items: 400, work: 0 },
+  { name: 'busy 20 ms', items: 100, work: stepsFor(20) },
 ];
 const WORKERS = [1, 2, 4];
 
@@ -39,9 +55,7 @@ async function timePool(threads: number, workload: Workload): Promise<number> {
   await Promise.all(Array.from({ length: threads }, (_, i) => pool.run({ value: i })));
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: workload.items }, (_, i) =>
-      pool.run({ value: i, busyMs: workload.busyMs }),
-    ),
+    Array.from({ length: workload.items }, (_, i) => pool.run({ value: i, work: workload.work })),
   );
   const ms = performance.now() - started;
   await pool.destroy();
@@ -59,7 +73,7 @@ async function timeQueue(redis: string, workload: Workload): Promise<number> {
   await runOnQueue(
     Array.from({ length: workload.items }, (_, i) => ({
       key: String(i),
-      payload: { value: i, busyMs: workload.busyMs },
+      payload: { value: i, work: workload.work },
     })),
     () => undefined,
     {
@@ -78,7 +92,7 @@ async function startWorkers(redis: string, n: number): Promise<ChildProcess[]> {
   const workers = Array.from({ length: n }, () =>
     spawn(process.execPath, [WORKER, redis, '30000'], { stdio: 'ignore' }),
   );
-  await timeQueue(redis, { name: 'empty', items: 4 * n, busyMs: 0 });
+  await timeQueue(redis, { name: 'empty', items: 4 * n, work: 0 });
   await new Promise((resolve) => setTimeout(resolve, 500));
   return workers;
 }
@@ -105,11 +119,13 @@ try {
       } finally {
         for (const worker of workers) worker.kill('SIGKILL');
       }
-      const rate = (ms: number): string => ((workload.items * 1000) / ms).toFixed(0);
+      const rate = (ms: number): number => (workload.items * 1000) / ms;
       const ratios = pool.map((p, i) => p / queue[i]!);
       const overheads = pool.map((p, i) => (queue[i]! - p) / workload.items);
+      const whole = (x: number): string => x.toFixed(0);
+      const two = (x: number): string => x.toFixed(2);
       console.log(
-        `| ${workload.name} × ${workload.items} | ${n} | ${range(pool, rate)} | ${range(queue, rate)} | ${range(ratios, (x) => x.toFixed(2))} | ${range(overheads, (x) => x.toFixed(2))} |`,
+        `| ${workload.name} × ${workload.items} | ${n} | ${range(pool.map(rate), whole)} | ${range(queue.map(rate), whole)} | ${range(ratios, two)} | ${range(overheads, two)} |`,
       );
     }
   }
