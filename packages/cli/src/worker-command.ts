@@ -1,17 +1,21 @@
 import { parseIntegerFlag } from '@lethe/eval';
-import { SWEEP_CELL_KIND, sweepCellWorkerModule } from '@lethe/eval/node';
-import { NAMM_MEMBER_KIND, nammMemberWorkerModule } from '@lethe/policies-namm/train/node';
-import { NGC_ROLLOUTS_KIND, ngcRolloutsWorkerModule } from '@lethe/policies-ngc/train/node';
-import { startQueueWorker } from '@lethe/queue/node';
 import type { Command } from 'commander';
 import { nameFlag } from './flag-errors';
 
-/** The kinds of item `lethe worker` computes, each with the module its threads run. */
-export function workerKinds(): Record<string, URL> {
+/**
+ * The kinds of item `lethe worker` computes, each with the module its threads run. Imported here,
+ * not at the top: the trainers' entries load only for `lethe worker`, not for every command.
+ */
+export async function workerKinds(): Promise<Record<string, URL>> {
+  const [evalNode, namm, ngc] = await Promise.all([
+    import('@lethe/eval/node'),
+    import('@lethe/policies-namm/train/node'),
+    import('@lethe/policies-ngc/train/node'),
+  ]);
   return {
-    [SWEEP_CELL_KIND]: sweepCellWorkerModule(),
-    [NAMM_MEMBER_KIND]: nammMemberWorkerModule(),
-    [NGC_ROLLOUTS_KIND]: ngcRolloutsWorkerModule(),
+    [evalNode.SWEEP_CELL_KIND]: evalNode.sweepCellWorkerModule(),
+    [namm.NAMM_MEMBER_KIND]: namm.nammMemberWorkerModule(),
+    [ngc.NGC_ROLLOUTS_KIND]: ngc.ngcRolloutsWorkerModule(),
   };
 }
 
@@ -44,11 +48,13 @@ export function addWorkerCommand(program: Command): void {
         opts.threads === undefined ? 1 : parseIntegerFlag(opts.threads, '--threads', 1);
       const lockMs =
         opts.lockMs === undefined ? 30_000 : parseIntegerFlag(opts.lockMs, '--lock-ms', 1);
+      const { startQueueWorker } = await import('@lethe/queue/node');
+      const kinds = await workerKinds();
       let worker: ReturnType<typeof startQueueWorker>;
       try {
         worker = startQueueWorker({
           redis: opts.redis,
-          kinds: workerKinds(),
+          kinds,
           threads,
           lockMs,
           onItem: ({ kind, job, ms }) => {
@@ -60,7 +66,7 @@ export function addWorkerCommand(program: Command): void {
         throw nameFlag(error, (field) => (field === 'redis' ? '--redis' : undefined));
       }
       process.stderr.write(
-        `lethe worker: taking ${Object.keys(workerKinds()).join(', ')} items from ${opts.redis} on ${threads} thread(s); Ctrl-C stops after the items in hand\n`,
+        `lethe worker: taking ${Object.keys(kinds).join(', ')} items from ${opts.redis} on ${threads} thread(s); Ctrl-C stops after the items in hand\n`,
       );
       const stop = (): void => {
         process.stderr.write('lethe worker: stopping after the items in hand…\n');

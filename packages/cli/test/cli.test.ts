@@ -216,6 +216,7 @@ describe('lethe eval', () => {
     );
   });
 
+  // Seven lethe processes, two of them pooled sweeps: 5 s alone, past 60 s under CI's full load.
   it('runs a sweep from --config, resumes from --results, and lethe report writes the report', async () => {
     const config = {
       tasks: [{ name: 'arithmetic', options: { steps: 2 } }],
@@ -273,7 +274,7 @@ describe('lethe eval', () => {
     const zero = await lethe(['eval', '--config', 'sweep.json', '--threads', '0'], dir);
     expect(zero.status).toBe(2);
     expect(zero.stderr).toMatch(/\[E_ARG\] --threads/);
-  });
+  }, 180_000);
 
   it('runs one task under two labels and averages them in the report with --average-over', async () => {
     const config = {
