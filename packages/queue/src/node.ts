@@ -18,3 +18,4 @@ export {
   type QueueWorkerOptions,
   startQueueWorker,
 } from './queue-worker';
+export { runIdOf } from './run-id';

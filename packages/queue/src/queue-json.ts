@@ -33,11 +33,12 @@ function specialNumber(value: number): string | undefined {
  * @throws LetheError `E_ARG` naming `path` (`payload.genomes[2]`, …) for what JSON cannot hold:
  *   a function, a symbol, a bigint, a `Map` or another class instance, a cycle.
  */
-export function encodeQueueValue(
-  value: unknown,
-  path = 'value',
-  seen = new Set<object>(),
-): unknown {
+export function encodeQueueValue(value: unknown, path = 'value'): unknown {
+  return encode(value, path, new Set());
+}
+
+/** {@link encodeQueueValue} below `path`, `seen` holding the objects above it (cycles). */
+function encode(value: unknown, path: string, seen: Set<object>): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (value === undefined) return undefined;
   if (typeof value === 'number') {
@@ -62,8 +63,7 @@ export function encodeQueueValue(
   }
   seen.add(value);
   try {
-    if (Array.isArray(value))
-      return value.map((item, i) => encodeQueueValue(item, `${path}[${i}]`, seen));
+    if (Array.isArray(value)) return value.map((item, i) => encode(item, `${path}[${i}]`, seen));
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) {
       throw new LetheError(
@@ -81,7 +81,7 @@ export function encodeQueueValue(
           path,
         );
       }
-      const encoded = encodeQueueValue(item, `${path}.${key}`, seen);
+      const encoded = encode(item, `${path}.${key}`, seen);
       if (encoded !== undefined) out[key] = encoded;
     }
     return out;

@@ -1,9 +1,8 @@
 // Node-only: the cells of a sweep on a Redis job queue (`runSweep` with `redis`), computed by
 // `lethe worker` processes on any machine that reads the same files.
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { policyModelDirectory } from '@lethe/policies';
-import { describeRequirements, runOnQueue } from '@lethe/queue/node';
+import { describeRequirements, runIdOf, runOnQueue } from '@lethe/queue/node';
 import { activeBackend } from '@lethe/tensor';
 import { errorOf } from './cell-failure';
 import { policyParts } from './policy-spec';
@@ -57,10 +56,7 @@ export async function runCellsOnQueue(
     from: sweepCellWorkerModule(),
     files: await sweepFiles(sweep),
   });
-  const run = createHash('sha256')
-    .update(JSON.stringify({ sweep, backend, requirements }))
-    .digest('hex')
-    .slice(0, 24);
+  const run = runIdOf({ sweep, backend, requirements });
   await runOnQueue<SweepCellJob, SweepCellOutcome>(
     pending.map(({ index, key }) => ({
       key: String(index),

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { encodeQueueValue, type RunRequirements } from '@lethe/queue';
-import { describeRequirements, runOnQueue } from '@lethe/queue/node';
+import type { RunRequirements } from '@lethe/queue';
+import { describeRequirements, runIdOf, runOnQueue } from '@lethe/queue/node';
 import type { PopulationEvaluator, PopulationJob } from './evaluate-population';
 import type { NammCompletion } from './prompt-request';
 import type { NammMemberJob } from './queue-member-job';
@@ -61,12 +60,7 @@ export function queueEvaluator(modelDir: string, options: NammQueueOptions): Pop
         settings: job.settings,
       } satisfies NammMemberJob,
     }));
-    const run = createHash('sha256')
-      .update(
-        JSON.stringify(encodeQueueValue({ required, job: items.map((item) => item.payload) })),
-      )
-      .digest('hex')
-      .slice(0, 24);
+    const run = runIdOf({ required, job: items.map((item) => item.payload) });
     const completions: NammCompletion[][] = new Array(items.length);
     await runOnQueue<NammMemberJob, NammCompletion[]>(
       items,

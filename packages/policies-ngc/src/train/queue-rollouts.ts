@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { assertInteger } from '@lethe/core';
 import type { DecoderModel } from '@lethe/model';
-import { encodeQueueValue } from '@lethe/queue';
-import { describeRequirements, runOnQueue } from '@lethe/queue/node';
+import type { RunRequirements } from '@lethe/queue';
+import { describeRequirements, runIdOf, runOnQueue } from '@lethe/queue/node';
 import { packSnapshot } from '@lethe/rl-grpo';
 import type { CollectRolloutsOptions, RolloutRequest } from './collect-rollouts';
 import type { RolloutFunction } from './group-batch';
@@ -62,6 +61,7 @@ export function queueRollouts(
 ): RolloutFunction {
   const perItem = assertInteger(options.requestsPerItem ?? 4, 'requestsPerItem', 1);
   let previous: SnapshotFile | undefined;
+  let packages: RunRequirements['packages'] | undefined;
   return async (requests: readonly RolloutRequest[], step: number) => {
     const weights = await writeSnapshotFile(
       options.weightsDir,
@@ -70,11 +70,15 @@ export function queueRollouts(
     if (previous !== undefined && previous.path !== weights.path)
       await removeSnapshotFile(previous);
     previous = weights;
-    const requirements = await describeRequirements({
-      root: '@lethe/policies-ngc',
-      from: ngcRolloutsWorkerModule(),
-      files: [weights.path],
-    });
+    // The file's content hash is its bytes' SHA-256, computed as it was written: not read again.
+    packages ??= (
+      await describeRequirements({
+        root: '@lethe/policies-ngc',
+        from: ngcRolloutsWorkerModule(),
+        files: [],
+      })
+    ).packages;
+    const requirements: RunRequirements = { packages, files: { [weights.path]: weights.sha256 } };
     const items: { key: string; payload: NgcQueueRolloutJob }[] = [];
     for (let start = 0; start < requests.length; start += perItem) {
       items.push({
@@ -87,10 +91,7 @@ export function queueRollouts(
         },
       });
     }
-    const run = createHash('sha256')
-      .update(JSON.stringify(encodeQueueValue({ requirements, items })))
-      .digest('hex')
-      .slice(0, 24);
+    const run = runIdOf({ requirements, items });
     const chunks: NgcRollout[][] = new Array(items.length);
     await runOnQueue<NgcQueueRolloutJob, NgcRollout[]>(
       items,
