@@ -19,6 +19,7 @@ import { createDefaultRegistry } from '@lethe/policies';
 import { taskModelConfig } from '@lethe/task-models';
 import { loadTaskModel } from '@lethe/task-models/node';
 import { initBackend } from '@lethe/tensor';
+import { skipWithoutRedis, startTestRedis } from '@lethe/test-utils/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { averagedTasks } from '../src/lethe-commands';
 
@@ -56,6 +57,24 @@ function processesNaming(text: string): number[] {
     if (commandLine.includes(text)) pids.push(Number(entry));
   }
   return pids;
+}
+
+/** The `lethe` CLI the leaderboard runs. */
+const LETHE = join(
+  dirname(fileURLToPath(import.meta.resolve('@lethe/cli/package.json'))),
+  'dist',
+  'cli.js',
+);
+
+/** A results file's cells without what depends on the clock: wall time and throughput. */
+function timelessCells(path: string): unknown[] {
+  const { cells } = JSON.parse(readFileSync(path, 'utf8')) as {
+    cells: { elapsedMs: number; metrics: { tokensPerSecond: unknown } }[];
+  };
+  return cells.map(({ elapsedMs: _elapsed, metrics, ...rest }) => {
+    const { tokensPerSecond: _speed, ...measured } = metrics;
+    return { ...rest, metrics: measured };
+  });
 }
 
 describe('the leaderboard sweep', () => {
@@ -229,6 +248,39 @@ describe('npm start', () => {
     expect(again.status).toBe(0);
     expect(JSON.parse(readFileSync(results(), 'utf8'))).toEqual(written);
   });
+
+  it.skipIf(skipWithoutRedis('[leaderboard] --redis test'))(
+    'with --redis, a lethe worker process computes the cells: the same results',
+    async () => {
+      const redis = await startTestRedis();
+      const worker = spawn(process.execPath, [LETHE, 'worker', '--redis', redis.url], {
+        cwd: root,
+        stdio: 'ignore',
+      });
+      try {
+        const queued = join(dir, 'queued.json');
+        const args = [...START, '--config', config, '--results', queued, '--out'];
+        const done = spawnSync(
+          process.execPath,
+          [...args, join(dir, 'queued-report'), '--redis', redis.url],
+          { cwd: root, encoding: 'utf8' },
+        );
+        expect(done.status).toBe(0);
+        expect(timelessCells(queued)).toEqual(timelessCells(results()));
+        const both = spawnSync(
+          process.execPath,
+          [...args, join(dir, 'both-report'), '--redis', redis.url, '--threads', '2'],
+          { cwd: root, encoding: 'utf8' },
+        );
+        expect(both.status).toBe(2);
+        expect(both.stderr).toContain('[E_ARG] --threads: cannot be given with --redis');
+      } finally {
+        worker.kill('SIGKILL');
+        await redis.stop();
+      }
+    },
+    300_000,
+  );
 
   it('passes a kill on to the evaluation it runs: nothing writes the results file after it', async () => {
     const longer = join(dir, 'longer.json');

@@ -10,6 +10,7 @@ import {
   SolTrainer,
   type TrainingDocument,
 } from '@lethe/policies-sol/train';
+import { queueSolRollouts } from '@lethe/policies-sol/train/node';
 import { loadTaskBackbone, type TaskModel } from '@lethe/task-models/node';
 import { actionSetNamed } from './action-sets';
 import { answerDocuments } from './answer-documents';
@@ -34,6 +35,15 @@ export interface TrainSolOptions {
   readonly checkpointEvery?: number;
   /** Told what the training documents are, once they are ready (a generation task's take a while). */
   readonly onDocuments?: (summary: string) => void;
+  /**
+   * A Redis server (`redis://host:port`) whose `lethe worker` processes run each update's
+   * schedules instead of this thread (`queueSolRollouts`), reading the frozen model where this
+   * process read it (`settings.weights`, else `settings.model`): start them in this process's
+   * working directory. The results do not depend on it.
+   */
+  readonly redis?: string;
+  /** Hears each refusal a queue worker wrote (its packages or the model's files differ). */
+  readonly onRefused?: (message: string) => void;
 }
 
 /**
@@ -43,7 +53,8 @@ export interface TrainSolOptions {
  * model's own answers to training prompts for a generation task (`answerDocuments`),
  * checkpointed in `out/checkpoint/` and resumed by the same call; when complete, writes
  * `out/policy/` (the registry's `sol` policy directory, recording the horizon) and
- * `out/training.json` (the settings and the last progress report).
+ * `out/training.json` (the settings and the last progress report). With `options.redis`, each
+ * update's schedules run on `lethe worker` processes, with the same results.
  *
  * @throws LetheError as `loadTaskBackbone`, `resolveRunSettings`, `guardRunSettings` (a
  *   directory of another run), the action set's name, `trainingWindows`, `answerDocuments` and
@@ -91,6 +102,14 @@ export async function trainSol(
         last = progress;
         options.onProgress?.(progress);
       },
+      ...(options.redis === undefined
+        ? {}
+        : {
+            rollouts: queueSolRollouts(model, requested.weights ?? requested.model, {
+              redis: options.redis,
+              ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
+            }),
+          }),
     });
     try {
       const result = await trainer.train();

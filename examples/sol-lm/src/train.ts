@@ -59,6 +59,10 @@ const program = new Command()
     [...DEFAULT_PENALTY_WEIGHTS],
   )
   .option('--seed <n>', 'seed of the controller and of every draw', int('--seed', 0), 1)
+  .option(
+    '--redis <url>',
+    'run each update’s schedules as jobs on this Redis server for `lethe worker` processes started in this directory (the same results)',
+  )
   .parse(process.argv.filter((arg, i) => !(i === 2 && arg === '--')));
 
 const o = program.opts();
@@ -98,6 +102,8 @@ await runMain(async () => {
   const result = await trainSol(o.out, settings, {
     signal: controller.signal,
     onDocuments: (summary) => process.stderr.write(`documents: ${summary}\n`),
+    ...(o.redis === undefined ? {} : { redis: o.redis }),
+    onRefused: (message) => process.stderr.write(`\nwarning: ${message}\n`),
     onProgress: (p) => {
       process.stderr.write(
         `sol ${p.step}/${p.totalUpdates} | reward ${p.reward.toFixed(4)} | penalty ${p.penalty.toFixed(4)} | realised ${fixed(p.realised)} vs target ${fixed(p.targets)} | entropy ${p.entropy.toFixed(3)} | ${p.seconds.toFixed(1)}s | ETA ${p.etaSeconds.toFixed(0)}s\n`,

@@ -7,31 +7,35 @@ import { nameFlag } from './flag-errors';
  * not at the top: the trainers' entries load only for `lethe worker`, not for every command.
  */
 export async function workerKinds(): Promise<Record<string, URL>> {
-  const [evalNode, namm, ngc] = await Promise.all([
+  const [evalNode, namm, ngc, sol] = await Promise.all([
     import('@lethe/eval/node'),
     import('@lethe/policies-namm/train/node'),
     import('@lethe/policies-ngc/train/node'),
+    import('@lethe/policies-sol/train/node'),
   ]);
   return {
     [evalNode.SWEEP_CELL_KIND]: evalNode.sweepCellWorkerModule(),
     [namm.NAMM_MEMBER_KIND]: namm.nammMemberWorkerModule(),
     [ngc.NGC_ROLLOUTS_KIND]: ngc.ngcRolloutsWorkerModule(),
+    [sol.SOL_ROLLOUTS_KIND]: sol.solRolloutsWorkerModule(),
   };
 }
 
 /**
  * Adds `lethe worker --redis <url>`: takes the items of Lethe's queued runs (the cells of
- * `lethe eval --redis`, the members of a NAMM generation, NGC rollouts) from Redis and computes them on `--threads` threads until Ctrl-C or
+ * `lethe eval --redis`, the members of a NAMM generation, NGC and SOL rollouts) from Redis and computes them on `--threads` threads until Ctrl-C or
  * SIGTERM, which let the items in hand finish. A line on stderr per item; a run whose packages or
  * files differ from this installation's is refused (said once, on stderr) and left to others.
  */
 export function addWorkerCommand(program: Command): void {
   program
     .command('worker')
-    .summary('compute queued items (lethe eval --redis, NAMM members, NGC rollouts) from Redis')
+    .summary(
+      'compute queued items (lethe eval --redis, NAMM members, NGC and SOL rollouts) from Redis',
+    )
     .description(
       'Take the items of queued runs from Redis (the cells of `lethe eval --redis`, the members ' +
-        'of a NAMM generation, the rollouts of an NGC update) and compute ' +
+        'of a NAMM generation, the rollouts of an NGC or SOL update) and compute ' +
         'them here, until Ctrl-C. Start it where the run was started, in a checkout of the same ' +
         'commit (or with the same files at the same paths), so the paths a run names resolve ' +
         'here to the same contents; a run whose files ' +

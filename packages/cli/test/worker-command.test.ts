@@ -70,7 +70,7 @@ describe.skipIf(skip)('lethe worker and lethe eval --redis', () => {
     const said = workers.map((worker) => worker.stderr.join(''));
     for (const text of said)
       expect(text).toContain(
-        `taking sweep-cell, namm-member, ngc-rollouts items from ${redis.url}`,
+        `taking sweep-cell, namm-member, ngc-rollouts, sol-rollouts items from ${redis.url}`,
       );
     expect(said.join('').match(/^sweep-cell run-[0-9a-f]+-item-\d+: [\d.]+ s$/gm)).toHaveLength(5);
   }, 300_000);

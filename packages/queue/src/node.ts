@@ -1,9 +1,10 @@
 /**
- * The Node-only part of `@lethe/queue`: the coordinator (`runOnQueue`), the worker
+ * The Node-only part of `@lethe/queue`: the coordinator (`runOnQueue`, `collectOnQueue`), the worker
  * (`startQueueWorker`) and how a run's requirements are read and checked.
  *
  * @packageDocumentation
  */
+export { collectOnQueue } from './collect-on-queue';
 export { contentHash } from './content-hash';
 export {
   describeRequirements,

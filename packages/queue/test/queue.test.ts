@@ -10,6 +10,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionOptions, jobIdOf, parseRedisUrl, QUEUE_PREFIX, queueName } from '../src/index';
 import {
+  collectOnQueue,
   describeRequirements,
   type QueueItem,
   type QueueWorkerHandle,
@@ -98,6 +99,25 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
     expect([...results].sort(([a], [b]) => a - b)).toEqual(
       Array.from({ length: 24 }, (_, i) => [i, i * i]),
     );
+  });
+
+  it('collectOnQueue resolves with every result in item order', async () => {
+    const pool = worker(2);
+    try {
+      const squares = await collectOnQueue<Square, { square: number }>(
+        items(6, { sleepMs: 5 }).reverse(),
+        {
+          redis: redis.url,
+          kind: 'square',
+          run: nextRun(),
+          root: '@lethe/queue',
+          requirements: await requirementsOf(),
+        },
+      );
+      expect(squares.map((result) => result.square)).toEqual([25, 16, 9, 4, 1, 0]);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('a rerun takes what an earlier coordinator left, computing nothing twice', async () => {

@@ -1,6 +1,7 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LetheError } from '@lethe/core';
 import { DecoderModel, defaultConfig } from '@lethe/model';
@@ -438,6 +439,45 @@ describe('runSweep', () => {
     const results = await runSweep(small, { ...options(), resultsPath: stale });
     expect(JSON.parse(await readFile(stale, 'utf8')).cells).toHaveLength(results.cells.length);
     expect(existsSync(`${stale}.lock`)).toBe(false);
+  });
+
+  it('takes over at once a lock whose holder was a process of this machine that is gone', async () => {
+    const small = { ...config, tasks: ['toy-lm'], seeds: [0], policies: ['full'] };
+    const exited = spawnSync(process.execPath, ['-e', '']);
+    const gone = exited.pid!;
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    try {
+      const holders: [string, { host: string; pid: number }, boolean][] = [
+        ['gone', { host: hostname(), pid: gone }, true],
+        ['alive', { host: hostname(), pid: sleeper.pid! }, false],
+        ['elsewhere', { host: `not-${hostname()}`, pid: gone }, false],
+      ];
+      for (const [name, owner, taken] of holders) {
+        const path = join(dir, 'owned', `${name}.json`);
+        await mkdir(`${path}.lock`, { recursive: true });
+        await writeFile(`${path}.lock-owner`, JSON.stringify(owner));
+        const run = runSweep(small, { ...options(), resultsPath: path });
+        if (taken) {
+          await run;
+          expect(existsSync(`${path}.lock`), name).toBe(false);
+          expect(existsSync(`${path}.lock-owner`), name).toBe(false);
+        } else {
+          const refused = await rejection(run);
+          expect([refused.code, refused.argument], name).toEqual(['E_STATE', path]);
+        }
+      }
+    } finally {
+      sleeper.kill();
+    }
+    // While a run holds its lock, the owner file names it.
+    const path = join(dir, 'owned', 'held.json');
+    const held = await lockResultsFile(path);
+    expect(JSON.parse(await readFile(`${path}.lock-owner`, 'utf8'))).toEqual({
+      host: hostname(),
+      pid: process.pid,
+    });
+    await held.release();
+    expect(existsSync(`${path}.lock-owner`)).toBe(false);
   });
 
   it('tells a run whose lock was taken from it, naming the file', async () => {

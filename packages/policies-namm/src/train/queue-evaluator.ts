@@ -1,5 +1,5 @@
 import type { RunRequirements } from '@lethe/queue';
-import { describeRequirements, runIdOf, runOnQueue } from '@lethe/queue/node';
+import { collectOnQueue, describeRequirements, runIdOf } from '@lethe/queue/node';
 import type { PopulationEvaluator, PopulationJob } from './evaluate-population';
 import type { NammCompletion } from './prompt-request';
 import type { NammMemberJob } from './queue-member-job';
@@ -60,22 +60,13 @@ export function queueEvaluator(modelDir: string, options: NammQueueOptions): Pop
         settings: job.settings,
       } satisfies NammMemberJob,
     }));
-    const run = runIdOf({ required, job: items.map((item) => item.payload) });
-    const completions: NammCompletion[][] = new Array(items.length);
-    await runOnQueue<NammMemberJob, NammCompletion[]>(
-      items,
-      (m, result) => {
-        completions[m] = result;
-      },
-      {
-        redis: options.redis,
-        kind: NAMM_MEMBER_KIND,
-        run,
-        root: '@lethe/policies-namm',
-        requirements: required,
-        ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
-      },
-    );
-    return completions;
+    return collectOnQueue<NammMemberJob, NammCompletion[]>(items, {
+      redis: options.redis,
+      kind: NAMM_MEMBER_KIND,
+      run: runIdOf({ required, job: items.map((item) => item.payload) }),
+      root: '@lethe/policies-namm',
+      requirements: required,
+      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
+    });
   };
 }

@@ -1,7 +1,7 @@
 import { assertInteger } from '@lethe/core';
 import type { DecoderModel } from '@lethe/model';
 import type { RunRequirements } from '@lethe/queue';
-import { describeRequirements, runIdOf, runOnQueue } from '@lethe/queue/node';
+import { collectOnQueue, describeRequirements, runIdOf } from '@lethe/queue/node';
 import { packSnapshot } from '@lethe/rl-grpo';
 import type { CollectRolloutsOptions, RolloutRequest } from './collect-rollouts';
 import type { RolloutFunction } from './group-batch';
@@ -91,22 +91,14 @@ export function queueRollouts(
         },
       });
     }
-    const run = runIdOf({ requirements, items });
-    const chunks: NgcRollout[][] = new Array(items.length);
-    await runOnQueue<NgcQueueRolloutJob, NgcRollout[]>(
-      items,
-      (i, rollouts) => {
-        chunks[i] = rollouts;
-      },
-      {
-        redis: options.redis,
-        kind: NGC_ROLLOUTS_KIND,
-        run,
-        root: '@lethe/policies-ngc',
-        requirements,
-        ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
-      },
-    );
+    const chunks = await collectOnQueue<NgcQueueRolloutJob, NgcRollout[]>(items, {
+      redis: options.redis,
+      kind: NGC_ROLLOUTS_KIND,
+      run: runIdOf({ requirements, items }),
+      root: '@lethe/policies-ngc',
+      requirements,
+      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
+    });
     return chunks.flat();
   };
 }

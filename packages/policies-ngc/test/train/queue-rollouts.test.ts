@@ -1,18 +1,15 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DecoderModel } from '@lethe/model';
-import { startQueueWorker } from '@lethe/queue/node';
 import { initBackend } from '@lethe/tensor';
 import { skipWithoutRedis, startTestRedis, type TestRedis } from '@lethe/test-utils/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Workers run dist/train-queue-rollout-worker.js: the rollouts come from this package's build.
-import {
-  NGC_ROLLOUTS_KIND,
-  ngcRolloutsWorkerModule,
-  queueRollouts,
-} from '../../dist/train-node.js';
+import { queueRollouts } from '../../dist/train-node.js';
 import { collectRollouts } from '../../src/train/collect-rollouts';
 import { type NgcStepMetrics, NgcTrainer } from '../../src/train/ngc-trainer';
 import {
@@ -23,25 +20,25 @@ import {
   TINY_CONFIG,
 } from './fixtures';
 
+const WORKER = fileURLToPath(new URL('./fixtures-queue/rollout-worker.mjs', import.meta.url));
+
 describe.skipIf(skipWithoutRedis('[@lethe/policies-ngc] queue rollout tests'))(
-  'queueRollouts',
+  'queueRollouts with worker processes',
   () => {
     let redis: TestRedis;
     let dir: string;
-    let worker: ReturnType<typeof startQueueWorker>;
+    const workers: ChildProcess[] = [];
 
     beforeAll(async () => {
       await initBackend('wasm');
       redis = await startTestRedis();
       dir = await mkdtemp(join(tmpdir(), 'lethe-ngc-queue-'));
-      worker = startQueueWorker({
-        redis: redis.url,
-        kinds: { [NGC_ROLLOUTS_KIND]: ngcRolloutsWorkerModule() },
-        threads: 2,
-      });
+      for (let i = 0; i < 2; i++) {
+        workers.push(spawn(process.execPath, [WORKER, redis.url], { stdio: 'inherit' }));
+      }
     });
     afterAll(async () => {
-      await worker?.close();
+      for (const worker of workers) worker.kill('SIGKILL');
       await redis?.stop();
       await rm(dir, { recursive: true, force: true });
     });

@@ -46,6 +46,7 @@ export {
   discountedReturns,
   penalisedReturns,
 } from './returns';
+export type { SolRolloutFunction, SolRolloutRequest } from './rollout-function';
 export {
   SOL_CHECKPOINT_FORMAT,
   SOL_CHECKPOINT_VERSION,

@@ -8,6 +8,7 @@ import { type BudgetRanges, checkBudgetRanges, DEFAULT_BUDGET_RANGES } from './b
 import type { DocumentSource } from './document-schedule';
 import { checkPrefix, longestPrefix, type PrefixRange } from './prefix-range';
 import { checkDiscount, DEFAULT_DISCOUNT } from './returns';
+import type { SolRolloutFunction } from './rollout-function';
 
 /** AdamW's hyper-parameters as the SOL trainer takes them (recorded in checkpoints). */
 export interface SolAdamOptions {
@@ -116,6 +117,12 @@ export interface SolTrainerOptions {
   readonly checkpointEvery?: number;
   /** Called after every update of `train()`. */
   readonly onProgress?: (progress: SolProgress) => void;
+  /**
+   * Runs each update's counterfactual schedules (default: `counterfactualRollouts` on `model` in
+   * this thread; `queueSolRollouts` of `@lethe/policies-sol/train/node` puts them on a Redis job
+   * queue). The results must equal the default's: the run's fingerprint does not record it.
+   */
+  readonly rollouts?: SolRolloutFunction;
   /** Stops `train()` before its next update. */
   readonly signal?: AbortSignal;
 }
@@ -152,7 +159,8 @@ export interface SolTrainerSettings {
  *   `temperature`, `clipRange`, `maxGradNorm` (finite, > 0), `budgetRanges.<axis>`,
  *   `penaltyWeights` (three finite numbers ≥ 0), `tolerance`, `entropyCoefficient`, `lr`
  *   (finite, ≥ 0), `alwaysDense` (integer ≥ 0), `adam.<field>`, `seed` (non-negative safe
- *   integer), `checkpointEvery` (integer ≥ 1, with a `checkpoint`), `onProgress` (not a function).
+ *   integer), `checkpointEvery` (integer ≥ 1, with a `checkpoint`), `onProgress` or `rollouts` (not
+ *   a function).
  */
 export function resolveTrainerOptions(
   options: SolTrainerOptions,
@@ -199,8 +207,10 @@ export function resolveTrainerOptions(
       throw new LetheError('E_ARG', 'needs a checkpoint store', 'checkpointEvery');
     }
   }
-  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
-    throw new LetheError('E_ARG', 'must be a function', 'onProgress');
+  for (const name of ['onProgress', 'rollouts'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new LetheError('E_ARG', 'must be a function', name);
+    }
   }
   const seed = options.seed ?? 0;
   if (!(Number.isSafeInteger(seed) && seed >= 0)) {

@@ -17,7 +17,12 @@ import {
 import { SolController } from '../controller/sol-controller';
 import { sampleBudgetTargets } from './budget-sampling';
 import { ControllerGraph } from './controller-graph';
-import { counterfactualRollouts, type RolloutInput } from './counterfactual-rollout';
+import {
+  counterfactualRollouts,
+  type RolloutGroup,
+  type RolloutInput,
+  type RolloutSettings,
+} from './counterfactual-rollout';
 import { DocumentSchedule } from './document-schedule';
 import { grpoUpdate } from './grpo-update';
 import { drawPrefixes } from './prefix-range';
@@ -147,7 +152,9 @@ export class SolTrainer {
    *
    * @throws LetheError `E_STATE` naming `loss` / `gradNorm` for a non-finite loss or gradient
    *   norm (the controller is left as it was); `E_ARG` naming `documents(u, b)` for a bad
-   *   document from a function source; the model's errors.
+   *   document from a function source; `E_STATE` naming `rollouts` when a `rollouts` function
+   *   returned another number of groups or schedules than asked for, and its own errors; the
+   *   model's errors.
    */
   async update(): Promise<SolUpdateMetrics> {
     const started = performance.now();
@@ -165,21 +172,30 @@ export class SolTrainer {
       targets: sampleBudgetTargets(s.budgetRanges, actions, targetRng),
       prefix: prefixes[b]!,
     }));
-    const groups = await counterfactualRollouts(
-      model,
-      new SolController(this.graph.exportParameters()),
-      actions,
-      inputs,
-      {
-        prefix: Math.max(...prefixes),
-        horizon: s.horizon,
-        groupSize: s.groupSize,
-        temperature: s.temperature,
-        alwaysDense: s.alwaysDense,
-        seed: s.seed,
-        firstStream: u * s.batchSize * s.groupSize,
-      },
-    );
+    const controller = this.graph.exportParameters();
+    const settings: RolloutSettings = {
+      prefix: Math.max(...prefixes),
+      horizon: s.horizon,
+      groupSize: s.groupSize,
+      temperature: s.temperature,
+      alwaysDense: s.alwaysDense,
+      seed: s.seed,
+      firstStream: u * s.batchSize * s.groupSize,
+    };
+    const groups =
+      this.options.rollouts === undefined
+        ? await counterfactualRollouts(
+            model,
+            new SolController(controller),
+            actions,
+            inputs,
+            settings,
+          )
+        : checkGroups(
+            await this.options.rollouts({ controller, actions, inputs, settings }),
+            inputs.length,
+            s.groupSize,
+          );
     const schedules = groups.flatMap((group) => group.schedules);
     const penalties = schedules.map((schedule) =>
       budgetPenalty(schedule.realised, schedule.targets, s.penaltyWeights, s.tolerance),
@@ -360,6 +376,19 @@ export class SolTrainer {
       model: this.options.model.config,
     });
   }
+}
+
+/** A `rollouts` function's groups, when there is one per input with `groupSize` schedules each. */
+function checkGroups(groups: RolloutGroup[], inputs: number, groupSize: number): RolloutGroup[] {
+  const counts = Array.isArray(groups) ? groups.map((group) => group?.schedules?.length) : [];
+  if (counts.length !== inputs || counts.some((count) => count !== groupSize)) {
+    throw new LetheError(
+      'E_STATE',
+      `returned groups of [${counts}] schedules; the update asked for ${inputs} groups of ${groupSize}`,
+      'rollouts',
+    );
+  }
+  return groups;
 }
 
 function mean(values: readonly number[]): number {

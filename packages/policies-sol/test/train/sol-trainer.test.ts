@@ -6,9 +6,17 @@ import {
   controllerConfig,
   encodeController,
   initControllerParameters,
+  SolController,
   type SolControllerParameters,
 } from '../../src/index';
-import { type SolProgress, SolTrainer, type SolTrainerOptions } from '../../src/train/index';
+import {
+  counterfactualRollouts,
+  type SolProgress,
+  type SolRolloutFunction,
+  type SolRolloutRequest,
+  SolTrainer,
+  type SolTrainerOptions,
+} from '../../src/train/index';
 import {
   documents,
   jointActions,
@@ -98,6 +106,7 @@ describe('SolTrainer options', () => {
       [{ adam: { beta1: 1 } }, 'E_ARG', 'beta1'],
       [{ seed: -1 }, 'E_ARG', 'seed'],
       [{ checkpointEvery: 2 }, 'E_ARG', 'checkpointEvery'],
+      [{ rollouts: 'queue' as never }, 'E_ARG', 'rollouts'],
       [{ documents: [] }, 'E_ARG', 'documents'],
       [{ documents: [docs[0]!, docs[1]!.subarray(0, 12)] }, 'E_ARG', 'documents[1]'],
       [{ documents: ['abc' as never] }, 'E_ARG', 'documents[0]'],
@@ -275,6 +284,32 @@ describe('SolTrainer', () => {
       argument: 'documents(0, 0).tokens',
     });
     badPrefix.dispose();
+  });
+
+  it('runs its schedules with a rollouts function given, and checks what it returns', async () => {
+    const asked: SolRolloutRequest[] = [];
+    const inThread: SolRolloutFunction = async (request) => {
+      asked.push(request);
+      const { controller, inputs, settings } = request;
+      return counterfactualRollouts(
+        model,
+        new SolController(controller),
+        actions,
+        inputs,
+        settings,
+      );
+    };
+    expect(sameTensors(await trained({ rollouts: inThread }), await trained())).toBe(true);
+    expect(asked.map((request) => request.settings.firstStream)).toEqual([0, 6, 12]);
+    expect(asked.every((request) => request.inputs.length === 2)).toBe(true);
+
+    const before = tf.memory().numTensors;
+    const short: SolRolloutFunction = async (request) => (await inThread(request)).slice(1);
+    const trainer = new SolTrainer(options({ rollouts: short }));
+    await expect(trainer.update()).rejects.toMatchObject({ code: 'E_STATE', argument: 'rollouts' });
+    expect(trainer.step).toBe(0);
+    trainer.dispose();
+    expect(tf.memory().numTensors).toBe(before);
   });
 
   it('resumed from a checkpoint, ends bit-identical to an uninterrupted run', async () => {
