@@ -122,20 +122,24 @@ export async function runOnQueue<P, R>(
   ): Promise<'missing' | 'pending' | 'done'> => {
     if (job === undefined) return 'missing';
     const state = await job.getState();
-    if (state === 'completed') {
-      await run.record(id, decodeQueueValue(job.returnvalue) as R);
+    if (state === 'completed' || state === 'failed') {
+      // `job` may have been read before it finished (its result not in it yet): a finished job no
+      // longer changes, so it is read again now.
+      const finished = await queue.getJob(id);
+      if (finished === undefined) return 'missing';
+      if (state === 'failed') {
+        run.fail(
+          new LetheError(
+            'E_QUEUE',
+            `item ${outstanding.get(id)} (job ${id}) failed on every one of ${finished.attemptsMade} tries: ${finished.failedReason}`,
+            'items',
+          ),
+        );
+        return 'done';
+      }
+      await run.record(id, decodeQueueValue(finished.returnvalue) as R);
       // Its result is kept by the caller now; a removal that fails leaves it to expire.
-      await job.remove().catch(() => undefined);
-      return 'done';
-    }
-    if (state === 'failed') {
-      run.fail(
-        new LetheError(
-          'E_QUEUE',
-          `item ${outstanding.get(id)} (job ${id}) failed on every one of ${job.attemptsMade} tries: ${job.failedReason}`,
-          'items',
-        ),
-      );
+      await finished.remove().catch(() => undefined);
       return 'done';
     }
     if (state === 'delayed' && options.onRefused !== undefined) {
