@@ -80,7 +80,6 @@ async function timeQueue(redis: string, workload: Workload): Promise<number> {
       redis,
       kind: 'square',
       run: `bench${process.pid}x${runCount++}`,
-      root: '@lethe/queue',
       requirements,
     },
   );

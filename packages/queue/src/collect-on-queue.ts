@@ -9,7 +9,7 @@ import { type QueueItem, type QueueRunOptions, runOnQueue } from './queue-coordi
  * ```ts
  * const squares = await collectOnQueue<{ value: number }, number>(
  *   [{ key: '0', payload: { value: 3 } }, { key: '1', payload: { value: 4 } }],
- *   { redis, kind: 'square', run: 'squares-1', root: '@lethe/queue', requirements },
+ *   { redis, kind: 'square', run: 'squares-1', requirements },
  * );
  * ```
  */

@@ -23,7 +23,8 @@ export async function describeRequirements(sources: RequirementSources): Promise
   for (const path of [...new Set(sources.files)].sort()) {
     files[path] = (await contentHash(path)) ?? 'missing';
   }
-  return { packages: dependencyVersions(sources.root, sources.from, countsAsComputing), files };
+  const { root, from } = sources;
+  return { root, packages: dependencyVersions(root, from, countsAsComputing), files };
 }
 
 /**
@@ -35,12 +36,13 @@ export class RequirementChecker {
   private readonly versions = new Map<string, Readonly<Record<string, string>>>();
 
   /**
-   * How this installation differs from `required` for items computed by `root` (resolved from
-   * `from`): one line per package of another version (or missing) and per file of other
-   * contents (or missing); empty when it can take them.
+   * How this installation differs from `required` (its `root` resolved from `from`): one line per
+   * package of another version (or missing) and per file of other contents (or missing); empty
+   * when it can take them.
    */
-  async mismatches(required: RunRequirements, root: string, from: string | URL): Promise<string[]> {
+  async mismatches(required: RunRequirements, from: string | URL): Promise<string[]> {
     const lines: string[] = [];
+    const { root } = required;
     const cacheKey = `${root}\0${String(from)}`;
     let here = this.versions.get(cacheKey);
     if (here === undefined) {

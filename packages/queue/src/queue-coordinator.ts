@@ -27,8 +27,6 @@ export interface QueueRunOptions {
    * requirements), so the rerun takes over the jobs an earlier coordinator left.
    */
   readonly run: string;
-  /** The package that computes the items; workers compare its and its dependencies' versions. */
-  readonly root: string;
   /** What a worker must have (see `describeRequirements`). */
   readonly requirements: RunRequirements;
   /** Stops the run: it rejects with `signal.reason`, leaving its jobs for a rerun. */
@@ -111,7 +109,6 @@ export async function runOnQueue<P, R>(
   const refusals = new Set<string>();
   const dataOf = (index: number): QueueJobData => ({
     run: options.run,
-    root: options.root,
     requirements: options.requirements,
     payload: payloads[index],
   });

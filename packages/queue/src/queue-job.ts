@@ -8,8 +8,6 @@ export const QUEUE_PREFIX = 'lethe';
 export interface QueueJobData<P = unknown> {
   /** The run's id (the same for a rerun of the same work). */
   readonly run: string;
-  /** The package computing the item, whose versions a worker compares. */
-  readonly root: string;
   readonly requirements: RunRequirements;
   readonly payload: P;
 }

@@ -99,7 +99,7 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorkerHandle
   /** Why this worker refuses `run`, checked on its first item; undefined when it takes it. */
   const refusalOf = async (data: QueueJobData, url: string): Promise<LetheError | undefined> => {
     if (refused.has(data.run)) return refused.get(data.run);
-    const differences = await checker.mismatches(data.requirements, data.root, url);
+    const differences = await checker.mismatches(data.requirements, url);
     if (differences.length === 0) return undefined;
     const error = new LetheError(
       'E_QUEUE',

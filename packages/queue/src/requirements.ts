@@ -4,6 +4,8 @@
  * records its own with every item; a worker whose own differ refuses the run.
  */
 export interface RunRequirements {
+  /** The package that computes the items (e.g. `@lethe/eval`): `packages` are it and those below it. */
+  readonly root: string;
   /** Package name → version, as `dependencyVersions` reads them. */
   readonly packages: Readonly<Record<string, string>>;
   /** Path (as the items name it, relative to the working directory or absolute) → `contentHash`. */

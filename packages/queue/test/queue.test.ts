@@ -89,7 +89,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
           redis: redis.url,
           kind: 'square',
           run: nextRun(),
-          root: '@lethe/queue',
           requirements: await requirementsOf(),
         },
       );
@@ -110,7 +109,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
           redis: redis.url,
           kind: 'square',
           run: nextRun(),
-          root: '@lethe/queue',
           requirements: await requirementsOf(),
         },
       );
@@ -127,7 +125,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
       redis: redis.url,
       kind: 'square',
       run: runId,
-      root: '@lethe/queue',
       requirements: await requirementsOf(),
     };
     const taker = worker();
@@ -177,7 +174,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
           redis: redis.url,
           kind: 'square',
           run: nextRun(),
-          root: '@lethe/queue',
           requirements: await requirementsOf(),
         },
       );
@@ -207,7 +203,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
         redis: redis.url,
         kind: 'square',
         run: runId,
-        root: '@lethe/queue',
         requirements,
         reconcileMs: 100,
         onRefused: (message) => void heard.push(message),
@@ -249,7 +244,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
         redis: redis.url,
         kind: 'square-other',
         run: nextRun(),
-        root: '@lethe/queue',
         requirements: other,
         signal: stop.signal,
       },
@@ -286,7 +280,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
           redis: redis.url,
           kind: 'square',
           run: nextRun(),
-          root: '@lethe/queue',
           requirements: await requirementsOf(),
           reconcileMs: 200,
           onRequeued: (count) => {
@@ -307,7 +300,6 @@ describe.skipIf(skip)('runOnQueue with startQueueWorker on a Redis server', () =
       redis: redis.url,
       kind: 'square',
       run: nextRun(),
-      root: '@lethe/queue',
       requirements: await requirementsOf(),
       reconcileMs: 100,
       redisTimeoutMs: 1000,

@@ -70,7 +70,6 @@ export async function runCellsOnQueue(
       redis: queue.redis,
       kind: SWEEP_CELL_KIND,
       run,
-      root: '@lethe/eval',
       requirements,
       ...(signal === undefined ? {} : { signal }),
       ...(queue.onRefused === undefined ? {} : { onRefused: queue.onRefused }),

@@ -64,7 +64,6 @@ export function queueEvaluator(modelDir: string, options: NammQueueOptions): Pop
       redis: options.redis,
       kind: NAMM_MEMBER_KIND,
       run: runIdOf({ required, job: items.map((item) => item.payload) }),
-      root: '@lethe/policies-namm',
       requirements: required,
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });

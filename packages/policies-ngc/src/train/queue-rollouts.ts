@@ -61,7 +61,8 @@ export function queueRollouts(
 ): RolloutFunction {
   const perItem = assertInteger(options.requestsPerItem ?? 4, 'requestsPerItem', 1);
   let previous: SnapshotFile | undefined;
-  let packages: RunRequirements['packages'] | undefined;
+  /** The installation's part of the requirements (no files), read once. */
+  let installed: RunRequirements | undefined;
   return async (requests: readonly RolloutRequest[], step: number) => {
     const weights = await writeSnapshotFile(
       options.weightsDir,
@@ -70,15 +71,16 @@ export function queueRollouts(
     if (previous !== undefined && previous.path !== weights.path)
       await removeSnapshotFile(previous);
     previous = weights;
+    installed ??= await describeRequirements({
+      root: '@lethe/policies-ngc',
+      from: ngcRolloutsWorkerModule(),
+      files: [],
+    });
     // The file's content hash is its bytes' SHA-256, computed as it was written: not read again.
-    packages ??= (
-      await describeRequirements({
-        root: '@lethe/policies-ngc',
-        from: ngcRolloutsWorkerModule(),
-        files: [],
-      })
-    ).packages;
-    const requirements: RunRequirements = { packages, files: { [weights.path]: weights.sha256 } };
+    const requirements: RunRequirements = {
+      ...installed,
+      files: { [weights.path]: weights.sha256 },
+    };
     const items: { key: string; payload: NgcQueueRolloutJob }[] = [];
     for (let start = 0; start < requests.length; start += perItem) {
       items.push({
@@ -95,7 +97,6 @@ export function queueRollouts(
       redis: options.redis,
       kind: NGC_ROLLOUTS_KIND,
       run: runIdOf({ requirements, items }),
-      root: '@lethe/policies-ngc',
       requirements,
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });

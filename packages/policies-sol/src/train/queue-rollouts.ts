@@ -82,7 +82,6 @@ export function queueSolRollouts(
       redis: options.redis,
       kind: SOL_ROLLOUTS_KIND,
       run: runIdOf({ requirements, items }),
-      root: '@lethe/policies-sol',
       requirements,
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });

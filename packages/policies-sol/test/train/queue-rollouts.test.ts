@@ -16,9 +16,15 @@ import {
   type RolloutInput,
   type SolRolloutFunction,
   SolTrainer,
-  type SolTrainerOptions,
 } from '../../src/train/index';
-import { documents, jointActions, memoryStore, tinyController, tinyModel } from './train-fixtures';
+import {
+  documents,
+  jointActions,
+  memoryStore,
+  tinyController,
+  tinyModel,
+  tinyTrainerOptions,
+} from './train-fixtures';
 
 /** The build's function, typed with the source's classes (the build's declare the same shapes). */
 const queueSolRollouts = builtQueueSolRollouts as unknown as (
@@ -85,27 +91,15 @@ describe.skipIf(skipWithoutRedis('[@lethe/policies-sol] queue rollout tests'))(
     }, 120_000);
 
     it('trains a controller bit-identical to in-thread rollouts', async () => {
-      const options = (extra: Partial<SolTrainerOptions> = {}): SolTrainerOptions => ({
-        model,
-        actions,
-        controller: tinyController(actions),
-        documents: documents(5, 16),
-        updates: 2,
-        prefix: 8,
-        horizon: 4,
-        batchSize: 2,
-        groupSize: 3,
-        lr: 1e-3,
-        seed: 1,
-        ...extra,
-      });
       const checkpoints: Uint8Array[] = [];
       for (const rollouts of [
         undefined,
         queueSolRollouts(model, join(dir, 'model'), { redis: redis.url }),
       ]) {
         const store = memoryStore();
-        const trainer = new SolTrainer(options({ checkpoint: store, rollouts }));
+        const trainer = new SolTrainer(
+          tinyTrainerOptions(model, actions, { updates: 2, checkpoint: store, rollouts }),
+        );
         try {
           await trainer.train();
           expect(trainer.step).toBe(2);

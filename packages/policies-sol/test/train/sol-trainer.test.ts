@@ -24,6 +24,7 @@ import {
   memoryStore,
   tinyController,
   tinyModel,
+  tinyTrainerOptions,
 } from './train-fixtures';
 
 let model: DecoderModel;
@@ -37,20 +38,7 @@ const actions = jointActions();
 const docs = documents(5, 16);
 
 function options(overrides: Partial<SolTrainerOptions> = {}): SolTrainerOptions {
-  return {
-    model,
-    actions,
-    controller: tinyController(actions),
-    documents: docs,
-    updates: 3,
-    prefix: 8,
-    horizon: 4,
-    batchSize: 2,
-    groupSize: 3,
-    lr: 1e-3,
-    seed: 1,
-    ...overrides,
-  };
+  return tinyTrainerOptions(model, actions, overrides);
 }
 
 /** Trains a fresh trainer to its `updates` and returns its parameters. */

@@ -6,6 +6,7 @@ import {
   initControllerParameters,
   type SolControllerParameters,
 } from '../../src/index';
+import type { SolTrainerOptions } from '../../src/train/index';
 
 /** A tiny Llama-style LM (as `sol-generate.test.ts`'s). */
 export const LM_CONFIG = defaultConfig({
@@ -62,5 +63,27 @@ export function memoryStore(): CheckpointStore & { bytes: Uint8Array | undefined
     async write(bytes: Uint8Array) {
       this.bytes = bytes.slice();
     },
+  };
+}
+
+/** A small run on `model`: three updates of two inputs (prefix 8, horizon 4) × three schedules. */
+export function tinyTrainerOptions(
+  model: DecoderModel,
+  actions: ActionSet,
+  overrides: Partial<SolTrainerOptions> = {},
+): SolTrainerOptions {
+  return {
+    model,
+    actions,
+    controller: tinyController(actions),
+    documents: documents(5, 16),
+    updates: 3,
+    prefix: 8,
+    horizon: 4,
+    batchSize: 2,
+    groupSize: 3,
+    lr: 1e-3,
+    seed: 1,
+    ...overrides,
   };
 }
